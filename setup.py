@@ -26,6 +26,7 @@ setup(
             "tf-keras==2.20.1",
             "scipy==1.17.1",
             "scikit-learn==1.9.1",
+            "jieba==0.42.1",
         ],
         "jieba": ["jieba==0.42.1"],
     },

@@ -1,0 +1,144 @@
+"""`BertConfig`: the model hyper-parameters, read and written as `bert_config.json`."""
+
+import dataclasses
+import difflib
+import json
+import os
+
+from bert_tf.errors import ConfigError
+
+ACTIVATIONS = ("gelu", "gelu_exact", "relu", "tanh", "linear")
+"""Supported `hidden_act` values. `gelu` is the original BERT's tanh
+approximation; `gelu_exact` is the erf form (what Hugging Face calls `gelu`)."""
+
+# Keys found in some of Google's released bert_config.json files (the
+# multilingual models) that the model does not use.
+_IGNORED_RELEASE_KEYS = frozenset({
+    "directionality", "pooler_fc_size", "pooler_num_attention_heads",
+    "pooler_num_fc_layers", "pooler_size_per_head", "pooler_type",
+})
+
+
+@dataclasses.dataclass(frozen=True)
+class BertConfig:
+    """The fields of the original `bert_config.json`, with its defaults."""
+
+    vocab_size: int
+    hidden_size: int = 768
+    num_hidden_layers: int = 12
+    num_attention_heads: int = 12
+    intermediate_size: int = 3072
+    hidden_act: str = "gelu"
+    hidden_dropout_prob: float = 0.1
+    attention_probs_dropout_prob: float = 0.1
+    max_position_embeddings: int = 512
+    type_vocab_size: int = 16
+    initializer_range: float = 0.02
+
+    def __post_init__(self):
+        for name in ("vocab_size", "hidden_size", "num_hidden_layers",
+                     "num_attention_heads", "intermediate_size",
+                     "max_position_embeddings", "type_vocab_size"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"{name}: expected a positive integer, got {value!r}")
+        for name in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or not 0.0 <= value < 1.0:
+                raise ConfigError(f"{name}: expected a probability in [0, 1), got {value!r}")
+        if not isinstance(self.initializer_range, (int, float)) or self.initializer_range <= 0:
+            raise ConfigError(
+                f"initializer_range: expected a positive number, got {self.initializer_range!r}")
+        if self.hidden_act not in ACTIVATIONS:
+            raise ConfigError(
+                f"hidden_act: unknown activation {self.hidden_act!r}; "
+                f"expected one of {', '.join(ACTIVATIONS)}")
+        if self.hidden_size % self.num_attention_heads:
+            raise ConfigError(
+                f"hidden_size ({self.hidden_size}) is not a multiple of "
+                f"num_attention_heads ({self.num_attention_heads})")
+
+    @property
+    def attention_head_size(self):
+        return self.hidden_size // self.num_attention_heads
+
+    @classmethod
+    def from_dict(cls, values, source="config"):
+        """Builds a config from a dict with the original's keys.
+
+        `vocab_size` is required (as in the original); an unknown key is an
+        error, except the unused pooler keys of Google's multilingual configs.
+        """
+        if not isinstance(values, dict):
+            raise ConfigError(f"{source}: expected a JSON object, got {type(values).__name__}")
+        fields = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - fields - _IGNORED_RELEASE_KEYS)
+        if unknown:
+            key = unknown[0]
+            close = difflib.get_close_matches(key, sorted(fields), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ConfigError(f"{source}: unknown field {key!r}{hint}")
+        if "vocab_size" not in values:
+            raise ConfigError(f"{source}: missing field 'vocab_size'")
+        try:
+            return cls(**{k: v for k, v in values.items() if k in fields})
+        except ConfigError as e:
+            raise ConfigError(f"{source}: {e}") from None
+
+    @classmethod
+    def from_json_file(cls, path):
+        """Reads an original `bert_config.json`."""
+        if not os.path.isfile(path):
+            raise ConfigError(f"bert config: no such file {path!r}")
+        with open(path, encoding="utf-8") as f:
+            try:
+                values = json.load(f)
+            except json.JSONDecodeError as e:
+                raise ConfigError(f"{path}: not valid JSON ({e})") from None
+        return cls.from_dict(values, source=path)
+
+    def to_dict(self):
+        return dataclasses.asdict(self)
+
+    def to_json_string(self):
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
+
+    def to_json_file(self, path):
+        """Writes the config atomically, in the original's format."""
+        tmp = f"{path}.tmp{os.getpid()}"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(self.to_json_string())
+        os.replace(tmp, path)
+
+    def replace(self, **changes):
+        """Returns a copy with some fields changed (validated)."""
+        return dataclasses.replace(self, **changes)
+
+
+def _preset(layers, hidden, heads=None):
+    return dict(num_hidden_layers=layers, hidden_size=hidden,
+                num_attention_heads=heads or hidden // 64,
+                intermediate_size=4 * hidden, type_vocab_size=2)
+
+
+# Google's 24 small BERTs (L-{2..12}_H-{128..768}) plus base and large, with
+# the 30522-token uncased English vocabulary.
+PRESETS = {
+    f"bert_uncased_L-{layers}_H-{hidden}_A-{hidden // 64}": _preset(layers, hidden)
+    for layers in (2, 4, 6, 8, 10, 12) for hidden in (128, 256, 512, 768)
+}
+PRESETS.update({
+    "bert_tiny": _preset(2, 128),
+    "bert_mini": _preset(4, 256),
+    "bert_small": _preset(4, 512),
+    "bert_medium": _preset(8, 512),
+    "bert_base": _preset(12, 768),
+    "bert_large": _preset(24, 1024, heads=16),
+})
+
+
+def preset(name, vocab_size=30522, **overrides):
+    """Returns the BertConfig of a released model size, e.g. `preset("bert_base")`."""
+    if name not in PRESETS:
+        raise ConfigError(f"unknown preset {name!r}; expected one of {', '.join(sorted(PRESETS))}")
+    return BertConfig(vocab_size=vocab_size, **{**PRESETS[name], **overrides})

@@ -1,0 +1,50 @@
+"""Task heads that sit on the encoder's outputs."""
+
+import keras
+from keras import ops
+
+from bert_tf.modeling.activations import get_activation
+from bert_tf.modeling.layers import _ConfigLayer, dense, layer_norm
+
+
+def gather_positions(sequence, positions):
+    """`[batch, seq, hidden]`, int `[batch, num]` -> `[batch, num, hidden]`."""
+    return ops.take_along_axis(sequence, ops.cast(positions, "int32")[:, :, None], axis=1)
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class MaskedLMHead(_ConfigLayer):
+    """The masked-LM head (`cls/predictions` in the original).
+
+    Gathers the hidden states at `masked_lm_positions` first, then
+    dense(hidden, act) + LayerNorm, then logits against the (tied) word
+    embedding table plus an output bias.
+    Call: `sequence_output [batch, seq, hidden]`, `positions [batch, num]`
+    -> float32 logits `[batch, num, vocab]`.
+    """
+
+    def __init__(self, config, embedding_table, **kwargs):
+        super().__init__(config, **kwargs)
+        self.embedding_table = embedding_table
+        c = self.config
+        self.transform = dense(c.hidden_size, c, "transform",
+                               activation=get_activation(c.hidden_act))
+        self.layer_norm = layer_norm("layer_norm")
+
+    def build(self, input_shape=None):
+        c = self.config
+        self.transform.build((None, None, c.hidden_size))
+        self.layer_norm.build((None, None, c.hidden_size))
+        self.output_bias = self.add_weight(shape=(c.vocab_size,), name="output_bias",
+                                           initializer="zeros", autocast=False)
+
+    def call(self, sequence_output, positions):
+        hidden = self.layer_norm(self.transform(gather_positions(sequence_output, positions)))
+        hidden = ops.cast(hidden, self.compute_dtype)
+        table = ops.cast(self.embedding_table, self.compute_dtype)
+        logits = ops.einsum("bnh,vh->bnv", hidden, table)
+        return ops.cast(logits, "float32") + self.output_bias
+
+    def get_config(self):
+        raise NotImplementedError(
+            "MaskedLMHead shares the encoder's embedding table: serialise its task model")

@@ -1,0 +1,195 @@
+"""The building blocks of the BERT encoder, as Keras 3 layers.
+
+Every layer keeps its weights in the original TF1 layout (dense kernels
+`[in, out]`), so checkpoint conversion is a pure renaming.
+"""
+
+import keras
+from keras import ops
+
+from bert_tf.config import BertConfig
+from bert_tf.modeling.activations import get_activation
+
+LAYER_NORM_EPSILON = 1e-12
+MASK_ADDER = -10000.0
+
+
+def initializer(config):
+    """The original's truncated normal (2 stddev cut-off) with `initializer_range`."""
+    return keras.initializers.TruncatedNormal(stddev=config.initializer_range)
+
+
+def layer_norm(name):
+    """LayerNorm over the last axis, always computed in float32."""
+    return keras.layers.LayerNormalization(epsilon=LAYER_NORM_EPSILON, dtype="float32", name=name)
+
+
+def dense(units, config, name, activation=None):
+    return keras.layers.Dense(units, activation=activation,
+                              kernel_initializer=initializer(config), name=name)
+
+
+class _ConfigLayer(keras.layers.Layer):
+    """A layer constructed from a BertConfig; serialises the config as a dict."""
+
+    def __init__(self, config, **kwargs):
+        super().__init__(**kwargs)
+        self.config = config if isinstance(config, BertConfig) else BertConfig.from_dict(config)
+
+    def get_config(self):
+        return {**super().get_config(), "config": self.config.to_dict()}
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class BertEmbeddings(_ConfigLayer):
+    """Word + position + token-type embeddings, then LayerNorm and dropout.
+
+    Call: `(input_word_ids, input_type_ids)`, both int `[batch, seq]` ->
+    `[batch, seq, hidden]`. `seq` must not exceed `max_position_embeddings`.
+    """
+
+    def __init__(self, config, **kwargs):
+        super().__init__(config, **kwargs)
+        self.layer_norm = layer_norm("layer_norm")
+        self.dropout = keras.layers.Dropout(self.config.hidden_dropout_prob)
+
+    def build(self, input_shape=None):
+        c = self.config
+        init = initializer(c)
+        self.word_embeddings = self.add_weight(
+            shape=(c.vocab_size, c.hidden_size), initializer=init, name="word_embeddings")
+        self.token_type_embeddings = self.add_weight(
+            shape=(c.type_vocab_size, c.hidden_size), initializer=init,
+            name="token_type_embeddings")
+        self.position_embeddings = self.add_weight(
+            shape=(c.max_position_embeddings, c.hidden_size), initializer=init,
+            name="position_embeddings")
+        self.layer_norm.build((None, None, c.hidden_size))
+
+    def call(self, input_word_ids, input_type_ids, training=None):
+        seq_length = ops.shape(input_word_ids)[1]
+        embeddings = (ops.take(self.word_embeddings, input_word_ids, axis=0)
+                      + ops.take(self.token_type_embeddings, input_type_ids, axis=0)
+                      + self.position_embeddings[None, :seq_length, :])
+        embeddings = self.layer_norm(embeddings)
+        embeddings = self.dropout(embeddings, training=training)
+        return ops.cast(embeddings, self.compute_dtype)
+
+
+def attention_mask_adder(input_mask):
+    """`[batch, seq]` 0/1 mask -> float32 `[batch, 1, 1, seq]` of 0 / -10000.
+
+    Only keys are masked, as in the original; a row whose mask is all zeros
+    gets the same adder on every key and so behaves like an unmasked row.
+    """
+    mask = ops.cast(input_mask, "float32")
+    return (1.0 - mask[:, None, None, :]) * MASK_ADDER
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class SelfAttention(_ConfigLayer):
+    """Multi-head self-attention (`attention/self` in the original).
+
+    Call: `hidden [batch, seq, hidden]`, int `input_mask [batch, seq]` ->
+    context `[batch, seq, hidden]` (before the output projection).
+    Scores, mask and softmax are float32 under mixed precision.
+    """
+
+    def __init__(self, config, **kwargs):
+        super().__init__(config, **kwargs)
+        c = self.config
+        self.query = dense(c.hidden_size, c, "query")
+        self.key = dense(c.hidden_size, c, "key")
+        self.value = dense(c.hidden_size, c, "value")
+        self.dropout = keras.layers.Dropout(c.attention_probs_dropout_prob)
+
+    def build(self, input_shape=None):
+        for layer in (self.query, self.key, self.value):
+            layer.build((None, None, self.config.hidden_size))
+
+    def _split_heads(self, x):
+        c = self.config
+        shape = ops.shape(x)
+        return ops.reshape(x, (shape[0], shape[1], c.num_attention_heads, c.attention_head_size))
+
+    def call(self, hidden, input_mask, training=None):
+        c = self.config
+        query = self._split_heads(self.query(hidden))
+        key = self._split_heads(self.key(hidden))
+        value = self._split_heads(self.value(hidden))
+        scores = ops.einsum("bfnd,btnd->bnft", query, key)
+        scores = ops.cast(scores, "float32") * (1.0 / float(c.attention_head_size) ** 0.5)
+        probs = ops.softmax(scores + attention_mask_adder(input_mask), axis=-1)
+        probs = self.dropout(probs, training=training)
+        context = ops.einsum("bnft,btnd->bfnd", ops.cast(probs, self.compute_dtype), value)
+        shape = ops.shape(context)
+        return ops.reshape(context, (shape[0], shape[1], c.hidden_size))
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class TransformerBlock(_ConfigLayer):
+    """One post-LayerNorm transformer layer (`encoder/layer_N` in the original).
+
+    Call: `hidden [batch, seq, hidden]`, int `input_mask [batch, seq]` ->
+    `[batch, seq, hidden]`.
+    """
+
+    def __init__(self, config, **kwargs):
+        super().__init__(config, **kwargs)
+        c = self.config
+        self.attention = SelfAttention(c, name="attention")
+        self.attention_output = dense(c.hidden_size, c, "attention_output")
+        self.attention_layer_norm = layer_norm("attention_layer_norm")
+        self.intermediate = dense(c.intermediate_size, c, "intermediate",
+                                  activation=get_activation(c.hidden_act))
+        self.output_dense = dense(c.hidden_size, c, "output")
+        self.output_layer_norm = layer_norm("output_layer_norm")
+        self.dropout = keras.layers.Dropout(c.hidden_dropout_prob)
+
+    def build(self, input_shape=None):
+        c = self.config
+        self.attention.build()
+        self.attention_output.build((None, None, c.hidden_size))
+        self.attention_layer_norm.build((None, None, c.hidden_size))
+        self.intermediate.build((None, None, c.hidden_size))
+        self.output_dense.build((None, None, c.intermediate_size))
+        self.output_layer_norm.build((None, None, c.hidden_size))
+
+    def call(self, hidden, input_mask, training=None):
+        context = self.attention(hidden, input_mask, training=training)
+        attended = self.dropout(self.attention_output(context), training=training)
+        attended = ops.cast(self.attention_layer_norm(attended + hidden), self.compute_dtype)
+        expanded = self.output_dense(self.intermediate(attended))
+        expanded = self.dropout(expanded, training=training)
+        return ops.cast(self.output_layer_norm(expanded + attended), self.compute_dtype)
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class OutputProjection(keras.layers.Layer):
+    """`logits = x @ output_weights^T + output_bias`, weights stored `[units, hidden]`.
+
+    The layout of the original's classifier, next-sentence and SQuAD heads.
+    Call: `[..., hidden]` -> float32 `[..., units]`; computed in float32 even
+    under mixed precision (it is small).
+    """
+
+    def __init__(self, units, initializer_range=0.02, **kwargs):
+        kwargs.setdefault("dtype", "float32")
+        super().__init__(**kwargs)
+        self.units = units
+        self.initializer_range = initializer_range
+
+    def build(self, input_shape):
+        self.output_weights = self.add_weight(
+            shape=(self.units, input_shape[-1]), name="output_weights",
+            initializer=keras.initializers.TruncatedNormal(stddev=self.initializer_range))
+        self.output_bias = self.add_weight(shape=(self.units,), name="output_bias",
+                                           initializer="zeros")
+
+    def call(self, x):
+        x = ops.cast(x, "float32")
+        return ops.matmul(x, ops.transpose(self.output_weights)) + self.output_bias
+
+    def get_config(self):
+        return {**super().get_config(), "units": self.units,
+                "initializer_range": self.initializer_range}

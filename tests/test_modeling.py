@@ -1,0 +1,196 @@
+import math
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+from conftest import random_inputs
+from model_garden import copy_to_model_garden, model_garden_encoder
+
+from bert_tf.modeling import (BertClassifier, BertEncoder, BertPretrainingModel,
+                              BertSpanLabeler, pretraining_losses)
+from bert_tf.modeling.activations import gelu
+
+
+def max_diff(a, b):
+    return float(np.max(np.abs(np.asarray(a) - np.asarray(b))))
+
+
+def test_encoder_matches_model_garden_with_padding(tiny_config):
+    ours = BertEncoder(tiny_config)
+    theirs = model_garden_encoder(tiny_config)
+    copy_to_model_garden(ours, theirs)
+    inputs = random_inputs(tiny_config, batch=3, seq=12, lengths=[12, 7, 3])
+    a, b = ours(inputs), theirs(inputs)
+    assert max_diff(a["sequence_output"], b["sequence_output"]) < 1e-5
+    assert max_diff(a["pooled_output"], b["pooled_output"]) < 1e-5
+    assert len(a["encoder_outputs"]) == tiny_config.num_hidden_layers
+    for ours_layer, theirs_layer in zip(a["encoder_outputs"], b["encoder_outputs"]):
+        assert max_diff(ours_layer, theirs_layer) < 1e-5
+
+
+def test_gelu_is_the_original_tanh_approximation():
+    x = np.linspace(-6, 6, 101).astype(np.float32)
+    tanh_form = 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+    erf_form = 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
+    assert max_diff(gelu(x), tanh_form) < 1e-6
+    assert max_diff(tanh_form, erf_form) > 1e-4  # the two forms are distinguishable
+
+
+def test_padding_never_leaks_into_real_tokens(tiny_config):
+    encoder = BertEncoder(tiny_config)
+    inputs = random_inputs(tiny_config, batch=2, seq=10, lengths=[6, 4])
+    changed = dict(inputs, input_word_ids=np.where(inputs["input_mask"] == 1,
+                                                   inputs["input_word_ids"], 5))
+    a = encoder(inputs)["sequence_output"].numpy()
+    b = encoder(changed)["sequence_output"].numpy()
+    for row, n in enumerate([6, 4]):
+        assert max_diff(a[row, :n], b[row, :n]) < 1e-6
+    assert max_diff(a[1, 4:], b[1, 4:]) > 1e-3  # the padded positions themselves did change
+
+
+def test_all_zero_mask_row_behaves_like_unmasked(tiny_config):
+    encoder = BertEncoder(tiny_config)
+    inputs = random_inputs(tiny_config, batch=2, seq=8, lengths=[8, 8])
+    zero = dict(inputs, input_mask=np.array([[1] * 8, [0] * 8], np.int32))
+    a = encoder(inputs)["sequence_output"].numpy()
+    b = encoder(zero)["sequence_output"].numpy()
+    assert np.isfinite(b).all()
+    assert max_diff(a, b) < 1e-5
+
+
+def test_initializers_are_truncated_normal_with_initializer_range(tiny_config):
+    config = tiny_config.replace(initializer_range=0.05, intermediate_size=512)
+    encoder = BertEncoder(config)
+    kernel = encoder.transformer_layers[0].intermediate.kernel.numpy()
+    assert np.abs(kernel).max() <= 2 * 0.05 + 1e-7
+    # A normal truncated at 2 stddev has stddev 0.8796 of the untruncated one.
+    assert abs(kernel.std() / (0.05 * 0.8796) - 1) < 0.05
+    block = encoder.transformer_layers[0]
+    assert np.all(block.output_layer_norm.gamma.numpy() == 1)
+    assert np.all(block.intermediate.bias.numpy() == 0)
+    assert block.output_layer_norm.epsilon == 1e-12
+
+
+def layer_norm(x, gamma, beta):
+    mean = x.mean(-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + 1e-12) * gamma + beta
+
+
+def test_masked_lm_head_gathers_and_ties_the_word_embeddings(tiny_config):
+    model = BertPretrainingModel(tiny_config)
+    model.masked_lm.output_bias.assign(np.linspace(-1, 1, tiny_config.vocab_size))
+    inputs = random_inputs(tiny_config, batch=2, seq=10)
+    positions = np.array([[1, 4, 0], [2, 2, 9]], np.int32)
+    logits = model(dict(inputs, masked_lm_positions=positions))["masked_lm_logits"].numpy()
+
+    sequence = model.encoder(inputs)["sequence_output"].numpy()
+    gathered = np.stack([sequence[b, positions[b]] for b in range(2)])
+    mlm = model.masked_lm
+    hidden = gelu(gathered @ mlm.transform.kernel.numpy() + mlm.transform.bias.numpy())
+    hidden = layer_norm(np.asarray(hidden), mlm.layer_norm.gamma.numpy(),
+                        mlm.layer_norm.beta.numpy())
+    table = model.encoder.embeddings.word_embeddings.numpy()
+    expected = hidden @ table.T + mlm.output_bias.numpy()
+    assert logits.shape == (2, 3, tiny_config.vocab_size)
+    assert max_diff(logits, expected) < 1e-5
+    assert mlm.embedding_table is model.encoder.embeddings.word_embeddings
+
+
+def test_head_weights_use_the_original_layouts(tiny_config):
+    h = tiny_config.hidden_size
+    assert tuple(BertPretrainingModel(tiny_config).next_sentence.output_weights.shape) == (2, h)
+    assert tuple(BertClassifier(tiny_config, 5).classifier.output_weights.shape) == (5, h)
+    assert tuple(BertSpanLabeler(tiny_config).span.output_weights.shape) == (2, h)
+
+
+def test_task_model_outputs(tiny_config):
+    inputs = random_inputs(tiny_config, batch=2, seq=10)
+    pooled = BertEncoder(tiny_config)(inputs)["pooled_output"]
+    classifier = BertClassifier(tiny_config, 3)
+    logits = classifier(inputs).numpy()
+    pooled = classifier.encoder(inputs)["pooled_output"].numpy()
+    expected = pooled @ classifier.classifier.output_weights.numpy().T \
+        + classifier.classifier.output_bias.numpy()
+    assert max_diff(logits, expected) < 1e-5
+    spans = BertSpanLabeler(tiny_config)(inputs)
+    assert spans["start_logits"].shape == (2, 10) and spans["end_logits"].shape == (2, 10)
+
+
+def test_pretraining_losses_match_the_original_formula(tiny_config):
+    rng = np.random.default_rng(1)
+    outputs = {"masked_lm_logits": rng.normal(size=(2, 3, 7)).astype(np.float32),
+               "next_sentence_logits": rng.normal(size=(2, 2)).astype(np.float32)}
+    features = {"masked_lm_ids": np.array([[1, 2, 0], [6, 0, 0]]),
+                "masked_lm_weights": np.array([[1, 1, 0], [1, 0, 0]], np.float32),
+                "next_sentence_labels": np.array([[0], [1]])}
+    losses = pretraining_losses(outputs, features)
+
+    def log_softmax(x):
+        return x - np.log(np.exp(x).sum(-1, keepdims=True))
+    lp = log_softmax(outputs["masked_lm_logits"])
+    per_position = -np.take_along_axis(lp, features["masked_lm_ids"][..., None], -1)[..., 0]
+    mlm = (per_position * features["masked_lm_weights"]).sum() / (3 + 1e-5)
+    nsp = -log_softmax(outputs["next_sentence_logits"])[[0, 1], [0, 1]].mean()
+    assert abs(float(losses["masked_lm_loss"]) - mlm) < 1e-5
+    assert abs(float(losses["next_sentence_loss"]) - nsp) < 1e-5
+    assert abs(float(losses["loss"]) - mlm - nsp) < 1e-5
+
+
+def test_tiny_pretraining_model_loss_falls(tiny_config):
+    keras.utils.set_random_seed(0)
+    model = BertPretrainingModel(tiny_config)
+    inputs = random_inputs(tiny_config, batch=4, seq=12, lengths=[12, 10, 8, 12])
+    rng = np.random.default_rng(0)
+    features = dict(inputs, masked_lm_positions=rng.integers(1, 8, (4, 3)).astype(np.int32),
+                    masked_lm_ids=rng.integers(0, tiny_config.vocab_size, (4, 3)),
+                    masked_lm_weights=np.ones((4, 3), np.float32),
+                    next_sentence_labels=np.array([[0], [1], [1], [0]]))
+    optimizer = keras.optimizers.Adam(1e-2)
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            loss = pretraining_losses(model(features, training=True), features)["loss"]
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    losses = [float(step()) for _ in range(30)]
+    assert losses[-1] < 0.5 * losses[0]
+
+
+@pytest.mark.parametrize("make", [
+    lambda c: BertEncoder(c), lambda c: BertClassifier(c, 3), lambda c: BertSpanLabeler(c),
+    lambda c: BertPretrainingModel(c)])
+def test_models_save_and_reload_as_keras_files(tiny_config, tmp_path, make):
+    model = make(tiny_config)
+    inputs = dict(random_inputs(tiny_config), masked_lm_positions=np.zeros((3, 2), np.int32))
+    path = str(tmp_path / "model.keras")
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    assert type(loaded) is type(model) and loaded.config == model.config
+    a, b = tf.nest.flatten(model(inputs)), tf.nest.flatten(loaded(inputs))
+    for x, y in zip(a, b):
+        assert max_diff(x, y) == 0
+
+
+@pytest.mark.parametrize("policy", ["mixed_bfloat16", "mixed_float16"])
+def test_mixed_precision_keeps_float32_variables_and_logits(tiny_config, policy):
+    inputs = dict(random_inputs(tiny_config), masked_lm_positions=np.ones((3, 2), np.int32))
+    reference_model = BertPretrainingModel(tiny_config)
+    reference = reference_model(inputs)
+    keras.mixed_precision.set_dtype_policy(policy)
+    try:
+        model = BertPretrainingModel(tiny_config)
+        model.set_weights(reference_model.get_weights())
+        outputs = model(inputs)
+    finally:
+        keras.mixed_precision.set_dtype_policy("float32")
+    assert all(v.dtype == "float32" for v in model.weights)
+    assert outputs["masked_lm_logits"].dtype == tf.float32
+    assert outputs["next_sentence_logits"].dtype == tf.float32
+    assert max_diff(outputs["masked_lm_logits"], reference["masked_lm_logits"]) < 0.1
+    hidden = model.encoder(inputs)["sequence_output"]
+    assert hidden.dtype == tf.as_dtype(policy.split("_")[1])
