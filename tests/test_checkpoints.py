@@ -1,0 +1,155 @@
+import numpy as np
+import pytest
+import tensorflow as tf
+from conftest import random_inputs
+from model_garden import copy_to_model_garden, model_garden_encoder
+
+import bert_tf
+from bert_tf import checkpoints
+from bert_tf.errors import CheckpointError
+from bert_tf.modeling import BertClassifier, BertEncoder, BertPretrainingModel
+
+# The variables of an original BERT pre-training checkpoint, per layer and
+# outside the layers, written out from google-research/bert's modeling.py.
+LAYER_VARIABLES = [
+    ("attention/self/query/kernel", "HH"), ("attention/self/query/bias", "H"),
+    ("attention/self/key/kernel", "HH"), ("attention/self/key/bias", "H"),
+    ("attention/self/value/kernel", "HH"), ("attention/self/value/bias", "H"),
+    ("attention/output/dense/kernel", "HH"), ("attention/output/dense/bias", "H"),
+    ("attention/output/LayerNorm/gamma", "H"), ("attention/output/LayerNorm/beta", "H"),
+    ("intermediate/dense/kernel", "HI"), ("intermediate/dense/bias", "I"),
+    ("output/dense/kernel", "IH"), ("output/dense/bias", "H"),
+    ("output/LayerNorm/gamma", "H"), ("output/LayerNorm/beta", "H"),
+]
+OTHER_VARIABLES = [
+    ("bert/embeddings/word_embeddings", "VH"), ("bert/embeddings/token_type_embeddings", "TH"),
+    ("bert/embeddings/position_embeddings", "PH"), ("bert/embeddings/LayerNorm/gamma", "H"),
+    ("bert/embeddings/LayerNorm/beta", "H"), ("bert/pooler/dense/kernel", "HH"),
+    ("bert/pooler/dense/bias", "H"), ("cls/predictions/transform/dense/kernel", "HH"),
+    ("cls/predictions/transform/dense/bias", "H"),
+    ("cls/predictions/transform/LayerNorm/gamma", "H"),
+    ("cls/predictions/transform/LayerNorm/beta", "H"), ("cls/predictions/output_bias", "V"),
+    ("cls/seq_relationship/output_weights", "2H"), ("cls/seq_relationship/output_bias", "2"),
+]
+
+
+def original_variables(config):
+    dims = {"H": config.hidden_size, "I": config.intermediate_size, "V": config.vocab_size,
+            "T": config.type_vocab_size, "P": config.max_position_embeddings, "2": 2}
+    names = dict(OTHER_VARIABLES)
+    for i in range(config.num_hidden_layers):
+        names.update({f"bert/encoder/layer_{i}/{n}": s for n, s in LAYER_VARIABLES})
+    return {name: [dims[d] for d in shape] for name, shape in names.items()}
+
+
+def pretraining_inputs(config):
+    return dict(random_inputs(config), masked_lm_positions=np.array([[1, 2]] * 3, np.int32))
+
+
+def assert_same_outputs(a, b, inputs, tol=0.0):
+    for x, y in zip(tf.nest.flatten(a(inputs)), tf.nest.flatten(b(inputs))):
+        assert np.max(np.abs(np.asarray(x) - np.asarray(y))) <= tol
+
+
+def test_tf1_save_writes_the_original_names_and_reloads_identically(tiny_config, tmp_path):
+    model = BertPretrainingModel(tiny_config)
+    prefix = checkpoints.save_tf1_checkpoint(model, str(tmp_path / "bert_model.ckpt"))
+    written = dict(tf.train.list_variables(prefix))
+    assert written == original_variables(tiny_config)
+
+    reloaded = BertPretrainingModel(tiny_config)
+    report = checkpoints.load_checkpoint(reloaded, prefix)
+    assert report.left_initialised == [] and report.unused == []
+    assert_same_outputs(model, reloaded, pretraining_inputs(tiny_config))
+
+
+def write_tf1_checkpoint_in_graph_mode(weights, prefix):
+    """Writes `weights` with a TF1 Saver, as the original training code did,
+    including the optimizer state it kept next to the weights."""
+    with tf.Graph().as_default():
+        variables = [tf.compat.v1.Variable(v, name=n) for n, v in weights.items()]
+        variables.append(tf.compat.v1.Variable(7, dtype=tf.int64, name="global_step"))
+        for name, value in list(weights.items())[:3]:
+            variables.append(tf.compat.v1.Variable(np.zeros_like(value), name=f"{name}/adam_m"))
+            variables.append(tf.compat.v1.Variable(np.zeros_like(value), name=f"{name}/adam_v"))
+        saver = tf.compat.v1.train.Saver(variables)
+        with tf.compat.v1.Session() as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            return saver.save(session, prefix)
+
+
+def test_reads_a_checkpoint_written_by_a_tf1_saver(tiny_config, tmp_path):
+    rng = np.random.default_rng(3)
+    weights = {name: rng.normal(size=shape).astype(np.float32)
+               for name, shape in original_variables(tiny_config).items()}
+    prefix = write_tf1_checkpoint_in_graph_mode(weights, str(tmp_path / "model.ckpt"))
+    (tmp_path / "bert_config.json").write_text(tiny_config.to_json_string())
+
+    loaded = bert_tf.from_pretrained(str(tmp_path))  # a directory works too
+    assert loaded.pretraining_model is not None
+    variables = checkpoints.tf1_variable_map(loaded.pretraining_model)
+    for name, value in weights.items():
+        np.testing.assert_array_equal(variables[name].numpy(), value)
+    assert loaded.encoder is loaded.pretraining_model.encoder
+    assert prefix.startswith(str(tmp_path))
+
+
+def test_encoder_only_checkpoint_gives_an_encoder(tiny_config, tmp_path):
+    encoder = BertEncoder(tiny_config)
+    prefix = checkpoints.save_tf1_checkpoint(encoder, str(tmp_path / "bert_model.ckpt"))
+    config_file = tmp_path / "config.json"
+    config_file.write_text(tiny_config.to_json_string())
+    loaded = bert_tf.from_pretrained(prefix, str(config_file))
+    assert loaded.pretraining_model is None
+    assert_same_outputs(encoder, loaded.encoder, random_inputs(tiny_config))
+
+
+@pytest.mark.parametrize("v2", [False, True], ids=["BertEncoder", "BertEncoderV2"])
+def test_loads_a_model_garden_tf2_checkpoint(tiny_config, tmp_path, v2):
+    source = BertEncoder(tiny_config)
+    theirs = model_garden_encoder(tiny_config, v2=v2)
+    copy_to_model_garden(source, theirs)
+    prefix = tf.train.Checkpoint(encoder=theirs).save(str(tmp_path / "ckpt"))
+    assert checkpoints.checkpoint_format(prefix) == "model_garden"
+
+    ours = BertEncoder(tiny_config)
+    checkpoints.load_checkpoint(ours, prefix)
+    inputs = random_inputs(tiny_config, lengths=[10, 6, 2])
+    a, b = ours(inputs), theirs(inputs)
+    for key in ("sequence_output", "pooled_output"):
+        assert np.max(np.abs(a[key].numpy() - b[key].numpy())) < 1e-5
+
+
+def test_a_checkpoint_of_another_size_names_each_mismatch(tiny_config, tmp_path):
+    prefix = checkpoints.save_tf1_checkpoint(BertEncoder(tiny_config),
+                                             str(tmp_path / "bert_model.ckpt"))
+    bigger = tiny_config.replace(hidden_size=64, num_hidden_layers=3)
+    with pytest.raises(CheckpointError) as e:
+        checkpoints.load_checkpoint(BertEncoder(bigger), prefix)
+    message = str(e.value)
+    assert "\n" not in message and prefix in message
+    assert "bert/embeddings/word_embeddings [97, 32] (model [97, 64])" in message
+    with pytest.raises(CheckpointError, match="missing from the checkpoint: bert/encoder/layer_2"):
+        checkpoints.load_checkpoint(BertEncoder(tiny_config.replace(num_hidden_layers=3)),
+                                    prefix)
+
+
+def test_strict_and_partial_loading_into_a_new_head(tiny_config, tmp_path):
+    pretrained = BertPretrainingModel(tiny_config)
+    prefix = checkpoints.save_tf1_checkpoint(pretrained, str(tmp_path / "bert_model.ckpt"))
+    classifier = BertClassifier(tiny_config, num_labels=3)
+    with pytest.raises(CheckpointError, match="missing from the checkpoint: output_bias, "
+                       "output_weights; not in the model: cls/predictions/output_bias"):
+        checkpoints.load_checkpoint(classifier, prefix)
+    report = checkpoints.load_checkpoint(classifier, prefix, strict=False)
+    assert report.left_initialised == ["output_bias", "output_weights"]
+    assert len(report.unused) == 7 and all(n.startswith("cls/") for n in report.unused)
+    assert_same_outputs(pretrained.encoder, classifier.encoder, random_inputs(tiny_config))
+
+
+def test_missing_files_are_one_clear_line(tiny_config, tmp_path):
+    with pytest.raises(CheckpointError, match=r"no checkpoint at '.*nothing/bert_model.ckpt'"):
+        checkpoints.read_tf1_checkpoint(str(tmp_path / "nothing" / "bert_model.ckpt"))
+    checkpoints.save_tf1_checkpoint(BertEncoder(tiny_config), str(tmp_path / "bert_model.ckpt"))
+    with pytest.raises(CheckpointError, match="no bert_config.json next to"):
+        bert_tf.from_pretrained(str(tmp_path))
