@@ -1,0 +1,331 @@
+"""WordPiece tokenization exactly as in Google's original BERT `tokenization.py`.
+
+`FullTokenizer(vocab_file, do_lower_case)` = `BasicTokenizer` (cleaning, CJK
+splitting, optional lower-casing + accent stripping, punctuation splitting)
+followed by `WordpieceTokenizer` (greedy longest-match-first with `##`
+continuations). Released checkpoints were trained with this exact behaviour,
+including its quirks, so they are kept on purpose:
+
+* Special-token strings in raw text are split like any text:
+  `"[CLS]"` -> `["[", "cl", "##s", "]"]` (uncased vocab).
+* Only control (Cc) and format (Cf) characters, NUL and U+FFFD are deleted;
+  a zero-width space (Cf) therefore joins the words around it, while
+  private-use (Co) and unassigned characters are kept.
+* Whitespace is `" \\t\\n\\r"` and category Zs; they become a plain space.
+  U+2028/U+2029 survive cleaning but still separate words (Python's
+  `str.split()`).
+* Lower-casing is Python's `str.lower()` (full mappings, Greek final sigma),
+  then NFD with every Mn character dropped and no recomposition (Hangul
+  syllables become jamo, kana lose their voicing marks). No NFKC anywhere.
+  Accents are stripped only when lower-casing.
+* Punctuation = every character in Unicode category P* plus every
+  non-alphanumeric printable ASCII character; non-ASCII symbols such as
+  `€ ° £` (categories S*) are not punctuation and stay inside words.
+* A word longer than 200 characters, counted after lower-casing and accent
+  stripping, becomes `[UNK]`; so does a word WordPiece cannot cover.
+
+Character classes come from the running Python's `unicodedata`
+(Unicode 14.0 on Python 3.11).
+"""
+
+import collections
+import re
+import unicodedata
+
+from absl import logging
+import tensorflow as tf
+
+from bert_tf.errors import InputError
+
+UNK_TOKEN = "[UNK]"
+CLS_TOKEN = "[CLS]"
+SEP_TOKEN = "[SEP]"
+PAD_TOKEN = "[PAD]"
+MASK_TOKEN = "[MASK]"
+# Tokens a vocabulary must contain to tokenize and pack inputs.
+REQUIRED_TOKENS = (UNK_TOKEN, CLS_TOKEN, SEP_TOKEN)
+MAX_INPUT_CHARS_PER_WORD = 200
+
+# Released checkpoints (directory names) and the casing they were trained with.
+_LOWER_CASED_MODELS = (
+    "uncased_L-24_H-1024_A-16",
+    "uncased_L-12_H-768_A-12",
+    "multilingual_L-12_H-768_A-12",
+    "chinese_L-12_H-768_A-12",
+    "wwm_uncased_L-24_H-1024_A-16",
+)
+_CASED_MODELS = (
+    "cased_L-12_H-768_A-12",
+    "cased_L-24_H-1024_A-16",
+    "multi_cased_L-12_H-768_A-12",
+    "wwm_cased_L-24_H-1024_A-16",
+)
+
+
+def validate_case_matches_checkpoint(do_lower_case, init_checkpoint):
+    """Raises InputError if `do_lower_case` contradicts a released checkpoint's name.
+
+    Like the original, only paths of the form `.../<model_name>/bert_model.ckpt*`
+    naming a known Google release are checked; anything else passes.
+    """
+    if not init_checkpoint:
+        return
+    m = re.match(r"^.*?([A-Za-z0-9_-]+)/bert_model.ckpt", init_checkpoint)
+    if m is None:
+        return
+    model_name = m.group(1)
+    if model_name in _LOWER_CASED_MODELS and not do_lower_case:
+        kind, wanted = "lower-cased", True
+    elif model_name in _CASED_MODELS and do_lower_case:
+        kind, wanted = "cased", False
+    else:
+        return
+    raise InputError(
+        f"--do_lower_case={bool(do_lower_case)} contradicts --init_checkpoint="
+        f"{init_checkpoint}: `{model_name}` is a {kind} model, pass "
+        f"--do_lower_case={wanted} so fine-tuning matches pre-training"
+    )
+
+
+def convert_to_unicode(text):
+    """Returns `text` as `str`; bytes are decoded as UTF-8, dropping invalid bytes."""
+    if isinstance(text, str):
+        return text
+    if isinstance(text, bytes):
+        return text.decode("utf-8", "ignore")
+    raise InputError(f"unsupported string type: {type(text).__name__} (expected str or bytes)")
+
+
+def printable_text(text):
+    """Returns `text` as a `str` suitable for print / logging (same as convert_to_unicode)."""
+    return convert_to_unicode(text)
+
+
+def iter_utf8_lines(path, skip_invalid=False):
+    """Yields `(line_number, text)` for each line of a text file, newline removed.
+
+    Lines are split on b"\\n" (a trailing "\\r" is removed too). A line that is
+    not valid UTF-8 raises InputError naming the file and line, or, with
+    `skip_invalid=True`, is logged and skipped. Line numbers start at 1.
+    """
+    if not tf.io.gfile.exists(path):
+        raise InputError(f"input file {path} does not exist")
+    with tf.io.gfile.GFile(path, "rb") as f:
+        for line_number, raw in enumerate(f, start=1):
+            raw = raw.rstrip(b"\n").rstrip(b"\r")
+            try:
+                yield line_number, raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                message = f"{path}:{line_number}: not valid UTF-8 (byte {e.start})"
+                if not skip_invalid:
+                    raise InputError(message) from None
+                logging.warning("skipping line %s", message)
+
+
+def load_vocab(vocab_file):
+    """Loads a vocabulary file (one token per line) into an OrderedDict token -> id.
+
+    As in the original, each line is stripped of surrounding whitespace and
+    its id is its 0-based line number; an empty line becomes the token "".
+    Raises InputError for a missing or empty file or a line that is not UTF-8.
+    """
+    if not tf.io.gfile.exists(vocab_file):
+        raise InputError(f"vocab file {vocab_file} does not exist")
+    vocab = collections.OrderedDict()
+    for index, (_, token) in enumerate(iter_utf8_lines(vocab_file)):
+        vocab[token.strip()] = index
+    if not vocab:
+        raise InputError(f"vocab file {vocab_file} is empty")
+    return vocab
+
+
+def convert_by_vocab(vocab, items):
+    """Maps each item through `vocab` (a dict); a missing item raises KeyError."""
+    return [vocab[item] for item in items]
+
+
+def convert_tokens_to_ids(vocab, tokens):
+    """Token strings -> ids with a token -> id dict."""
+    return convert_by_vocab(vocab, tokens)
+
+
+def convert_ids_to_tokens(inv_vocab, ids):
+    """Ids -> token strings with an id -> token dict."""
+    return convert_by_vocab(inv_vocab, ids)
+
+
+def whitespace_tokenize(text):
+    """Splits on whitespace as Python's `str.split()` does (no empty pieces)."""
+    return text.split()
+
+
+class FullTokenizer:
+    """Text -> WordPiece tokens and ids, as the original `FullTokenizer`.
+
+    Raises InputError if the vocab file is missing, empty, or lacks any of
+    [UNK], [CLS], [SEP].
+    """
+
+    def __init__(self, vocab_file, do_lower_case=True):
+        self.vocab_file = vocab_file
+        self.do_lower_case = do_lower_case
+        self.vocab = load_vocab(vocab_file)
+        missing = [t for t in REQUIRED_TOKENS if t not in self.vocab]
+        if missing:
+            raise InputError(
+                f"vocab file {vocab_file} lacks {' '.join(missing)}: a BERT vocab "
+                f"needs {' '.join(REQUIRED_TOKENS)}"
+            )
+        self.inv_vocab = {v: k for k, v in self.vocab.items()}
+        self.basic_tokenizer = BasicTokenizer(do_lower_case=do_lower_case)
+        self.wordpiece_tokenizer = WordpieceTokenizer(vocab=self.vocab)
+
+    def tokenize(self, text):
+        """Returns the list of WordPiece token strings of `text` (str or UTF-8 bytes)."""
+        return [
+            piece
+            for word in self.basic_tokenizer.tokenize(text)
+            for piece in self.wordpiece_tokenizer.tokenize(word)
+        ]
+
+    def convert_tokens_to_ids(self, tokens):
+        """Token strings -> ids (KeyError for a token not in the vocab)."""
+        return convert_by_vocab(self.vocab, tokens)
+
+    def convert_ids_to_tokens(self, ids):
+        """Ids -> token strings (KeyError for an id not in the vocab)."""
+        return convert_by_vocab(self.inv_vocab, ids)
+
+
+class BasicTokenizer:
+    """Cleaning, CJK and punctuation splitting, optional lower-casing (no WordPiece)."""
+
+    def __init__(self, do_lower_case=True):
+        self.do_lower_case = do_lower_case
+
+    def tokenize(self, text):
+        """Returns the list of basic tokens ("words") of `text`."""
+        text = self._tokenize_chinese_chars(self._clean_text(convert_to_unicode(text)))
+        pieces = []
+        for token in whitespace_tokenize(text):
+            if self.do_lower_case:
+                token = self._run_strip_accents(token.lower())
+            pieces.extend(self._run_split_on_punc(token))
+        return whitespace_tokenize(" ".join(pieces))
+
+    @staticmethod
+    def _run_strip_accents(text):
+        """NFD, then drops every nonspacing mark (category Mn); no recomposition."""
+        return "".join(
+            c for c in unicodedata.normalize("NFD", text) if unicodedata.category(c) != "Mn"
+        )
+
+    @staticmethod
+    def _run_split_on_punc(text):
+        """Splits `text` so that every punctuation character is its own piece."""
+        pieces = []
+        start_new_piece = True
+        for char in text:
+            if _is_punctuation(char):
+                pieces.append(char)
+                start_new_piece = True
+            else:
+                if start_new_piece:
+                    pieces.append("")
+                    start_new_piece = False
+                pieces[-1] += char
+        return pieces
+
+    @staticmethod
+    def _tokenize_chinese_chars(text):
+        """Surrounds every CJK ideograph with spaces."""
+        return "".join(f" {c} " if _is_chinese_char(ord(c)) else c for c in text)
+
+    @staticmethod
+    def _clean_text(text):
+        """Drops NUL, U+FFFD and control characters; turns whitespace into " "."""
+        out = []
+        for char in text:
+            if char in ("\x00", "\ufffd") or _is_control(char):
+                continue
+            out.append(" " if _is_whitespace(char) else char)
+        return "".join(out)
+
+
+class WordpieceTokenizer:
+    """Greedy longest-match-first WordPiece over whitespace-separated words."""
+
+    def __init__(
+        self, vocab, unk_token=UNK_TOKEN, max_input_chars_per_word=MAX_INPUT_CHARS_PER_WORD
+    ):
+        self.vocab = vocab
+        self.unk_token = unk_token
+        self.max_input_chars_per_word = max_input_chars_per_word
+
+    def tokenize(self, text):
+        """Returns the WordPiece tokens of already basic-tokenized `text`.
+
+        Example: "unaffable" -> ["un", "##aff", "##able"]. A word longer than
+        `max_input_chars_per_word` characters, or one that cannot be covered by
+        vocab pieces, becomes a single `unk_token`.
+        """
+        output = []
+        for word in whitespace_tokenize(convert_to_unicode(text)):
+            if len(word) > self.max_input_chars_per_word:
+                output.append(self.unk_token)
+                continue
+            output.extend(self._word_pieces(word))
+        return output
+
+    def _word_pieces(self, word):
+        pieces = []
+        start = 0
+        while start < len(word):
+            for end in range(len(word), start, -1):
+                piece = word[start:end] if start == 0 else "##" + word[start:end]
+                if piece in self.vocab:
+                    break
+            else:
+                return [self.unk_token]
+            pieces.append(piece)
+            start = end
+        return pieces
+
+
+def _is_whitespace(char):
+    """Space, tab, newline, carriage return, or category Zs."""
+    return char in " \t\n\r" or unicodedata.category(char) == "Zs"
+
+
+def _is_control(char):
+    """Category Cc or Cf, except tab / newline / carriage return (whitespace)."""
+    if char in "\t\n\r":
+        return False
+    return unicodedata.category(char) in ("Cc", "Cf")
+
+
+def _is_punctuation(char):
+    """Category P*, or any non-alphanumeric printable ASCII character."""
+    cp = ord(char)
+    if 33 <= cp <= 47 or 58 <= cp <= 64 or 91 <= cp <= 96 or 123 <= cp <= 126:
+        return True
+    return unicodedata.category(char).startswith("P")
+
+
+# CJK Unified Ideographs blocks the original treats as "Chinese characters"
+# (Hangul, kana and other CJK-script letters are not included).
+CJK_RANGES = (
+    (0x4E00, 0x9FFF),
+    (0x3400, 0x4DBF),
+    (0x20000, 0x2A6DF),
+    (0x2A700, 0x2B73F),
+    (0x2B740, 0x2B81F),
+    (0x2B820, 0x2CEAF),
+    (0xF900, 0xFAFF),
+    (0x2F800, 0x2FA1F),
+)
+
+
+def _is_chinese_char(cp):
+    """Whether code point `cp` is in one of CJK_RANGES."""
+    return any(lo <= cp <= hi for lo, hi in CJK_RANGES)

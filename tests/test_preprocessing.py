@@ -1,0 +1,360 @@
+"""In-graph tokenizer == Python tokenizer, and input packing (Python == in-graph)."""
+
+import itertools
+import random
+import shutil
+import subprocess
+import sys
+import unicodedata
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+import tensorflow_text as tf_text
+from test_tokenization import TEXTS, uncased_vocab_file
+
+from bert_tf import preprocessing, tokenization
+from bert_tf.errors import InputError
+
+# Upper-case letters whose lower-case mapping is new in Unicode 14 (Python 3.11's
+# unicodedata has it, TensorFlow's ICU does not): Glagolitic, Latin Extended-D, Vithkuqi.
+UNICODE_14_CASE_PAIRS = (
+    [0x2C2F, 0xA7C0, 0xA7D0, 0xA7D6, 0xA7D8]
+    + list(range(0x10570, 0x1057B))
+    + list(range(0x1057C, 0x1058B))
+    + list(range(0x1058C, 0x10593))
+    + [0x10594, 0x10595]
+)
+
+
+def random_texts(n, seed):
+    """Random strings over a pool that hits every rule of the basic tokenizer."""
+    pool = list("abcdefXYZ019 .,'-#[]") + [
+        "é", "e\u0301", "Σ", "ß", "İ", "\ufb01", "中", "東", "한", "が", "\u0627", "न\u094d",
+        "€", "°", "\u2014", "\u201c", "\u200b", "\u00ad", "\x00", "\x07", "\x85", "\ufffd",
+        "\t", "\n", "\r", "\u3000", "\u00a0", "\u2028", "\ue000", "\U0001f355", "\ufe0f", "Ω",
+        "ab", "un", "##", "ing", "[CLS]", "ǅ", "Å",
+    ]
+    rng = random.Random(seed)
+    return ["".join(rng.choice(pool) for _ in range(rng.randrange(0, 30))) for _ in range(n)]
+
+
+def make_cased_vocab(path):
+    """The uncased vocab plus cased words and every character of the test texts (+ ## forms)."""
+    tokens = [line.rstrip("\n") for line in open(uncased_vocab_file(), encoding="utf-8")]
+    extra = ["Hello", "World", "##ORLD", "Straße", "ΟΔΟΣ", "##ΟΣ", "C", "##++", "Mr", "O"]
+    basic = tokenization.BasicTokenizer(do_lower_case=False)
+    for text in TEXTS + random_texts(300, seed=1):
+        for char in "".join(basic.tokenize(text)):
+            extra += [char, "##" + char]
+    seen = set(tokens)
+    for t in extra:
+        if t not in seen:
+            seen.add(t)
+            tokens.append(t)
+    path.write_text("".join(t + "\n" for t in tokens), encoding="utf-8")
+    return str(path)
+
+
+@pytest.fixture(scope="module", params=[True, False], ids=["uncased", "cased"])
+def tokenizers(request, tmp_path_factory):
+    """(FullTokenizer, BertTokenizer layer) on the same vocab and casing."""
+    if request.param:
+        vocab_file = uncased_vocab_file()
+    else:
+        vocab_file = make_cased_vocab(tmp_path_factory.mktemp("cased") / "vocab.txt")
+    return (
+        tokenization.FullTokenizer(vocab_file, do_lower_case=request.param),
+        preprocessing.BertTokenizer(vocab_file, do_lower_case=request.param),
+    )
+
+
+def python_ids(tokenizer, texts):
+    return [tokenizer.convert_tokens_to_ids(tokenizer.tokenize(t)) for t in texts]
+
+
+def graph_words(layer, texts):
+    return [[w.decode() for w in row] for row in layer.tokenize_words(tf.constant(texts)).to_list()]
+
+
+def test_graph_equals_python_on_text_set(tokenizers):
+    full, layer = tokenizers
+    assert graph_words(layer, TEXTS) == [full.basic_tokenizer.tokenize(t) for t in TEXTS]
+    ids = layer(tf.constant(TEXTS))
+    assert ids.dtype == tf.int32 and ids.shape.rank == 2
+    assert ids.to_list() == python_ids(full, TEXTS)
+
+
+def test_graph_equals_python_on_random_texts(tokenizers):
+    full, layer = tokenizers
+    texts = random_texts(1500, seed=0)
+    expected = python_ids(full, texts)
+    assert layer(tf.constant(texts)).to_list() == expected
+    # The comparison is not vacuous: most tokens are real pieces, not [UNK].
+    flat = [i for row in expected for i in row]
+    assert flat.count(layer.unk_id) < 0.2 * len(flat)
+
+
+def test_graph_drops_invalid_utf8_like_python(tokenizers):
+    full, layer = tokenizers
+    raw = [b"caf\xe9 ok", b"a\xff\xfeb", b"\xe2\x82 x", b"\xed\xa0\x80z", b"\xc0\xafq \xf0\x9f\x8d"]
+    assert layer(tf.constant(raw)).to_list() == python_ids(full, raw)
+
+
+def test_long_word_limit_counts_characters_after_normalisation(tokenizers):
+    full, layer = tokenizers
+    texts = ["ab" * 100, "ab" * 100 + "a", "é" * 200, "é" * 201, "e\u0301" * 100, "한" * 66,
+             "한" * 67, "€" * 200, "€" * 201]
+    ids = layer(tf.constant(texts)).to_list()
+    assert ids == python_ids(full, texts)
+    unk = [row == [layer.unk_id] for row in ids]
+    if full.do_lower_case:  # e + U+0301 -> e; 한 -> 3 jamo
+        assert unk == [False, True, False, True, False, False, True, False, True]
+    else:  # e + U+0301 is 2 characters; 한 stays 1
+        assert unk == [False, True, False, True, False, False, False, False, True]
+
+
+@pytest.mark.parametrize("do_lower_case", [True, False])
+def test_every_code_point_classified_like_python(do_lower_case):
+    """Each code point in context: graph basic tokens == Python's, except the documented ones."""
+    code_points = (
+        [c for c in range(0x30000) if not 0xD800 <= c <= 0xDFFF]
+        + list(range(0xE0000, 0xE01F0))
+        + list(range(0x30000, 0x110000, 97))
+    )
+    texts = [f"A{chr(c)}b {chr(c)}" for c in code_points]
+    basic = tokenization.BasicTokenizer(do_lower_case)
+    graph = preprocessing.basic_tokenize(tf.constant([t.encode() for t in texts]), do_lower_case)
+    differing = {
+        c
+        for c, text, row in zip(code_points, texts, graph.to_list())
+        if [w.decode() for w in row] != basic.tokenize(text)
+    }
+    if not do_lower_case:
+        assert differing == set()
+        return
+    # Lower-casing: ICU lacks the Unicode 14 case pairs; NFD: tensorflow-text
+    # decomposes 20 code points that Unicode 14 has not assigned yet.
+    assert set(UNICODE_14_CASE_PAIRS) <= differing
+    rest = differing - set(UNICODE_14_CASE_PAIRS)
+    assert all(unicodedata.category(chr(c)) == "Cn" for c in rest)
+    assert len(rest) == 20
+    assert all(tf_text.normalize_utf8(chr(c), "NFD").numpy().decode() != chr(c) for c in rest)
+
+
+def test_documented_differences_are_real():
+    full_words = tokenization.BasicTokenizer(True).tokenize
+    graph = preprocessing.basic_tokenize(tf.constant(["X\u2c2fY", "X\U000105c9Y"]), True)
+    assert full_words("X\u2c2fY") == ["x\u2c5fy"]
+    assert graph.to_list()[0] == ["x\u2c2fy".encode()]
+    assert full_words("X\U000105c9Y") == ["x\U000105c9y"]
+    assert graph.to_list()[1] == ["x\U000105d2y".encode()]
+
+
+def test_tf_text_bert_tokenizer_is_not_the_original(tmp_path):
+    """Why the basic tokenization is rebuilt: tensorflow-text's diverges on these."""
+    vocab_file = write(tmp_path, "".join(t + "\n" for t in [
+        "[UNK]", "[CLS]", "[SEP]", "strasse", "straße", "fine", "\ufb01", "##ne", "οδος", "οδοσ",
+        "1", "½", "a", "b", "a\u2028b"]))
+    theirs = tf_text.BertTokenizer(vocab_file, lower_case=True, token_out_type=tf.string)
+    texts = ["Straße", "\ufb01ne", "ΟΔΟΣ", "½", "a\u2028b"]
+    theirs_out = [[p.decode() for w in row for p in w] for row in theirs.tokenize(texts).to_list()]
+    ours = tokenization.FullTokenizer(vocab_file, do_lower_case=True)
+    assert [ours.tokenize(t) for t in texts] == [
+        ["straße"], ["\ufb01", "##ne"], ["οδος"], ["½"], ["a", "b"]]
+    # NFKC case folding: ß -> ss, ﬁ -> fi, Σ -> σ everywhere, ½ -> "1⁄2" (one word, not
+    # covered by the vocab); and U+2028 does not separate words.
+    assert theirs_out == [["strasse"], ["fine"], ["οδοσ"], ["[UNK]"], ["a\u2028b"]]
+
+
+def write(tmp_path, text):
+    path = tmp_path / "vocab.txt"
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("[UNK]\n[CLS]\n[SEP]\nab\nab\n", "vocab.txt:5: duplicate token 'ab' (first on line 4)"),
+        ("[UNK]\n[CLS]\n[SEP]\n ab\n", "vocab.txt:4: token ' ab' has surrounding whitespace"),
+        ("[UNK]\n[SEP]\n", "lacks [CLS]"),
+        ("", "is empty"),
+    ],
+)
+def test_layer_rejects_bad_vocab(tmp_path, text, message):
+    with pytest.raises(InputError) as e:
+        preprocessing.BertTokenizer(write(tmp_path, text))
+    assert message in str(e.value)
+
+
+def test_layer_special_ids_and_config():
+    layer = preprocessing.BertTokenizer(uncased_vocab_file(), do_lower_case=True, name="tok")
+    assert (layer.vocab_size, layer.pad_id, layer.unk_id, layer.cls_id, layer.sep_id,
+            layer.mask_id) == (30522, 0, 100, 101, 102, 103)
+    clone = preprocessing.BertTokenizer.from_config(layer.get_config())
+    assert (clone.vocab_file, clone.do_lower_case, clone.name) == (layer.vocab_file, True, "tok")
+    restored = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(layer))
+    assert isinstance(restored, preprocessing.BertTokenizer)
+    packer = preprocessing.BertPackInputs(16, 101, 102, pad_id=5)
+    assert preprocessing.BertPackInputs.from_config(packer.get_config()).get_config() == (
+        packer.get_config())
+
+
+SAVED_MODEL_CHECK = """
+import sys
+import tensorflow as tf
+import tensorflow_text  # noqa: F401  (registers the ops)
+assert "bert_tf" not in sys.modules
+serve = tf.saved_model.load(sys.argv[1]).signatures["serving_default"]
+out = serve(a=tf.constant(["Hello, World! ΟΔΟΣ"]), b=tf.constant(["café 東京"]))
+print(out["input_word_ids"].numpy()[0].tolist())
+print(out["input_type_ids"].numpy()[0].tolist())
+"""
+
+
+def test_saved_model_loads_with_only_tensorflow_and_tensorflow_text(tmp_path):
+    vocab_copy = tmp_path / "vocab.txt"
+    shutil.copy(uncased_vocab_file(), vocab_copy)
+    module = tf.Module()
+    module.tokenizer = preprocessing.BertTokenizer(str(vocab_copy), do_lower_case=True)
+    module.packer = preprocessing.BertPackInputs(12, 101, 102)
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)] * 2)
+    def serve(a, b):
+        return module.packer([module.tokenizer(a), module.tokenizer(b)])
+
+    tf.saved_model.save(module, str(tmp_path / "model"), signatures={"serving_default": serve})
+    vocab_copy.unlink()  # the SavedModel must carry its own copy as an asset
+    assert (tmp_path / "model" / "assets" / "vocab.txt").exists()
+    result = subprocess.run(
+        [sys.executable, "-c", SAVED_MODEL_CHECK, str(tmp_path / "model")],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    full = tokenization.FullTokenizer(uncased_vocab_file())
+    expected = preprocessing.pack_inputs(
+        full.convert_tokens_to_ids(full.tokenize("Hello, World! ΟΔΟΣ")),
+        full.convert_tokens_to_ids(full.tokenize("café 東京")), 12, 101, 102)
+    assert result.stdout.split("\n")[:2] == [
+        str(expected["input_word_ids"]), str(expected["input_type_ids"])]
+
+
+# ---- packing ----
+
+
+def loop_lengths(len_a, len_b, budget):
+    a, b = list(range(len_a)), list(range(len_b))
+    preprocessing.truncate_seq_pair(a, b, budget)
+    return len(a), len(b)
+
+
+def test_truncation_closed_form_equals_original_loop():
+    grid = list(itertools.product(range(13), range(13), range(16)))
+    new_a, new_b = preprocessing.truncated_pair_lengths(
+        tf.constant([g[0] for g in grid]), tf.constant([g[1] for g in grid]),
+        tf.constant([g[2] for g in grid]))
+    assert list(zip(new_a.numpy().tolist(), new_b.numpy().tolist())) == [
+        loop_lengths(*g) for g in grid]
+
+
+def test_truncate_seq_pair_order():
+    # Longer side first, one token at a time, from the end; B on ties.
+    a, b = [1, 2, 3, 4, 5, 6, 7], [8, 9]
+    preprocessing.truncate_seq_pair(a, b, 7)
+    assert (a, b) == ([1, 2, 3, 4, 5], [8, 9])
+    a, b = [1, 2, 3, 4], [5, 6, 7, 8]
+    preprocessing.truncate_seq_pair(a, b, 5)  # B, A, B -> 3 + 2
+    assert (a, b) == ([1, 2, 3], [5, 6])
+    a, b = [1, 2], [3, 4, 5, 6, 7, 8, 9]
+    preprocessing.truncate_seq_pair(a, b, 6)
+    assert (a, b) == ([1, 2], [3, 4, 5, 6])
+
+
+def test_pack_inputs_hand_written():
+    out = preprocessing.pack_inputs([1, 2, 3, 4], [5, 6, 7, 8], 8, cls_id=101, sep_id=102)
+    assert out == {
+        "input_word_ids": [101, 1, 2, 3, 102, 5, 6, 102],
+        "input_mask": [1, 1, 1, 1, 1, 1, 1, 1],
+        "input_type_ids": [0, 0, 0, 0, 0, 1, 1, 1],
+    }
+    out = preprocessing.pack_inputs([1, 2], [3], 8, cls_id=101, sep_id=102, pad_id=7)
+    assert out == {
+        "input_word_ids": [101, 1, 2, 102, 3, 102, 7, 7],
+        "input_mask": [1, 1, 1, 1, 1, 1, 0, 0],
+        "input_type_ids": [0, 0, 0, 0, 1, 1, 0, 0],
+    }
+    out = preprocessing.pack_inputs([1, 2, 3, 4, 5], None, 5, cls_id=101, sep_id=102)
+    assert out == {
+        "input_word_ids": [101, 1, 2, 3, 102],
+        "input_mask": [1, 1, 1, 1, 1],
+        "input_type_ids": [0, 0, 0, 0, 0],
+    }
+
+
+def graph_pack(segments, max_seq_length, pad_id=0):
+    out = preprocessing.BertPackInputs(max_seq_length, 101, 102, pad_id=pad_id)(
+        [tf.ragged.constant(s, dtype=tf.int64, ragged_rank=1) for s in segments])
+    return {k: v.numpy().tolist() for k, v in out.items()}
+
+
+@pytest.mark.parametrize("pair", [True, False], ids=["pair", "single"])
+def test_graph_packing_equals_python(pair):
+    rng = np.random.default_rng(0)
+    a = [list(rng.integers(1000, 2000, rng.integers(0, 20))) for _ in range(200)]
+    b = [list(rng.integers(1000, 2000, rng.integers(0, 20))) for _ in range(200)]
+    for max_seq_length in (3, 4, 9, 16, 45):
+        python = [preprocessing.pack_inputs(x, y if pair else None, max_seq_length, 101, 102, 9)
+                  for x, y in zip(a, b)]
+        graph = graph_pack([a, b] if pair else [a], max_seq_length, pad_id=9)
+        for key in ("input_word_ids", "input_mask", "input_type_ids"):
+            assert graph[key] == [p[key] for p in python], (key, max_seq_length)
+
+
+def test_packer_accepts_a_bare_tensor_and_word_level_ragged():
+    packer = preprocessing.BertPackInputs(6, 101, 102)
+    words = tf.ragged.constant([[[1, 2], [3]], [[4], [5, 6, 7, 8, 9]]])  # [batch, words, pieces]
+    out = packer(words)
+    assert out["input_word_ids"].dtype == tf.int32
+    assert out["input_word_ids"].numpy().tolist() == [[101, 1, 2, 3, 102, 0],
+                                                      [101, 4, 5, 6, 7, 102]]
+
+
+def test_packer_in_tf_function_has_static_width():
+    packer = preprocessing.BertPackInputs(10, 101, 102)
+    spec = tf.RaggedTensorSpec([None, None], tf.int32)
+
+    @tf.function(input_signature=[spec, spec])
+    def pack(a, b):
+        return packer([a, b])
+
+    out = pack.get_concrete_function().structured_outputs
+    assert {k: v.shape.as_list() for k, v in out.items()} == {
+        "input_word_ids": [None, 10], "input_mask": [None, 10], "input_type_ids": [None, 10]}
+
+
+@pytest.mark.parametrize("segments,max_seq_length", [(1, 1), (2, 2)])
+def test_max_seq_length_too_small(segments, max_seq_length):
+    b = [3] if segments == 2 else None
+    with pytest.raises(InputError, match=f"max_seq_length={max_seq_length}"):
+        preprocessing.pack_inputs([1], b, max_seq_length, 101, 102)
+    with pytest.raises(InputError) as e:
+        graph_pack([[[1]]] * segments, max_seq_length)
+    assert str(e.value) == (f"max_seq_length={max_seq_length} leaves no room for [CLS] and "
+                            f"{segments} [SEP]: it must be at least {segments + 1}")
+
+
+def test_layers_reject_wrong_input_kinds():
+    layer = preprocessing.BertTokenizer(uncased_vocab_file(), name="tok")
+    packer = preprocessing.BertPackInputs(8, 101, 102, name="pack")
+    cases = [
+        (lambda: layer(tf.constant([["a", "b"]])),
+         "tok expects a tf.string Tensor of shape [batch], got shape (1, 2)"),
+        (lambda: packer([tf.constant([[1, 2]])]), "pack expects int RaggedTensors [batch, (tokens)]"),
+        (lambda: packer([tf.ragged.constant([[1]])] * 3), "pack takes 1 or 2 segments, got 3"),
+    ]
+    for call, message in cases:
+        with pytest.raises(InputError) as e:
+            call()
+        assert str(e.value) == message
