@@ -1,0 +1,1 @@
+"""Training core: optimizers, learning-rate schedule, distribution and precision."""

@@ -1,0 +1,218 @@
+"""Distribution strategy, numeric precision, seeding and the shared training flags.
+
+Scripts call `define_training_flags()` at import, then in ``main``::
+
+    options = training_options_from_flags(FLAGS)
+    set_seed(options.seed, options.deterministic)
+    strategy = strategy_from_options(options)
+    loss_scaling = set_precision_policy(options.dtype, strategy)
+"""
+
+import dataclasses
+
+import keras
+import tensorflow as tf
+from absl import flags, logging
+
+from bert_tf.errors import InputError
+from bert_tf.training.optimization import OPTIMIZERS
+
+STRATEGY_NAMES = ("tpu", "mirrored", "multi_worker_mirrored", "one_device", "off", "default")
+DTYPES = ("float32", "mixed_float16", "mixed_bfloat16")
+_TPU_STRATEGIES = (tf.distribute.TPUStrategy, tf.distribute.experimental.TPUStrategy)
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainingOptions:
+    """The values of the flags defined by `define_training_flags` (validated)."""
+
+    distribution_strategy: str = "default"
+    num_gpus: int = 0
+    use_tpu: bool = False
+    tpu_name: str | None = None
+    tpu_zone: str | None = None
+    gcp_project: str | None = None
+    master: str | None = None
+    num_tpu_cores: int | None = None
+    dtype: str = "float32"
+    jit_compile: bool = False
+    steps_per_loop: int = 1000
+    optimizer: str = "adamw"
+    gradient_accumulation_steps: int = 1
+    seed: int | None = None
+    deterministic: bool = False
+    weight_decay_rate: float = 0.01
+
+    def __post_init__(self):
+        _check_choice("distribution_strategy", self.distribution_strategy, STRATEGY_NAMES)
+        _check_choice("dtype", self.dtype, DTYPES)
+        _check_choice("optimizer", self.optimizer, tuple(OPTIMIZERS))
+        for name in ("num_gpus", "weight_decay_rate"):
+            if getattr(self, name) < 0:
+                raise InputError(f"--{name} must be >= 0, got {getattr(self, name)}")
+        for name in ("steps_per_loop", "gradient_accumulation_steps"):
+            if getattr(self, name) < 1:
+                raise InputError(f"--{name} must be >= 1, got {getattr(self, name)}")
+        if self.use_tpu and self.distribution_strategy not in ("default", "tpu"):
+            raise InputError(
+                f"--use_tpu conflicts with --distribution_strategy={self.distribution_strategy}"
+            )
+        if self.deterministic and self.seed is None:
+            raise InputError("--deterministic needs --seed")
+
+
+def _check_choice(flag_name, value, choices):
+    if value not in choices:
+        raise InputError(f"unknown --{flag_name} {value!r}; expected one of: {', '.join(choices)}")
+
+
+def define_training_flags(flag_values=flags.FLAGS):
+    """Defines the training flags shared by all scripts; later calls do nothing."""
+    if "distribution_strategy" in flag_values:
+        return
+    defaults = TrainingOptions()
+
+    def define(define_fn, name, help_text):
+        define_fn(name, getattr(defaults, name), help_text, flag_values=flag_values)
+
+    define(flags.DEFINE_string, "distribution_strategy", f"One of: {', '.join(STRATEGY_NAMES)}.")
+    define(flags.DEFINE_integer, "num_gpus", "GPUs to mirror over (0: the CPU).")
+    define(flags.DEFINE_bool, "use_tpu", "Run on a TPU (same as --distribution_strategy=tpu).")
+    define(flags.DEFINE_string, "tpu_name", "Cloud TPU name or grpc:// address; 'local' on a VM.")
+    define(flags.DEFINE_string, "tpu_zone", "GCE zone of the Cloud TPU (detected if unset).")
+    define(flags.DEFINE_string, "gcp_project", "GCP project of the Cloud TPU (detected if unset).")
+    define(flags.DEFINE_string, "master", "TPU address, used when --tpu_name is unset.")
+    define(flags.DEFINE_integer, "num_tpu_cores", "Expected TPU cores (TPUStrategy uses all).")
+    define(flags.DEFINE_string, "dtype", f"Compute precision, one of: {', '.join(DTYPES)}.")
+    define(flags.DEFINE_bool, "jit_compile", "Compile the train step with XLA.")
+    define(flags.DEFINE_integer, "steps_per_loop", "Train steps per tf.function call.")
+    flags.DEFINE_alias("iterations_per_loop", "steps_per_loop", flag_values=flag_values)
+    define(flags.DEFINE_string, "optimizer", f"One of: {', '.join(OPTIMIZERS)}.")
+    define(flags.DEFINE_integer, "gradient_accumulation_steps", "Batches averaged per update.")
+    define(flags.DEFINE_integer, "seed", "Random seed (Python, NumPy, TensorFlow, Keras).")
+    define(flags.DEFINE_bool, "deterministic", "Make TensorFlow ops deterministic (needs --seed).")
+    define(flags.DEFINE_float, "weight_decay_rate", "Weight decay (not on LayerNorm or biases).")
+
+
+def training_options_from_flags(flag_values=flags.FLAGS):
+    """Returns the parsed training flags as a validated `TrainingOptions`."""
+    fields = dataclasses.fields(TrainingOptions)
+    return TrainingOptions(**{field.name: getattr(flag_values, field.name) for field in fields})
+
+
+def get_strategy(
+    distribution_strategy="default", num_gpus=0, tpu_address=None, tpu_zone=None, gcp_project=None
+):
+    """Returns the named `tf.distribute.Strategy`.
+
+    ``off``/``default``: the default strategy; ``one_device``: the first GPU,
+    or the CPU when ``num_gpus`` is 0; ``mirrored``: the first ``num_gpus``
+    GPUs, or all logical CPU devices when ``num_gpus`` is 0;
+    ``multi_worker_mirrored``: all local GPUs of each worker in ``TF_CONFIG``;
+    ``tpu``: the TPU at ``tpu_address`` (a name, a grpc:// address, "local",
+    or None to detect it).
+    """
+    _check_choice("distribution_strategy", distribution_strategy, STRATEGY_NAMES)
+    if distribution_strategy in ("off", "default"):
+        return tf.distribute.get_strategy()
+    if distribution_strategy == "tpu":
+        return _tpu_strategy(tpu_address, tpu_zone, gcp_project)
+    if distribution_strategy == "multi_worker_mirrored":
+        return tf.distribute.MultiWorkerMirroredStrategy()
+    devices = _local_devices(num_gpus)
+    if distribution_strategy == "mirrored":
+        return tf.distribute.MirroredStrategy(devices)
+    if num_gpus > 1:
+        raise InputError(
+            f"--distribution_strategy=one_device uses one GPU, got --num_gpus={num_gpus}"
+        )
+    return tf.distribute.OneDeviceStrategy(devices[0])
+
+
+def _local_devices(num_gpus):
+    if num_gpus == 0:
+        return [device.name for device in tf.config.list_logical_devices("CPU")]
+    gpus = tf.config.list_logical_devices("GPU")
+    if num_gpus > len(gpus):
+        raise InputError(f"--num_gpus={num_gpus} but {len(gpus)} GPU(s) are visible")
+    return [device.name for device in gpus[:num_gpus]]
+
+
+def _tpu_strategy(tpu_address, tpu_zone, gcp_project):
+    try:
+        resolver = tf.distribute.cluster_resolver.TPUClusterResolver(
+            tpu=tpu_address, zone=tpu_zone, project=gcp_project
+        )
+    except ValueError as error:
+        raise InputError(f"cannot find TPU {tpu_address!r}: {error}") from error
+    if tpu_address != "local":
+        tf.config.experimental_connect_to_cluster(resolver)
+    tf.tpu.experimental.initialize_tpu_system(resolver)
+    return tf.distribute.TPUStrategy(resolver)
+
+
+def strategy_from_options(options):
+    """Returns the strategy for `TrainingOptions`, honouring the original TF1 flags.
+
+    ``--use_tpu`` selects ``tpu`` on ``--tpu_name`` (else ``--master``) in
+    ``--tpu_zone`` / ``--gcp_project``; ``--num_tpu_cores`` is only checked.
+    """
+    name = "tpu" if options.use_tpu else options.distribution_strategy
+    strategy = get_strategy(
+        name,
+        num_gpus=options.num_gpus,
+        tpu_address=options.tpu_name or options.master,
+        tpu_zone=options.tpu_zone,
+        gcp_project=options.gcp_project,
+    )
+    replicas = strategy.num_replicas_in_sync
+    if name == "tpu" and options.num_tpu_cores not in (None, replicas):
+        logging.warning(
+            "--num_tpu_cores=%d ignored: TPUStrategy uses all %d replicas",
+            options.num_tpu_cores,
+            replicas,
+        )
+    return strategy
+
+
+def set_precision_policy(dtype, strategy):
+    """Sets the global Keras dtype policy; returns whether loss scaling is needed."""
+    _check_choice("dtype", dtype, DTYPES)
+    if dtype == "mixed_float16" and isinstance(strategy, _TPU_STRATEGIES):
+        raise InputError("--dtype mixed_float16 is not supported on TPU; use mixed_bfloat16")
+    keras.mixed_precision.set_dtype_policy(dtype)
+    return dtype == "mixed_float16"
+
+
+def with_loss_scaling(optimizer, dtype):
+    """Wraps `optimizer` in a dynamic `LossScaleOptimizer` for mixed_float16.
+
+    Other dtypes return `optimizer` itself. Create it inside ``strategy.scope()``.
+    """
+    if dtype == "mixed_float16":
+        return keras.optimizers.LossScaleOptimizer(optimizer)
+    return optimizer
+
+
+def check_batch_divisible(global_batch_size, strategy, flag_name):
+    """Returns the per-replica batch size.
+
+    Raises InputError naming ``--flag_name`` (given without dashes, e.g.
+    "train_batch_size") unless the strategy's replicas divide the batch.
+    """
+    replicas = strategy.num_replicas_in_sync
+    if global_batch_size % replicas:
+        raise InputError(
+            f"--{flag_name}={global_batch_size} is not divisible by the {replicas} replicas"
+        )
+    return global_batch_size // replicas
+
+
+def set_seed(seed, deterministic=False):
+    """Seeds Python, NumPy, TensorFlow and Keras; optionally makes TF ops deterministic."""
+    if deterministic and seed is None:
+        raise InputError("--deterministic needs --seed")
+    if seed is not None:
+        keras.utils.set_random_seed(seed)
+    if deterministic:
+        tf.config.experimental.enable_op_determinism()

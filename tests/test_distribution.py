@@ -1,0 +1,319 @@
+"""Strategies, precision, seeds and training flags.
+
+The multi-replica checks need two logical CPU devices, which can only be set
+before TensorFlow initialises its devices, so they run in a fresh process
+(this file run as a script).
+"""
+
+import subprocess
+import sys
+import types
+from unittest import mock
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+from absl import flags
+
+from bert_tf.errors import InputError
+from bert_tf.training import distribution
+from bert_tf.training.distribution import TrainingOptions
+from bert_tf.training.optimization import BertAdam, create_optimizer
+
+KINDS = ("bert_adam", "adamw", "lamb")
+
+
+@pytest.fixture
+def float32_policy_after():
+    yield
+    keras.mixed_precision.set_dtype_policy("float32")
+
+
+def test_default_and_off_are_the_default_strategy():
+    assert distribution.get_strategy("default") is tf.distribute.get_strategy()
+    assert distribution.get_strategy("off") is tf.distribute.get_strategy()
+    assert distribution.strategy_from_options(TrainingOptions()) is tf.distribute.get_strategy()
+
+
+def test_one_device_without_gpus_is_the_cpu():
+    strategy = distribution.get_strategy("one_device", num_gpus=0)
+    assert isinstance(strategy, tf.distribute.OneDeviceStrategy)
+    assert strategy.extended.worker_devices[0].endswith("CPU:0")
+
+
+def test_unknown_strategy_lists_the_valid_names():
+    valid = "tpu, mirrored, multi_worker_mirrored, one_device, off, default"
+    with pytest.raises(InputError, match=valid):
+        distribution.get_strategy("horovod")
+
+
+def test_more_gpus_than_visible_is_an_input_error():
+    with pytest.raises(InputError, match="--num_gpus=2 but 0 GPU"):
+        distribution.get_strategy("mirrored", num_gpus=2)
+
+
+class FakeResolver:
+    def __init__(self, tpu=None, zone=None, project=None):
+        self.kwargs = {"tpu": tpu, "zone": zone, "project": project}
+
+
+@pytest.fixture
+def fake_tpu(monkeypatch):
+    """Records what the TPU set-up is called with instead of reaching a TPU."""
+    calls = {}
+    monkeypatch.setattr(tf.distribute.cluster_resolver, "TPUClusterResolver", FakeResolver)
+    monkeypatch.setattr(
+        tf.config, "experimental_connect_to_cluster", lambda r: calls.setdefault("connected", r)
+    )
+    monkeypatch.setattr(
+        tf.tpu.experimental, "initialize_tpu_system", lambda r: calls.setdefault("initialized", r)
+    )
+
+    def tpu_strategy(resolver):
+        calls["strategy"] = resolver
+        return types.SimpleNamespace(num_replicas_in_sync=8)
+
+    monkeypatch.setattr(tf.distribute, "TPUStrategy", tpu_strategy)
+    return calls
+
+
+def test_use_tpu_flags_map_to_a_tpu_cluster_resolver(fake_tpu):
+    options = TrainingOptions(
+        use_tpu=True,
+        tpu_name="my-tpu",
+        tpu_zone="us-central1-b",
+        gcp_project="proj",
+        num_tpu_cores=8,
+    )
+    assert distribution.strategy_from_options(options).num_replicas_in_sync == 8
+    resolver = fake_tpu["strategy"]
+    assert resolver.kwargs == {"tpu": "my-tpu", "zone": "us-central1-b", "project": "proj"}
+    assert fake_tpu["connected"] is resolver and fake_tpu["initialized"] is resolver
+
+
+def test_master_is_the_tpu_address_without_tpu_name(fake_tpu):
+    distribution.strategy_from_options(TrainingOptions(use_tpu=True, master="grpc://10.0.0.2:8470"))
+    assert fake_tpu["strategy"].kwargs["tpu"] == "grpc://10.0.0.2:8470"
+
+
+def test_local_tpu_is_not_connected_as_a_remote_cluster(fake_tpu):
+    options = TrainingOptions(distribution_strategy="tpu", tpu_name="local")
+    distribution.strategy_from_options(options)
+    assert fake_tpu["strategy"].kwargs["tpu"] == "local" and "connected" not in fake_tpu
+
+
+def test_use_tpu_conflicts_with_another_strategy():
+    with pytest.raises(InputError, match="--use_tpu"):
+        TrainingOptions(use_tpu=True, distribution_strategy="mirrored")
+
+
+def test_mixed_float16_on_tpu_is_an_input_error(float32_policy_after):
+    tpu_strategy = mock.Mock(spec=tf.distribute.TPUStrategy)
+    with pytest.raises(InputError, match="use mixed_bfloat16"):
+        distribution.set_precision_policy("mixed_float16", tpu_strategy)
+    assert distribution.set_precision_policy("mixed_bfloat16", tpu_strategy) is False
+    assert keras.config.dtype_policy().name == "mixed_bfloat16"
+
+
+def test_precision_policy_and_loss_scaling(float32_policy_after):
+    strategy = tf.distribute.get_strategy()
+    assert distribution.set_precision_policy("mixed_float16", strategy) is True
+    assert keras.config.dtype_policy().name == "mixed_float16"
+    assert distribution.set_precision_policy("float32", strategy) is False
+    assert keras.config.dtype_policy().name == "float32"
+    with pytest.raises(InputError, match="--dtype"):
+        distribution.set_precision_policy("float16", strategy)
+
+
+def test_loss_scale_optimizer_unscales_gradients():
+    optimizer = BertAdam(learning_rate=0.1)
+    assert distribution.with_loss_scaling(optimizer, "float32") is optimizer
+    wrapped = distribution.with_loss_scaling(optimizer, "mixed_float16")
+    assert isinstance(wrapped, keras.optimizers.LossScaleOptimizer)
+    assert wrapped.inner_optimizer is optimizer
+
+    gradient = np.array([0.3, -0.2, 0.1], np.float32)
+    scaled_var = keras.Variable(np.ones(3, np.float32), name="kernel")
+    plain_var = keras.Variable(np.ones(3, np.float32), name="kernel")
+    wrapped.build([scaled_var])
+    wrapped.apply([tf.constant(gradient) * wrapped.dynamic_scale], [scaled_var])
+    BertAdam(learning_rate=0.1).apply([tf.constant(gradient)], [plain_var])
+    np.testing.assert_allclose(scaled_var.numpy(), plain_var.numpy(), rtol=1e-6)
+    assert not np.allclose(plain_var.numpy(), 1.0)
+
+
+def test_check_batch_divisible():
+    default = tf.distribute.get_strategy()
+    assert distribution.check_batch_divisible(32, default, "train_batch_size") == 32
+    eight_replicas = types.SimpleNamespace(num_replicas_in_sync=8)
+    assert distribution.check_batch_divisible(16, eight_replicas, "train_batch_size") == 2
+    with pytest.raises(InputError, match="--eval_batch_size=12 is not divisible by the 8 replicas"):
+        distribution.check_batch_divisible(12, eight_replicas, "eval_batch_size")
+
+
+def test_set_seed_reproduces_draws_and_enables_determinism(monkeypatch):
+    enabled = []
+    monkeypatch.setattr(
+        tf.config.experimental, "enable_op_determinism", lambda: enabled.append(True)
+    )
+
+    def draws(seed):
+        distribution.set_seed(seed)
+        return np.random.rand(), float(tf.random.uniform([])), float(keras.random.uniform(()))
+
+    assert draws(3) == draws(3)
+    assert all(a != b for a, b in zip(draws(3), draws(4)))
+    assert not enabled
+    distribution.set_seed(3, deterministic=True)
+    assert enabled == [True]
+    with pytest.raises(InputError, match="--seed"):
+        distribution.set_seed(None, deterministic=True)
+
+
+def test_training_flags_parse_into_options():
+    flag_values = flags.FlagValues()
+    distribution.define_training_flags(flag_values)
+    distribution.define_training_flags(flag_values)
+    flag_values(
+        [
+            "prog",
+            "--iterations_per_loop=5",
+            "--optimizer=lamb",
+            "--use_tpu",
+            "--tpu_name=my-tpu",
+            "--num_tpu_cores=32",
+            "--dtype=mixed_bfloat16",
+            "--gradient_accumulation_steps=4",
+            "--seed=7",
+            "--deterministic",
+            "--weight_decay_rate=0.02",
+        ]
+    )
+    assert distribution.training_options_from_flags(flag_values) == TrainingOptions(
+        steps_per_loop=5,
+        optimizer="lamb",
+        use_tpu=True,
+        tpu_name="my-tpu",
+        num_tpu_cores=32,
+        dtype="mixed_bfloat16",
+        gradient_accumulation_steps=4,
+        seed=7,
+        deterministic=True,
+        weight_decay_rate=0.02,
+    )
+
+
+def test_training_flag_defaults_and_validation():
+    flag_values = flags.FlagValues()
+    distribution.define_training_flags(flag_values)
+    flag_values(["prog"])
+    options = distribution.training_options_from_flags(flag_values)
+    assert options == TrainingOptions()
+    assert (options.optimizer, options.dtype, options.steps_per_loop) == ("adamw", "float32", 1000)
+
+    flag_values(["prog", "--dtype=float16"])
+    with pytest.raises(InputError, match="--dtype 'float16'"):
+        distribution.training_options_from_flags(flag_values)
+    flag_values(["prog", "--dtype=float32", "--gradient_accumulation_steps=0"])
+    with pytest.raises(InputError, match="--gradient_accumulation_steps"):
+        distribution.training_options_from_flags(flag_values)
+
+
+def test_multi_replica_strategies_in_a_fresh_process():
+    result = subprocess.run(
+        [sys.executable, __file__], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "multi-replica checks passed" in result.stdout
+
+
+def _make_variables():
+    dense = keras.layers.Dense(3, name="dense")
+    dense.build((None, 4))
+    norm = keras.layers.LayerNormalization(name="output_layer_norm")
+    norm.build((None, 3))
+    variables = dense.trainable_variables + norm.trainable_variables
+    rng = np.random.default_rng(0)
+    for variable in variables:
+        variable.assign(rng.normal(size=variable.shape))
+    return variables
+
+
+def _replica_gradients(variables, steps):
+    """Per step, two replicas' gradients of norm 0.8 each: only their sum exceeds 1."""
+    rng = np.random.default_rng(1)
+    batches = []
+    for _ in range(steps):
+        base = [rng.normal(size=v.shape) for v in variables]
+        replicas = [[b + 0.3 * rng.normal(size=b.shape) for b in base] for _ in range(2)]
+        for grads in replicas:
+            norm = np.sqrt(sum(np.sum(g**2) for g in grads))
+            grads[:] = [g * 0.8 / norm for g in grads]
+        batches.append([np.stack(pair).astype(np.float32) for pair in zip(*replicas)])
+    return batches
+
+
+def _run_mirrored(strategy, kind, batches, accumulation, loss_scaling):
+    with strategy.scope():
+        variables = _make_variables()
+        optimizer = create_optimizer(kind, 0.05, 10, 0, gradient_accumulation_steps=accumulation)
+        if loss_scaling:
+            optimizer = distribution.with_loss_scaling(optimizer, "mixed_float16")
+        optimizer.build(variables)
+
+    @tf.function
+    def step(stacked):
+        def replica_fn(stacked):
+            replica = tf.distribute.get_replica_context().replica_id_in_sync_group
+            grads = [tf.gather(g, replica) for g in stacked]
+            if loss_scaling:
+                grads = [g * optimizer.dynamic_scale for g in grads]
+            optimizer.apply(grads, variables)
+
+        strategy.run(replica_fn, args=(stacked,))
+
+    for stacked in batches:
+        step([tf.constant(g) for g in stacked])
+    return [v.numpy() for v in variables], int(keras.ops.convert_to_numpy(optimizer.iterations))
+
+
+def _run_single_device(kind, batches, accumulation):
+    variables = _make_variables()
+    optimizer = create_optimizer(kind, 0.05, 10, 0, gradient_accumulation_steps=accumulation)
+    for stacked in batches:
+        optimizer.apply([tf.constant(g.sum(axis=0)) for g in stacked], variables)
+    return [v.numpy() for v in variables], int(keras.ops.convert_to_numpy(optimizer.iterations))
+
+
+def _multi_replica_checks():
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+
+    strategy = distribution.get_strategy("mirrored", num_gpus=0)
+    assert isinstance(strategy, tf.distribute.MirroredStrategy)
+    assert strategy.num_replicas_in_sync == 2
+    assert distribution.check_batch_divisible(4, strategy, "train_batch_size") == 2
+    with pytest.raises(InputError, match="--train_batch_size=3"):
+        distribution.check_batch_divisible(3, strategy, "train_batch_size")
+
+    # Gradients are summed over replicas, clipped after the sum, and
+    # accumulated per update, exactly as one device given the summed gradients.
+    variables = _make_variables()
+    for kind in KINDS:
+        for accumulation, loss_scaling in [(None, False), (2, True)]:
+            batches = _replica_gradients(variables, steps=4)
+            got, got_updates = _run_mirrored(strategy, kind, batches, accumulation, loss_scaling)
+            want, want_updates = _run_single_device(kind, batches, accumulation)
+            assert got_updates == want_updates == 4 // (accumulation or 1)
+            for g, w in zip(got, want):
+                message = f"{kind}, accumulation {accumulation}"
+                np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=message)
+
+    worker_strategy = distribution.get_strategy("multi_worker_mirrored")
+    assert isinstance(worker_strategy, tf.distribute.MultiWorkerMirroredStrategy)
+    print("multi-replica checks passed")
+
+
+if __name__ == "__main__":
+    _multi_replica_checks()
