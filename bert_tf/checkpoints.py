@@ -91,8 +91,8 @@ def tf1_variable_map(model):
 # Loading canonical weights into a model.
 
 # Training state that the original's checkpoints carry besides the weights.
-_TRAINING_STATE = re.compile(r"(^|/)(global_step|adam_[mv]|Adam(_\d+)?|beta[12]_power|"
-                             r"loss_scale|good_steps)$")
+_TRAINING_STATE = re.compile(r"^(optimizer|model_state)/|(^|/)(global_step|adam_[mv]|Adam(_\d+)?|"
+                             r"beta[12]_power|loss_scale|good_steps)$")
 
 
 @dataclasses.dataclass
@@ -351,21 +351,26 @@ def load_checkpoint(model, path, strict=True):
 # Writing the original format.
 
 
+def write_checkpoint(prefix, tensors):
+    """Writes `{name: tensor}` as a TF checkpoint at `prefix`, atomically.
+
+    Written to a temporary prefix first and renamed, index last: a crash never
+    leaves a half-written checkpoint under `prefix`.
+    """
+    tf.io.gfile.makedirs(os.path.dirname(prefix) or ".")
+    names = sorted(tensors)
+    tmp = f"{prefix}.tmp-{os.getpid()}"
+    tf.raw_ops.SaveV2(prefix=tmp, tensor_names=names, shape_and_slices=[""] * len(names),
+                      tensors=[tf.convert_to_tensor(tensors[n]) for n in names])
+    for suffix in (".data-00000-of-00001", ".index"):
+        tf.io.gfile.rename(tmp + suffix, prefix + suffix, overwrite=True)
+    return prefix
+
+
 def save_tf1_checkpoint(model, prefix):
     """Writes the model's weights as an original TF1 checkpoint at `prefix`.
 
     The names and shapes are the original's (`bert/...`, `cls/...`), so
-    google-research/bert and other converters read it. Written to a
-    temporary prefix first and renamed, index last: a crash never leaves a
-    half-written checkpoint under `prefix`.
+    google-research/bert and other converters read it.
     """
-    variables = tf1_variable_map(model)
-    names = sorted(variables)
-    directory = os.path.dirname(prefix) or "."
-    tf.io.gfile.makedirs(directory)
-    tmp = f"{prefix}.tmp-{os.getpid()}"
-    tf.raw_ops.SaveV2(prefix=tmp, tensor_names=names, shape_and_slices=[""] * len(names),
-                      tensors=[tf.convert_to_tensor(variables[n]) for n in names])
-    for suffix in (".data-00000-of-00001", ".index"):
-        tf.io.gfile.rename(tmp + suffix, prefix + suffix, overwrite=True)
-    return prefix
+    return write_checkpoint(prefix, tf1_variable_map(model))

@@ -99,21 +99,28 @@ class BertSpanLabeler(_TaskModel):
         return {"start_logits": logits[:, :, 0], "end_logits": logits[:, :, 1]}
 
 
-def pretraining_losses(outputs, features):
+def pretraining_losses(outputs, features, masked_lm_weight_total=None, num_examples=None):
     """The original's pre-training losses, float32 scalars.
 
     masked LM: sum(weights * -log p(label)) / (sum(weights) + 1e-5);
     next sentence: mean cross-entropy. Returns a dict with `masked_lm_loss`,
-    `next_sentence_loss` and their sum `loss`.
+    `next_sentence_loss` and their sum `loss`. Under a distribution strategy
+    pass the global-batch `masked_lm_weight_total` and `num_examples`: each
+    replica's losses are then its share, and they add up to the global loss.
     """
     log_probs = ops.log_softmax(outputs["masked_lm_logits"], axis=-1)
     labels = ops.cast(features["masked_lm_ids"], "int32")
     label_log_probs = ops.take_along_axis(log_probs, labels[:, :, None], axis=-1)[:, :, 0]
     weights = ops.cast(features["masked_lm_weights"], "float32")
-    masked_lm_loss = -ops.sum(weights * label_log_probs) / (ops.sum(weights) + 1e-5)
+    if masked_lm_weight_total is None:
+        masked_lm_weight_total = ops.sum(weights)
+    masked_lm_loss = -ops.sum(weights * label_log_probs) / (masked_lm_weight_total + 1e-5)
 
     ns_log_probs = ops.log_softmax(outputs["next_sentence_logits"], axis=-1)
     ns_labels = ops.reshape(ops.cast(features["next_sentence_labels"], "int32"), (-1, 1))
-    next_sentence_loss = -ops.mean(ops.take_along_axis(ns_log_probs, ns_labels, axis=-1))
+    ns_label_log_probs = ops.take_along_axis(ns_log_probs, ns_labels, axis=-1)
+    if num_examples is None:
+        num_examples = ops.cast(ops.shape(ns_labels)[0], "float32")
+    next_sentence_loss = -ops.sum(ns_label_log_probs) / num_examples
     return {"masked_lm_loss": masked_lm_loss, "next_sentence_loss": next_sentence_loss,
             "loss": masked_lm_loss + next_sentence_loss}

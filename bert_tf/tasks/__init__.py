@@ -1,0 +1,1 @@
+"""Task entry points: each takes an options dataclass; the scripts call these."""

@@ -1,0 +1,129 @@
+"""Training checkpoints in the original's layout, written atomically, with resume.
+
+A checkpoint `output_dir/model.ckpt-STEP` holds the model's weights under the
+original TF1 names (`bert/...`, `cls/...`, `output_weights`), so any tool that
+reads Google's checkpoints reads ours as `--init_checkpoint`, plus the
+training state: `global_step` and the optimizer's variables under
+`optimizer/<k>/<name>`, and the model's other state (the dropout
+seed generators, so a resumed run draws the same masks) as `model_state/N`.
+The `checkpoint` index file (TF1's text format, so
+`tf.train.latest_checkpoint` works) is replaced only after the new files are
+complete: a crash during a save leaves the previous checkpoint as the latest.
+"""
+
+import os
+import re
+
+import numpy as np
+import tensorflow as tf
+from absl import logging
+
+from bert_tf.checkpoints import tf1_variable_map, write_checkpoint
+from bert_tf.errors import CheckpointError
+
+OPTIMIZER_PREFIX = "optimizer/"
+STATE_FILE = "checkpoint"
+
+
+def _optimizer_names(optimizer):
+    """`optimizer/<k>/<variable name>` -> variable, where k numbers the
+    optimizers in the chain (a LossScaleOptimizer and the one it wraps) in
+    order; Keras's own optimizer names carry process-wide counters."""
+    owners = {}
+    names = {}
+    for variable in optimizer.variables:
+        owner, _, short = variable.path.rpartition("/")
+        index = owners.setdefault(owner, len(owners))
+        names[f"{OPTIMIZER_PREFIX}{index}/{short}"] = variable
+    return names
+
+
+def _read_state(output_dir):
+    path = os.path.join(output_dir, STATE_FILE)
+    if not tf.io.gfile.exists(path):
+        return []
+    with tf.io.gfile.GFile(path) as f:
+        return re.findall(r'^all_model_checkpoint_paths: "(.*)"$', f.read(), re.M)
+
+
+def _write_state(output_dir, prefixes):
+    lines = [f'model_checkpoint_path: "{prefixes[-1]}"']
+    lines += [f'all_model_checkpoint_paths: "{p}"' for p in prefixes]
+    path = os.path.join(output_dir, STATE_FILE)
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with tf.io.gfile.GFile(tmp, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    tf.io.gfile.rename(tmp, path, overwrite=True)
+
+
+class CheckpointManager:
+    """Saves and restores model + optimizer + global step in `output_dir`.
+
+    Keeps the newest `max_to_keep` checkpoints. Only the chief writes
+    (`is_chief=False` on the other workers of a multi-worker job).
+    """
+
+    def __init__(self, output_dir, model, optimizer, global_step, max_to_keep=5, is_chief=True):
+        self.output_dir = output_dir
+        self.model = model
+        self.optimizer = optimizer
+        self.global_step = global_step
+        self.max_to_keep = max_to_keep
+        self.is_chief = is_chief
+
+    def _variables(self):
+        variables = dict(tf1_variable_map(self.model))
+        weights = {id(v) for v in variables.values()}
+        other_state = [v for v in self.model.variables if id(v) not in weights]
+        variables.update({f"model_state/{i}": v for i, v in enumerate(other_state)})
+        variables.update(_optimizer_names(self.optimizer))
+        variables["global_step"] = self.global_step
+        return variables
+
+    def latest(self):
+        """The prefix of the newest complete checkpoint, or None."""
+        prefixes = _read_state(self.output_dir)
+        return os.path.join(self.output_dir, prefixes[-1]) if prefixes else None
+
+    def save(self):
+        """Writes `model.ckpt-<global_step>`; returns its prefix."""
+        step = int(self.global_step.numpy())
+        name = f"model.ckpt-{step}"
+        prefix = os.path.join(self.output_dir, name)
+        if not self.is_chief:
+            return prefix
+        write_checkpoint(prefix, self._variables())
+        kept = [p for p in _read_state(self.output_dir) if p != name] + [name]
+        _write_state(self.output_dir, kept[-self.max_to_keep:])
+        for old in kept[:-self.max_to_keep]:
+            for path in tf.io.gfile.glob(os.path.join(self.output_dir, old) + ".*"):
+                tf.io.gfile.remove(path)
+        logging.info("saved checkpoint %s", prefix)
+        return prefix
+
+    def restore(self, prefix):
+        """Restores model, optimizer and global step from `prefix` (strict)."""
+        reader = tf.train.load_checkpoint(prefix)
+        available = reader.get_variable_to_shape_map()
+        variables = self._variables()
+        missing = sorted(set(variables) - set(available))
+        if missing:
+            raise CheckpointError(
+                f"{prefix}: cannot resume, missing {', '.join(missing[:8])}"
+                + (f" ... and {len(missing) - 8} more" if len(missing) > 8 else "")
+                + " (was it written with another model, optimizer or --output_dir?)")
+        for name, variable in variables.items():
+            value = reader.get_tensor(name)
+            if tuple(value.shape) != tuple(variable.shape):
+                raise CheckpointError(f"{prefix}: {name} has shape {list(value.shape)}, "
+                                      f"the model expects {list(variable.shape)}")
+            variable.assign(np.asarray(value, dtype=tf.as_dtype(variable.dtype).as_numpy_dtype))
+        logging.info("resumed from %s at step %d", prefix, int(self.global_step.numpy()))
+
+    def restore_latest(self):
+        """Restores the newest checkpoint if there is one; returns whether it did."""
+        prefix = self.latest()
+        if prefix is None:
+            return False
+        self.restore(prefix)
+        return True

@@ -1,0 +1,246 @@
+"""The training and evaluation loop shared by every task.
+
+A task supplies its model, how its loss is computed and normalised, and its
+evaluation sums (see `Task`); the loop supplies the rest: distribution over
+replicas, optional XLA, `steps_per_loop` steps per host round trip,
+checkpoints with automatic resume, TensorBoard summaries and a progress line.
+
+Losses are normalised by totals over the *global* batch (all-reduced before
+the loss is computed), so each replica's loss is its share of the global loss
+and the summed gradients equal a single device's on the same global batch.
+"""
+
+import dataclasses
+import os
+import time
+
+import tensorflow as tf
+from absl import logging
+
+from bert_tf.errors import BertTfError
+from bert_tf.training.checkpointing import CheckpointManager
+
+
+class TrainingError(BertTfError, RuntimeError):
+    """Training cannot go on (e.g. the loss is no longer finite)."""
+
+
+class Task:
+    """What the loop needs to know about a task. Subclasses implement all four."""
+
+    def totals(self, features):
+        """Per-replica sums that the loop all-reduces over the global batch
+        (e.g. `{"examples": batch}`); passed to `loss` as global totals."""
+        raise NotImplementedError
+
+    def loss(self, outputs, features, totals):
+        """A dict of float32 scalars with key `loss`: this replica's share of
+        the global-batch losses, normalised with the global `totals`."""
+        raise NotImplementedError
+
+    def eval_sums(self, outputs, features):
+        """A dict of float32 sums over this batch, added up over the eval set."""
+        raise NotImplementedError
+
+    def eval_metrics(self, sums):
+        """Final metrics (Python floats) from the sums over the eval set."""
+        raise NotImplementedError
+
+
+@dataclasses.dataclass
+class LoopConfig:
+    """How long to train and how often to log and save."""
+
+    output_dir: str
+    num_train_steps: int
+    steps_per_loop: int = 1000
+    save_checkpoints_steps: int = 1000
+    keep_checkpoint_max: int = 5
+    jit_compile: bool = False
+    gradient_accumulation_steps: int = 1
+
+
+def is_chief(strategy):
+    """Whether this process writes checkpoints and summaries."""
+    resolver = getattr(strategy, "cluster_resolver", None)
+    if resolver is None or not resolver.task_type:
+        return True
+    has_chief = "chief" in resolver.cluster_spec().as_dict()
+    return resolver.task_type == "chief" or (
+        not has_chief and resolver.task_type == "worker" and resolver.task_id == 0)
+
+
+def _sum_over_replicas(strategy, values):
+    return {k: strategy.reduce(tf.distribute.ReduceOp.SUM, v, axis=None)
+            for k, v in values.items()}
+
+
+class Trainer:
+    """Runs a task's train and eval steps on a strategy.
+
+    Create the model and the optimizer inside `strategy.scope()` before
+    constructing the Trainer.
+    """
+
+    def __init__(self, strategy, task, model, optimizer, config):
+        self.strategy = strategy
+        self.task = task
+        self.model = model
+        self.optimizer = optimizer
+        self.config = config
+        with strategy.scope():
+            self.global_step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
+            optimizer.build(model.trainable_variables)
+        self.checkpoints = CheckpointManager(config.output_dir, model, optimizer,
+                                             self.global_step, config.keep_checkpoint_max,
+                                             is_chief=is_chief(strategy))
+        self._compute = tf.function(self._compute_losses_and_gradients,
+                                    jit_compile=config.jit_compile)
+        self._train_loop = tf.function(self._train_steps)
+        self._eval_step = tf.function(self._eval_batch)
+
+    # -- steps ------------------------------------------------------------
+
+    def _global_totals(self, features):
+        context = tf.distribute.get_replica_context()
+        return {k: context.all_reduce(tf.distribute.ReduceOp.SUM, tf.cast(v, tf.float32))
+                for k, v in self.task.totals(features).items()}
+
+    def _compute_losses_and_gradients(self, features, totals):
+        variables = self.model.trainable_variables
+        with tf.GradientTape() as tape:
+            outputs = self.model(features, training=True)
+            losses = self.task.loss(outputs, features, totals)
+            scaled = self.optimizer.scale_loss(losses["loss"])
+        return losses, tape.gradient(scaled, variables)
+
+    def _replica_step(self, features):
+        losses, gradients = self._compute(features, self._global_totals(features))
+        self.optimizer.apply(gradients, self.model.trainable_variables)
+        return losses
+
+    def _one_step(self, iterator):
+        """One optimizer update: `gradient_accumulation_steps` batches, whose
+        gradients the optimizer accumulates; returns their mean losses."""
+        micro_steps = self.config.gradient_accumulation_steps
+        sums = None
+        for _ in range(micro_steps):
+            losses = self.strategy.run(self._replica_step, args=(next(iterator),))
+            losses = _sum_over_replicas(self.strategy, losses)
+            sums = losses if sums is None else {k: sums[k] + losses[k] for k in sums}
+        self.global_step.assign_add(1)
+        return {k: v / micro_steps for k, v in sums.items()}
+
+    def _train_steps(self, iterator, num_steps):
+        """Runs `num_steps` steps; returns mean losses, and the index of the
+        first step whose loss was not finite (-1 if none)."""
+        losses = self._one_step(iterator)
+        sums = losses
+        first_bad = tf.where(tf.math.is_finite(losses["loss"]), -1, 0)
+        for i in tf.range(1, num_steps):
+            losses = self._one_step(iterator)
+            sums = {k: sums[k] + losses[k] for k in sums}
+            bad_now = tf.logical_and(first_bad < 0,
+                                     tf.logical_not(tf.math.is_finite(losses["loss"])))
+            first_bad = tf.where(bad_now, i, first_bad)
+        means = {k: v / tf.cast(num_steps, v.dtype) for k, v in sums.items()}
+        return means, first_bad
+
+    def _eval_batch(self, iterator):
+        def replica(features):
+            return self.task.eval_sums(self.model(features, training=False), features)
+        return _sum_over_replicas(self.strategy, self.strategy.run(replica, (next(iterator),)))
+
+    # -- loops ------------------------------------------------------------
+
+    def _distribute(self, dataset_fn, skip_batches=0):
+        def per_replica(context):
+            dataset = dataset_fn(context)
+            return dataset.skip(skip_batches) if skip_batches else dataset
+        return self.strategy.distribute_datasets_from_function(per_replica)
+
+    def train(self, dataset_fn, global_batch_size, init_fn=None):
+        """Trains to `num_train_steps`, resuming from the newest checkpoint in
+        `output_dir`, else calling `init_fn()` (warm start) if given.
+
+        `dataset_fn(input_context)` returns the per-replica batched dataset;
+        on resume, the batches already consumed are skipped, so a deterministic
+        pipeline continues exactly where it stopped. Returns the history: one
+        `(global_step, mean losses over the loop)` per loop run.
+        """
+        config = self.config
+        if not self.checkpoints.restore_latest() and init_fn is not None:
+            init_fn()
+        step = int(self.global_step.numpy())
+        if step >= config.num_train_steps:
+            logging.info("already trained to step %d", step)
+            return []
+        iterator = iter(self._distribute(
+            dataset_fn, skip_batches=step * config.gradient_accumulation_steps))
+        writer = (tf.summary.create_file_writer(config.output_dir)
+                  if is_chief(self.strategy) else tf.summary.create_noop_writer())
+        history = []
+        while step < config.num_train_steps:
+            next_save = (step // config.save_checkpoints_steps + 1) * config.save_checkpoints_steps
+            num_steps = min(config.steps_per_loop, config.num_train_steps - step,
+                            next_save - step)
+            start = time.time()
+            means, first_bad = self._train_loop(iterator, tf.constant(num_steps))
+            losses = {k: float(v) for k, v in means.items()}
+            if int(first_bad) >= 0:
+                last = self.checkpoints.latest()
+                raise TrainingError(
+                    f"the loss is not finite at step {step + int(first_bad) + 1}; stopped. "
+                    f"Last good checkpoint: {last or 'none'}")
+            step += num_steps
+            seconds = time.time() - start
+            history.append((step, losses))
+            self._log(writer, step, losses, num_steps / seconds, global_batch_size)
+            if step % config.save_checkpoints_steps == 0 or step == config.num_train_steps:
+                self.checkpoints.save()
+        writer.flush()
+        return history
+
+    def _log(self, writer, step, losses, steps_per_second, global_batch_size):
+        learning_rate = float(self.optimizer.learning_rate)
+        logging.info("step %d/%d  %s  lr %.3g  %.2f steps/s  %.1f examples/s", step,
+                     self.config.num_train_steps,
+                     "  ".join(f"{k} {v:.4f}" for k, v in sorted(losses.items())),
+                     learning_rate, steps_per_second, steps_per_second * global_batch_size)
+        with writer.as_default(step=step):
+            for name, value in losses.items():
+                tf.summary.scalar(name, value)
+            tf.summary.scalar("learning_rate", learning_rate)
+            tf.summary.scalar("examples_per_second", steps_per_second * global_batch_size)
+            tf.summary.scalar("global_step/sec", steps_per_second)
+
+    def evaluate(self, dataset_fn, max_steps=None):
+        """Evaluates over the dataset (at most `max_steps` batches); returns
+        the task's metrics plus `global_step`."""
+        iterator = iter(self._distribute(dataset_fn))
+        sums, steps = None, 0
+        while max_steps is None or steps < max_steps:
+            try:
+                batch_sums = self._eval_step(iterator)
+            except (StopIteration, tf.errors.OutOfRangeError):
+                break
+            batch_sums = {k: float(v) for k, v in batch_sums.items()}
+            sums = batch_sums if sums is None else {k: sums[k] + batch_sums[k] for k in sums}
+            steps += 1
+        if sums is None:
+            raise TrainingError("the evaluation data is empty")
+        metrics = self.task.eval_metrics(sums)
+        metrics["global_step"] = int(self.global_step.numpy())
+        return metrics
+
+
+def write_results(path, metrics):
+    """Writes `key = value` lines sorted by key (the original's eval_results.txt), atomically."""
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with tf.io.gfile.GFile(tmp, "w") as f:
+        for key in sorted(metrics):
+            value = metrics[key]
+            f.write(f"{key} = {value}\n")
+            logging.info("  %s = %s", key, value)
+    tf.io.gfile.rename(tmp, path, overwrite=True)
+

@@ -1,0 +1,198 @@
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+from loop_harness import dataset_fn, losses_of, make_trainer, write_data
+from pretraining_records import write_records
+
+from bert_tf.training.checkpointing import CheckpointManager
+from bert_tf.training.loop import TrainingError
+
+TESTS = os.path.dirname(__file__)
+REPO = os.path.dirname(TESTS)
+
+
+def run_python(args, env=None, **kwargs):
+    env = {**os.environ, "PYTHONPATH": f"{TESTS}:{REPO}", "TF_CPP_MIN_LOG_LEVEL": "2",
+           **(env or {})}
+    return subprocess.Popen([sys.executable, *args], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, **kwargs)
+
+
+def finish(process, timeout=300):
+    output, _ = process.communicate(timeout=timeout)
+    assert process.returncode == 0, output[-3000:]
+    return output
+
+
+def test_mirrored_over_two_cpus_equals_one_device(tmp_path):
+    write_data(str(tmp_path))
+    out = str(tmp_path / "result.json")
+    finish(run_python([os.path.join(TESTS, "loop_harness.py"), "mirrored", out, str(tmp_path)]))
+    result = json.load(open(out))
+    assert result["replicas"] == 2
+    # Same global batch, losses normalised over it: equal up to float32 rounding.
+    np.testing.assert_allclose(result["mirrored"], result["single"], rtol=1e-5)
+    assert result["final_weight_diff"] < 1e-5
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_multi_worker_with_two_local_processes_agree(tmp_path):
+    write_data(str(tmp_path))
+    workers = [f"127.0.0.1:{free_port()}" for _ in range(2)]
+    processes = []
+    for index in range(2):
+        tf_config = {"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}}
+        processes.append(run_python(
+            [os.path.join(TESTS, "loop_harness.py"), "multi_worker",
+             str(tmp_path / f"worker{index}.json"), str(tmp_path)],
+            env={"TF_CONFIG": json.dumps(tf_config), "WORKER": str(index)}))
+    for process in processes:
+        finish(process)
+    a, b = (json.load(open(tmp_path / f"worker{i}.json")) for i in range(2))
+    assert a["replicas"] == b["replicas"] == 2
+    assert a["losses"] == b["losses"] and len(a["losses"]) == 6
+    assert a["checksum"] == b["checksum"]
+    assert a["losses"][-1] < a["losses"][0]
+    # Only the chief (worker 0) writes checkpoints.
+    assert os.listdir(tmp_path / "mw" / "0") and not os.path.exists(tmp_path / "mw" / "1" /
+                                                                      "checkpoint")
+
+
+def test_train_step_compiles_with_xla_and_matches(tmp_path):
+    data_dir = str(tmp_path)
+    write_data(data_dir)
+    plain = make_trainer(tf.distribute.get_strategy(), str(tmp_path / "plain"))
+    plain_losses = losses_of(plain.train(dataset_fn(data_dir, 8), 8))
+    xla = make_trainer(tf.distribute.get_strategy(), str(tmp_path / "xla"), jit_compile=True)
+    xla_losses = losses_of(xla.train(dataset_fn(data_dir, 8), 8))
+    np.testing.assert_allclose(xla_losses, plain_losses, rtol=1e-4)
+    features = next(iter(dataset_fn(data_dir, 8)(None)))
+    totals = {"masked_lm_weights": tf.constant(1.0), "examples": tf.constant(8.0)}
+    hlo = xla._compute.experimental_get_compiler_ir(features, totals)(stage="hlo")
+    assert "HloModule" in hlo
+
+
+@pytest.mark.parametrize("policy", ["mixed_bfloat16", "mixed_float16"])
+def test_mixed_precision_trains_close_to_float32(tmp_path, policy):
+    data_dir = str(tmp_path)
+    write_data(data_dir)
+    reference = losses_of(make_trainer(tf.distribute.get_strategy(), str(tmp_path / "f32"))
+                          .train(dataset_fn(data_dir, 8), 8))
+    keras.mixed_precision.set_dtype_policy(policy)
+    try:
+        trainer = make_trainer(tf.distribute.get_strategy(), str(tmp_path / policy),
+                               loss_scaling=policy == "mixed_float16")
+        losses = losses_of(trainer.train(dataset_fn(data_dir, 8), 8))
+    finally:
+        keras.mixed_precision.set_dtype_policy("float32")
+    assert all(v.dtype == "float32" for v in trainer.model.weights)
+    np.testing.assert_allclose(losses, reference, rtol=0.03)
+
+
+def test_checkpoint_restores_weights_optimizer_slots_and_step(tmp_path):
+    data_dir = str(tmp_path)
+    write_data(data_dir)
+    trainer = make_trainer(tf.distribute.get_strategy(), str(tmp_path / "run"), num_steps=3)
+    trainer.train(dataset_fn(data_dir, 8), 8)
+    saved = [v.numpy().copy() for v in trainer.optimizer.variables + trainer.model.weights]
+
+    fresh = make_trainer(tf.distribute.get_strategy(), str(tmp_path / "run"), num_steps=3)
+    assert fresh.checkpoints.restore_latest()
+    restored = [v.numpy() for v in fresh.optimizer.variables + fresh.model.weights]
+    assert int(fresh.global_step.numpy()) == 3
+    assert any(np.abs(s).sum() > 0 for s in saved[2:])  # slots are not trivially zero
+    for a, b in zip(saved, restored):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_crash_during_save_keeps_the_latest_and_old_ones_are_pruned(tmp_path):
+    data_dir = str(tmp_path)
+    write_data(data_dir)
+    trainer = make_trainer(tf.distribute.get_strategy(), str(tmp_path / "run"), num_steps=1)
+    manager = CheckpointManager(str(tmp_path / "run"), trainer.model, trainer.optimizer,
+                                trainer.global_step, max_to_keep=2)
+    for step in range(1, 5):
+        trainer.global_step.assign(step)
+        manager.save()
+    assert manager.latest().endswith("model.ckpt-4")
+    assert sorted(f for f in os.listdir(tmp_path / "run") if f.endswith(".index")) == \
+        ["model.ckpt-3.index", "model.ckpt-4.index"]
+    # A save that died after writing its data but before its index and the
+    # state file leaves nothing that a restore would pick up.
+    (tmp_path / "run" / "model.ckpt-5.tmp-1.data-00000-of-00001").write_bytes(b"partial")
+    assert manager.latest().endswith("model.ckpt-4")
+    manager.restore(manager.latest())
+
+
+def test_non_finite_loss_stops_with_the_step_and_keeps_the_last_checkpoint(tmp_path):
+    data_dir = str(tmp_path)
+    write_data(data_dir)
+    trainer = make_trainer(tf.distribute.get_strategy(), str(tmp_path / "run"), num_steps=9,
+                           steps_per_loop=3)
+    trainer.config.save_checkpoints_steps = 3
+
+    def poisoned(context):
+        def poison(index, features):
+            bad = tf.cast(index == 4, tf.float32) * np.nan  # the 5th batch: step 5
+            weights = features["masked_lm_weights"] + tf.where(index == 4, bad, 0.0)
+            return dict(features, masked_lm_weights=weights)
+        return dataset_fn(data_dir, 8)(context).enumerate().map(poison)
+
+    with pytest.raises(TrainingError, match=r"not finite at step 5; .*model.ckpt-3"):
+        trainer.train(poisoned, 8)
+    assert trainer.checkpoints.latest().endswith("model.ckpt-3")
+
+
+@pytest.mark.slow
+def test_killed_run_resumes_and_finishes_like_an_uninterrupted_one(tmp_path):
+    config_file = str(tmp_path / "bert_config.json")
+    from loop_harness import CONFIG, PRED, SEQ, VOCAB
+    CONFIG.replace(hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1).to_json_file(
+        config_file)
+    files = [write_records(str(tmp_path / f"d{i}.tfrecord"), 64, SEQ, PRED, VOCAB, seed=i)
+             for i in range(2)]
+
+    def command(output_dir):
+        return [os.path.join(REPO, "run_pretraining.py"), f"--bert_config_file={config_file}",
+                f"--input_file={','.join(files)}", f"--output_dir={output_dir}", "--do_train",
+                f"--max_seq_length={SEQ}", f"--max_predictions_per_seq={PRED}",
+                "--train_batch_size=8", "--num_train_steps=300", "--num_warmup_steps=10",
+                "--save_checkpoints_steps=20", "--steps_per_loop=10", "--learning_rate=1e-3",
+                "--seed=7", "--deterministic"]
+
+    interrupted = str(tmp_path / "interrupted")
+    process = run_python(command(interrupted))
+    deadline = time.time() + 120
+    while not os.path.exists(os.path.join(interrupted, "model.ckpt-40.index")):
+        assert process.poll() is None and time.time() < deadline, process.stdout.read()[-3000:]
+        time.sleep(0.005)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert not os.path.exists(os.path.join(interrupted, "model.ckpt-300.index"))
+    resumed_output = finish(run_python(command(interrupted)))
+    assert "resumed from" in resumed_output
+
+    uninterrupted = str(tmp_path / "uninterrupted")
+    finish(run_python(command(uninterrupted)))
+    a = tf.train.load_checkpoint(os.path.join(interrupted, "model.ckpt-300"))
+    b = tf.train.load_checkpoint(os.path.join(uninterrupted, "model.ckpt-300"))
+    names = a.get_variable_to_shape_map()
+    assert set(names) == set(b.get_variable_to_shape_map())
+    for name in names:
+        np.testing.assert_allclose(a.get_tensor(name), b.get_tensor(name), rtol=1e-5,
+                                   atol=1e-6, err_msg=name)
