@@ -1,0 +1,79 @@
+"""Prediction files of run_classifier.py: test_results.tsv and GLUE submission files.
+
+Both are written to a temporary file and renamed, and take only the
+predictions of real examples (filter out padding, and combine the windows
+of an example, before calling them).
+"""
+
+import os
+
+import numpy as np
+import tensorflow as tf
+
+from bert_tf.errors import InputError
+
+
+def _write_atomically(path, lines):
+    tmp = f"{path}.tmp-{os.getpid()}"
+    try:
+        with tf.io.gfile.GFile(tmp, "w") as f:
+            f.write("".join(lines))
+        tf.io.gfile.rename(tmp, path, overwrite=True)
+    finally:
+        if tf.io.gfile.exists(tmp):
+            tf.io.gfile.remove(tmp)
+
+
+def _rows(values, name):
+    values = np.asarray(values, dtype=np.float32)
+    if values.ndim == 1:
+        return values[:, None]
+    if values.ndim != 2:
+        raise ValueError(f"{name} must be [num_examples, num_labels] (or [num_examples] for "
+                         f"regression), got shape {values.shape}")
+    return values
+
+
+def write_test_results(path, probabilities):
+    """The original's test_results.tsv: per example, its class probabilities in
+    label order joined by tabs, each written as `str()` of a float32 (as the
+    original writes the Estimator's float32 outputs); for regression
+    (`probabilities` of shape [n] or [n, 1]) one value per line."""
+    rows = _rows(probabilities, "probabilities")
+    _write_atomically(path, ["\t".join(str(value) for value in row) + "\n" for row in rows])
+
+
+def submission_path(output_dir, processor):
+    """`output_dir/<GLUE name>.tsv` (e.g. MNLI-m.tsv) for the processor's task."""
+    if not processor.submission_name:
+        raise InputError(f"task {processor.name} is not a GLUE task: it has no submission file")
+    return os.path.join(output_dir, processor.submission_name + ".tsv")
+
+
+def write_glue_submission(path, processor, predictions, label_list):
+    """A GLUE leaderboard file: `index\\tprediction`, then one row per test
+    example in order (index 0, 1, ...).
+
+    Classification: the label name of each prediction (`label_list[id]`, so
+    "0"/"1" for CoLA, SST-2, MRPC, QQP, WNLI; "entailment"... for MNLI, AX,
+    QNLI, RTE); `predictions` are class ids [n] or scores [n, num_labels]
+    (argmax). Regression (STS-B): the value with 3 decimals ("%.3f").
+    """
+    if processor.is_regression:
+        values = np.asarray(predictions, dtype=np.float64)
+        if values.ndim == 2 and values.shape[1] == 1:
+            values = values[:, 0]
+        if values.ndim != 1:
+            raise ValueError(f"regression predictions must be [n], got shape {values.shape}")
+        cells = ["%.3f" % value for value in values]
+    else:
+        ids = np.asarray(predictions)
+        if ids.ndim == 2:
+            ids = np.argmax(ids, axis=-1)
+        if ids.ndim != 1:
+            raise ValueError(f"predictions must be [n] or [n, num_labels], got shape {ids.shape}")
+        if len(ids) and (ids.min() < 0 or ids.max() >= len(label_list)):
+            raise ValueError(f"prediction ids must be in [0, {len(label_list)})")
+        cells = [str(label_list[int(i)]) for i in ids]
+    _write_atomically(path, ["index\tprediction\n"] +
+                      [f"{index}\t{cell}\n" for index, cell in enumerate(cells)])

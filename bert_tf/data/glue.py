@@ -1,0 +1,624 @@
+"""Data processors of run_classifier.py: GLUE, XNLI and the user's own TSV / CSV files.
+
+Each processor turns a task's files into `InputExample`s the way the
+original google-research/bert `run_classifier.py` does (CoLA, MNLI, MRPC,
+XNLI) or, for the GLUE tasks it lacks, the way Model Garden's
+`classifier_data_lib.py` does (SST-2, STS-B, QQP, QNLI, RTE, WNLI, AX).
+
+Reading (`read_rows`) follows the original `_read_tsv`: one row per line,
+fields split on tabs, quotes are ordinary characters (`quotechar=None`), so a
+sentence that starts with `"` stays intact. Lines are decoded as UTF-8 by
+`tokenization.iter_utf8_lines` (bad bytes -> InputError naming file:line).
+Differences from the original, all on input it crashes on or misreads:
+
+* blank lines are skipped (the original's `csv.reader` yields `[]` and the
+  task then fails with an IndexError);
+* a row with fewer columns than the file's header (or, for CoLA's
+  header-less train/dev files, than 4) is an InputError naming file:line
+  instead of an IndexError or a silently shifted column. QQP skips such rows
+  with a warning, like Model Garden's try/except for the garbage lines of
+  QQP's train set (`skip_malformed=False` makes them errors); any processor
+  takes `skip_malformed=True`. Extra columns are ignored, as the original
+  reads columns by position (and MNLI's label from the last one), so every
+  row the original reads gives the same example;
+* a label that is not in `get_labels()` is an InputError naming file:line,
+  the label and the valid labels (the original fails later with a KeyError);
+* QNLI guids are `"<set>-<i>"` (Model Garden's are all `"<set>-1"`) and its
+  dev set type is `"dev"`.
+
+Row numbers `i` in guids are the original's `enumerate` index over the rows
+of the file, header included: for a TSV file, the line number minus one.
+
+Test sets: GLUE's have no labels (`has_test_labels=False`); their examples
+get the first label of `get_labels()` (0.0 for STS-B), as in the original.
+XNLI's test set has labels.
+"""
+
+import csv
+import dataclasses
+import os
+
+from absl import logging
+
+from bert_tf import tokenization
+from bert_tf.errors import InputError
+
+# The GLUE metric sets, named by DataProcessor.metric (see bert_tf.metrics.glue_metrics).
+METRICS = ("accuracy", "matthews", "f1_accuracy", "pearson_spearman")
+SPLITS = ("train", "dev", "test")
+MNLI_LABELS = ("contradiction", "entailment", "neutral")
+
+
+@dataclasses.dataclass
+class InputExample:
+    """One example: `text_b` is None for single-sentence tasks; `label` is a
+    label string (classification) or a float (regression)."""
+
+    guid: str
+    text_a: str
+    text_b: str | None = None
+    label: object = None
+
+
+def _decode_delimiter(delimiter):
+    aliases = {"\\t": "\t", "tab": "\t", "tsv": "\t", "comma": ",", "csv": ","}
+    delimiter = aliases.get(delimiter, delimiter)
+    if not isinstance(delimiter, str) or len(delimiter) != 1:
+        raise InputError(f"delimiter {delimiter!r} must be one character "
+                         "(a tab or ',' for instance)")
+    return delimiter
+
+
+def read_rows(path, delimiter="\t"):
+    """Yields `(i, line_number, fields)` for each non-blank row of `path`.
+
+    With a tab delimiter, as the original `_read_tsv`: each line is a row and
+    quotes are literal. With another delimiter (CSV), the `csv` module's
+    standard quoting applies (`"a, b"` is one field; quoted fields may span
+    lines; `line_number` is then the row's first line). `i` counts rows from
+    0, header and blank rows included (the original's `enumerate`).
+    """
+    delimiter = _decode_delimiter(delimiter)
+    lines = tokenization.iter_utf8_lines(path)  # InputError if the file is missing
+    if delimiter == "\t":
+        for line_number, text in lines:
+            if text:
+                yield line_number - 1, line_number, text.split("\t")
+        return
+    reader = csv.reader((text + "\n" for _, text in lines), delimiter=delimiter)
+    i = 0
+    while True:
+        start = reader.line_num + 1
+        try:
+            fields = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as e:
+            raise InputError(f"{path}:{reader.line_num}: {e}") from None
+        if fields:
+            yield i, start, fields
+        i += 1
+
+
+class DataProcessor:
+    """Base class: the examples and labels of one classification task.
+
+    Attributes:
+      name: canonical task name (`get_processor` key).
+      is_regression: labels are floats (STS-B); `get_labels()` is then [].
+      metric: one of `METRICS`, the GLUE metric set of the task.
+      submission_name: the GLUE leaderboard file name without ".tsv"
+        ("MRPC", "MNLI-m", ...), or None for tasks outside GLUE.
+      has_test_labels: whether `get_test_examples` returns real labels.
+      skip_malformed: skip rows with too few columns (with a warning)
+        instead of raising InputError.
+    """
+
+    name = None
+    is_regression = False
+    metric = "accuracy"
+    submission_name = None
+    has_test_labels = False
+    # File names (relative to data_dir) of each split.
+    files = {"train": "train.tsv", "dev": "dev.tsv", "test": "test.tsv"}
+    # Value of the `set_type` part of guids for each split.
+    set_types = {"train": "train", "dev": "dev", "test": "test"}
+    skip_malformed = False
+
+    def __init__(self, skip_malformed=None):
+        if skip_malformed is not None:
+            self.skip_malformed = bool(skip_malformed)
+
+    # -- the original API ------------------------------------------------
+    def get_train_examples(self, data_dir):
+        return self.get_examples(data_dir, "train")
+
+    def get_dev_examples(self, data_dir):
+        return self.get_examples(data_dir, "dev")
+
+    def get_test_examples(self, data_dir):
+        return self.get_examples(data_dir, "test")
+
+    def get_labels(self):
+        raise NotImplementedError
+
+    # -- additions ---------------------------------------------------------
+    def input_files(self, data_dir, split):
+        """The files `get_examples(data_dir, split)` reads (for cache fingerprints)."""
+        if split not in SPLITS:
+            raise InputError(f"unknown split {split!r}: use one of {', '.join(SPLITS)}")
+        return [os.path.join(data_dir, self.files[split])]
+
+    def config(self):
+        """A JSON-able dict of what decides the examples besides the files."""
+        return {"task": self.name, "labels": list(self.get_labels()),
+                "is_regression": self.is_regression, "skip_malformed": self.skip_malformed}
+
+    def get_examples(self, data_dir, split):
+        """The `InputExample`s of split "train", "dev" or "test"."""
+        (path,) = self.input_files(data_dir, split)
+        examples = []
+        skipped = []
+        header = None
+        for i, line_number, fields in read_rows(path):
+            if header is None and self.has_header(split):
+                header = fields
+                continue
+            expected = len(header) if header is not None else self.num_columns(split)
+            if len(fields) < expected:
+                problem = (f"{path}:{line_number}: {len(fields)} columns, expected at least "
+                           f"{expected}" + (" (as in the header)" if header is not None else ""))
+                if self.skip_malformed:
+                    skipped.append(line_number)
+                    continue
+                raise InputError(problem + "; is this the right file for the task?")
+            example = self.make_example(fields, i, self.set_types[split], split)
+            if example is None:
+                continue
+            example.label = self.check_label(example.label, path, line_number, split)
+            examples.append(example)
+        if skipped:
+            logging.warning("%s: skipped %d malformed rows (lines %s%s)", path, len(skipped),
+                            ", ".join(map(str, skipped[:10])), ", ..." if len(skipped) > 10 else "")
+        return examples
+
+    def has_header(self, split):  # noqa: ARG002
+        return True
+
+    def num_columns(self, split):
+        """Column count of header-less files."""
+        raise NotImplementedError
+
+    def make_example(self, fields, i, set_type, split):
+        """An InputExample from a row (None to skip the row)."""
+        raise NotImplementedError
+
+    def test_label(self):
+        """The placeholder label of unlabeled test examples (the original's first label)."""
+        return 0.0 if self.is_regression else self.get_labels()[0]
+
+    def check_label(self, label, path, line_number, split):
+        if split == "test" and not self.has_test_labels:
+            return label
+        if self.is_regression:
+            try:
+                return float(label)
+            except (TypeError, ValueError):
+                raise InputError(f"{path}:{line_number}: label {label!r} is not a number "
+                                 f"(task {self.name} is a regression)") from None
+        labels = self.get_labels()
+        if label not in labels:
+            raise InputError(f"{path}:{line_number}: unknown label {label!r}; "
+                             f"the labels of task {self.name} are {', '.join(map(repr, labels))}")
+        return label
+
+
+class ColaProcessor(DataProcessor):
+    """CoLA: train/dev without header [source, label, original_label, sentence];
+    test with header `index sentence`. Guids `<set>-<i>`."""
+
+    name = "cola"
+    metric = "matthews"
+    submission_name = "CoLA"
+
+    def get_labels(self):
+        return ["0", "1"]
+
+    def has_header(self, split):
+        # Only the test set has a header.
+        return split == "test"
+
+    def num_columns(self, split):  # noqa: ARG002
+        return 4
+
+    def make_example(self, fields, i, set_type, split):
+        guid = "%s-%s" % (set_type, i)
+        if split == "test":
+            return InputExample(guid, fields[1], None, self.test_label())
+        return InputExample(guid, fields[3], None, fields[1])
+
+
+class Sst2Processor(DataProcessor):
+    """SST-2: train/dev `sentence label`, test `index sentence`."""
+
+    name = "sst-2"
+    submission_name = "SST-2"
+
+    def get_labels(self):
+        return ["0", "1"]
+
+    def make_example(self, fields, i, set_type, split):
+        guid = "%s-%s" % (set_type, i)
+        if split == "test":
+            return InputExample(guid, fields[1], None, self.test_label())
+        return InputExample(guid, fields[0], None, fields[1])
+
+
+class MrpcProcessor(DataProcessor):
+    """MRPC: `Quality #1 ID #2 ID #1 String #2 String` (test: `index` first)."""
+
+    name = "mrpc"
+    metric = "f1_accuracy"
+    submission_name = "MRPC"
+
+    def get_labels(self):
+        return ["0", "1"]
+
+    def make_example(self, fields, i, set_type, split):
+        guid = "%s-%s" % (set_type, i)
+        label = self.test_label() if split == "test" else fields[0]
+        return InputExample(guid, fields[3], fields[4], label)
+
+
+class StsbProcessor(DataProcessor):
+    """STS-B (regression): `index genre filename year old_index source1 source2
+    sentence1 sentence2 score` (test without score)."""
+
+    name = "sts-b"
+    is_regression = True
+    metric = "pearson_spearman"
+    submission_name = "STS-B"
+
+    def get_labels(self):
+        return []
+
+    def make_example(self, fields, i, set_type, split):
+        guid = "%s-%s" % (set_type, i)
+        label = self.test_label() if split == "test" else fields[9]
+        return InputExample(guid, fields[7], fields[8], label)
+
+
+class QqpProcessor(DataProcessor):
+    """QQP: `id qid1 qid2 question1 question2 is_duplicate` (test: `id question1
+    question2`). Guids `<set>-<id>`. Malformed rows are skipped by default."""
+
+    name = "qqp"
+    metric = "f1_accuracy"
+    submission_name = "QQP"
+    skip_malformed = True
+
+    def get_labels(self):
+        return ["0", "1"]
+
+    def make_example(self, fields, i, set_type, split):
+        guid = "%s-%s" % (set_type, fields[0])
+        if split == "test":
+            return InputExample(guid, fields[1], fields[2], self.test_label())
+        return InputExample(guid, fields[3], fields[4], fields[5])
+
+
+class MnliProcessor(DataProcessor):
+    """MNLI (matched): sentence1/sentence2 in columns 8/9, the label in the
+    last column. Guids `<set>-<index column>`; dev set type "dev_matched"."""
+
+    name = "mnli"
+    submission_name = "MNLI-m"
+    files = {"train": "train.tsv", "dev": "dev_matched.tsv", "test": "test_matched.tsv"}
+    set_types = {"train": "train", "dev": "dev_matched", "test": "test"}
+
+    def get_labels(self):
+        return list(MNLI_LABELS)
+
+    def make_example(self, fields, i, set_type, split):
+        guid = "%s-%s" % (set_type, fields[0])
+        label = self.test_label() if split == "test" else fields[-1]
+        return InputExample(guid, fields[8], fields[9], label)
+
+
+class MnliMismatchedProcessor(MnliProcessor):
+    """MNLI mismatched dev/test (`dev_mismatched.tsv`, `test_mismatched.tsv`)."""
+
+    name = "mnli-mm"
+    submission_name = "MNLI-mm"
+    files = {"train": "train.tsv", "dev": "dev_mismatched.tsv", "test": "test_mismatched.tsv"}
+    set_types = {"train": "train", "dev": "dev_mismatched", "test": "test"}
+
+
+class AxProcessor(MnliProcessor):
+    """GLUE's diagnostic set: an MNLI model's predictions on `AX.tsv`
+    (`index sentence1 sentence2`). Train/dev are MNLI's (matched), so put AX.tsv
+    in the MNLI folder."""
+
+    name = "ax"
+    metric = "matthews"
+    submission_name = "AX"
+    files = {"train": "train.tsv", "dev": "dev_matched.tsv", "test": "AX.tsv"}
+
+    def make_example(self, fields, i, set_type, split):
+        if split != "test":
+            return super().make_example(fields, i, set_type, split)
+        return InputExample("%s-%s" % (set_type, i), fields[1], fields[2], self.test_label())
+
+
+class _SentencePairProcessor(DataProcessor):
+    """`index text_a text_b label` (test: `index text_a text_b`), guids `<set>-<i>`."""
+
+    def make_example(self, fields, i, set_type, split):
+        guid = "%s-%s" % (set_type, i)
+        label = self.test_label() if split == "test" else fields[3]
+        return InputExample(guid, fields[1], fields[2], label)
+
+
+class QnliProcessor(_SentencePairProcessor):
+    """QNLI: `index question sentence label`."""
+
+    name = "qnli"
+    submission_name = "QNLI"
+
+    def get_labels(self):
+        return ["entailment", "not_entailment"]
+
+
+class RteProcessor(_SentencePairProcessor):
+    """RTE: `index sentence1 sentence2 label`."""
+
+    name = "rte"
+    submission_name = "RTE"
+
+    def get_labels(self):
+        return ["entailment", "not_entailment"]
+
+
+class WnliProcessor(_SentencePairProcessor):
+    """WNLI: `index sentence1 sentence2 label` with labels 0/1."""
+
+    name = "wnli"
+    submission_name = "WNLI"
+
+    def get_labels(self):
+        return ["0", "1"]
+
+
+class XnliProcessor(DataProcessor):
+    """XNLI as the original: train from `multinli/multinli.train.<language>.tsv`
+    (`premise hypo label`, "contradictory" read as "contradiction"), dev and test
+    from `xnli.dev.tsv` / `xnli.test.tsv` keeping the rows of `language`
+    (column 0; label column 1, sentences columns 6 and 7). Guids `<set>-<i>`,
+    counted over all rows. The test set has labels."""
+
+    name = "xnli"
+    has_test_labels = True
+    set_types = {"train": "train", "dev": "dev", "test": "test"}
+
+    def __init__(self, language="zh", skip_malformed=None):
+        super().__init__(skip_malformed)
+        self.language = language
+
+    @property
+    def files(self):
+        return {"train": os.path.join("multinli", f"multinli.train.{self.language}.tsv"),
+                "dev": "xnli.dev.tsv", "test": "xnli.test.tsv"}
+
+    def config(self):
+        return {**super().config(), "language": self.language}
+
+    def get_labels(self):
+        return list(MNLI_LABELS)
+
+    def make_example(self, fields, i, set_type, split):
+        guid = "%s-%d" % (set_type, i)
+        if split == "train":
+            label = fields[2]
+            if label == "contradictory":
+                label = "contradiction"
+            return InputExample(guid, fields[0], fields[1], label)
+        if fields[0] != self.language:
+            return None
+        return InputExample(guid, fields[6], fields[7], fields[1])
+
+
+def _parse_labels(labels):
+    if labels is None:
+        return None
+    if isinstance(labels, str):
+        labels = [label.strip() for label in labels.split(",")]
+    labels = [str(label) for label in labels]
+    if len(set(labels)) != len(labels) or "" in labels:
+        raise InputError(f"labels {labels} must be distinct and non-empty")
+    return labels
+
+
+def _parse_column(column):
+    if column is None or isinstance(column, int):
+        return column
+    column = str(column).strip()
+    return int(column) if column.isdigit() else column
+
+
+class GenericProcessor(DataProcessor):
+    """The user's own TSV / CSV files.
+
+    Args:
+      text_a_column: column of the first text: a header name or a 0-based index
+        (an int or a string of digits).
+      text_b_column: column of the second text, or None for single texts.
+      label_column: column of the label (name or index).
+      labels: the label list (a list, or a comma-separated string), in the
+        order of the model's outputs; every label must be one of them.
+        Not used for regression.
+      delimiter: "\\t" (default; quotes literal, as the GLUE readers) or another
+        character such as "," (then standard CSV quoting applies).
+      has_header: whether the first row of each file is a header (needed to
+        name columns). Guids are `<set>-<i>` with `i` the row index, header
+        included, as the GLUE tasks.
+      train_file, dev_file, test_file: file names inside data_dir.
+      is_regression: float labels; metric Pearson / Spearman.
+      test_has_labels: read and check the test file's labels (otherwise they
+        are the first label / 0.0 and the label column may be absent).
+      metric: a name of `METRICS` (default "accuracy", "pearson_spearman" for
+        regression).
+    """
+
+    name = "generic"
+
+    def __init__(self, text_a_column=None, text_b_column=None, label_column=None, labels=None,
+                 delimiter="\t", has_header=True, train_file="train.tsv", dev_file="dev.tsv",
+                 test_file="test.tsv", is_regression=False, test_has_labels=False,
+                 metric=None, skip_malformed=None):
+        super().__init__(skip_malformed)
+        self.text_a_column = _parse_column(text_a_column)
+        self.text_b_column = _parse_column(text_b_column)
+        self.label_column = _parse_column(label_column)
+        self.delimiter = _decode_delimiter(delimiter)
+        self.header = bool(has_header)
+        self.files = {"train": train_file, "dev": dev_file, "test": test_file}
+        self.is_regression = bool(is_regression)
+        self.has_test_labels = bool(test_has_labels)
+        self.labels = [] if self.is_regression else _parse_labels(labels)
+        self.metric = metric or ("pearson_spearman" if self.is_regression else "accuracy")
+        if self.text_a_column is None:
+            raise InputError("the generic task needs --text_a_column (a header name or a "
+                             "0-based index)")
+        if self.label_column is None:
+            raise InputError("the generic task needs --label_column (a header name or a "
+                             "0-based index)")
+        if not self.is_regression and not self.labels:
+            raise InputError("the generic task needs --labels (comma-separated, in output "
+                             "order), unless it is a regression")
+        if self.metric not in METRICS:
+            raise InputError(f"unknown metric {self.metric!r}: use one of {', '.join(METRICS)}")
+        columns = (self.text_a_column, self.text_b_column, self.label_column)
+        if not self.header and any(isinstance(c, str) for c in columns):
+            raise InputError("columns are named but has_header is false: use 0-based "
+                             "column indexes for files without a header")
+
+    def get_labels(self):
+        return list(self.labels)
+
+    def config(self):
+        return {**super().config(), "columns": [self.text_a_column, self.text_b_column,
+                                                self.label_column],
+                "delimiter": self.delimiter, "has_header": self.header, "files": self.files,
+                "test_has_labels": self.has_test_labels}
+
+    def get_examples(self, data_dir, split):
+        (path,) = self.input_files(data_dir, split)
+        with_label = split != "test" or self.has_test_labels
+        examples, skipped = [], []
+        header, index = None, None
+        for i, line_number, fields in read_rows(path, self.delimiter):
+            if self.header and header is None:
+                header = fields
+                index = self._column_indexes(header, path, with_label)
+                continue
+            if index is None:
+                index = self._column_indexes(None, path, with_label)
+            needed = max(c for c in index if c is not None) + 1
+            if len(fields) < needed:
+                expected = f"at least {needed}"
+                if self.skip_malformed:
+                    skipped.append(line_number)
+                    continue
+                raise InputError(f"{path}:{line_number}: {len(fields)} columns, "
+                                 f"expected {expected}")
+            a, b, label = index
+            example = InputExample(
+                "%s-%d" % (self.set_types[split], i), fields[a],
+                None if b is None else fields[b],
+                fields[label] if label is not None else self.test_label())
+            example.label = self.check_label(example.label, path, line_number, split)
+            examples.append(example)
+        if skipped:
+            logging.warning("%s: skipped %d malformed rows (lines %s%s)", path, len(skipped),
+                            ", ".join(map(str, skipped[:10])), ", ..." if len(skipped) > 10 else "")
+        return examples
+
+    def _column_indexes(self, header, path, with_label):
+        def resolve(column, what, required=True):
+            if column is None:
+                return None
+            if isinstance(column, int):
+                if header is not None and column >= len(header):
+                    raise InputError(f"{path}: {what} column {column} is out of range: "
+                                     f"the header has {len(header)} columns")
+                return column
+            if column not in header:
+                if not required:
+                    return None
+                raise InputError(f"{path}: no {what} column {column!r} in the header "
+                                 f"({', '.join(map(repr, header))})")
+            return header.index(column)
+
+        return (resolve(self.text_a_column, "text_a"), resolve(self.text_b_column, "text_b"),
+                resolve(self.label_column, "label") if with_label else None)
+
+
+_PROCESSORS = {
+    "cola": ColaProcessor,
+    "sst-2": Sst2Processor,
+    "mrpc": MrpcProcessor,
+    "sts-b": StsbProcessor,
+    "qqp": QqpProcessor,
+    "mnli": MnliProcessor,
+    "mnli-mm": MnliMismatchedProcessor,
+    "qnli": QnliProcessor,
+    "rte": RteProcessor,
+    "wnli": WnliProcessor,
+    "ax": AxProcessor,
+    "xnli": XnliProcessor,
+    "generic": GenericProcessor,
+}
+_ALIASES = {
+    "sst2": "sst-2", "sst": "sst-2", "stsb": "sts-b", "sts": "sts-b",
+    "mnli-m": "mnli", "mnli_matched": "mnli", "mnli-matched": "mnli", "mnlim": "mnli",
+    "mnli_mismatched": "mnli-mm", "mnli-mismatched": "mnli-mm", "mnli_mm": "mnli-mm",
+    "mnlimm": "mnli-mm", "diagnostic": "ax",
+}
+# Options get_processor passes to the processors that take them.
+_OPTIONS = {
+    "xnli": {"language"},
+    "generic": {"text_a_column", "text_b_column", "label_column", "labels", "delimiter",
+                "has_header", "train_file", "dev_file", "test_file", "is_regression",
+                "test_has_labels", "metric"},
+}
+_ALL_OPTIONS = set().union(*_OPTIONS.values()) | {"skip_malformed"}
+_OPTION_ALIASES = {"xnli_language": "language"}
+
+
+def task_names():
+    """The canonical task names `get_processor` accepts."""
+    return sorted(_PROCESSORS)
+
+
+def get_processor(task_name, **options):
+    """The processor of `task_name` (case-insensitive; aliases such as "sst2",
+    "stsb", "mnli_mismatched" / "mnli-mm").
+
+    `options` may hold the options of every task (e.g. all of run_classifier's
+    flags): those of value None and those the task does not take are ignored.
+    They are `language` (or `xnli_language`) for XNLI, `skip_malformed` for
+    every task, and GenericProcessor's arguments for "generic".
+    """
+    key = str(task_name).strip().lower()
+    key = _ALIASES.get(key, key)
+    if key not in _PROCESSORS:
+        raise InputError(f"unknown task_name {task_name!r}: use one of {', '.join(task_names())} "
+                         "(case-insensitive)")
+    kwargs = {}
+    for name, value in options.items():
+        name = _OPTION_ALIASES.get(name, name)
+        if name not in _ALL_OPTIONS:
+            raise TypeError(f"get_processor() got an unknown option {name!r}")
+        if value is not None and (name == "skip_malformed" or name in _OPTIONS.get(key, ())):
+            kwargs[name] = value
+    return _PROCESSORS[key](**kwargs)
