@@ -1,28 +1,20 @@
 """Throughput of the Python tokenizer vs the in-graph one on the same text.
 
-Usage: python bench/tokenize.py [--vocab_file=...] [--num_sentences=4000] [--batch_size=256]
+Usage: python bench/tokenizer_throughput.py [--vocab_file=...] [--num_sentences=4000] [--batch_size=256]
 
 Prints tokens/second of `tokenization.FullTokenizer` (one text at a time, as
 the original scripts call it) and of `preprocessing.BertTokenizer` (batched,
 inside a tf.function), their ratio, and whether both gave identical ids.
 """
 
-import os
-import sys
+import importlib.resources
+import random
+import time
 
-# Run as a script, this file would shadow the standard library's `tokenize`
-# (imported by `inspect`, hence by TensorFlow): drop its folder from the path.
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
+import tensorflow as tf
+from absl import app, flags
 
-import importlib.resources  # noqa: E402
-import random  # noqa: E402
-import time  # noqa: E402
-
-from absl import app, flags  # noqa: E402
-import tensorflow as tf  # noqa: E402
-
-from bert_tf import preprocessing, tokenization  # noqa: E402
+from bert_tf import preprocessing, tokenization
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("vocab_file", None, "WordPiece vocab (default: the bert-base-uncased vocab "

@@ -369,3 +369,71 @@ class BertPackInputs(keras.layers.Layer):
             pad_id=self.pad_id,
         )
         return config
+
+
+def _take_rows(ragged, rows, lengths, offsets=None):
+    """Row `rows[i]` of `ragged`, from `offsets[i]` (default 0), `lengths[i]` values."""
+    starts = tf.gather(tf.cast(ragged.row_starts(), tf.int32), rows)
+    if offsets is not None:
+        starts += offsets
+    return tf.gather(ragged.flat_values, tf.ragged.range(starts, starts + lengths))
+
+
+def pack_example_windows(segments, max_seq_length, cls_id, sep_id, stride=None, pad_id=0):
+    """In-graph packing of whole examples, windowed over long A texts.
+
+    Exactly what `classifier_features.convert_example` does in Python: an
+    empty B makes a single-text example (the original's rule); B is cut as
+    the original truncation cuts it; with `stride`, an A longer than what is
+    left is split into windows starting 0, S, 2S, ... (S = min(stride,
+    window)) up to the first that reaches its end; without, it is truncated.
+
+    Args:
+      segments: `[A]` or `[A, B]`, int RaggedTensors `[batch, (tokens)]`.
+    Returns:
+      (inputs, example_ids): a dict of int32 `[windows, max_seq_length]`
+      (`input_word_ids`, `input_mask`, `input_type_ids`) and int32
+      `[windows]`, the example each window comes from.
+    """
+    a = tf.cast(segments[0], tf.int32)
+    len_a = tf.cast(a.row_lengths(), tf.int32)
+    if len(segments) > 1:
+        b = tf.cast(segments[1], tf.int32)
+        len_b = tf.cast(b.row_lengths(), tf.int32)
+    else:
+        b, len_b = a, tf.zeros_like(len_a)
+    has_b = len_b > 0
+    pair_a, pair_b = truncated_pair_lengths(len_a, len_b, max_seq_length - 3)
+    window = tf.where(has_b, pair_a, tf.minimum(len_a, max_seq_length - 2))
+    kept_b = tf.where(has_b, pair_b, 0)
+    if stride is None:
+        num_windows = tf.ones_like(len_a)
+        step = window
+    else:
+        step = tf.maximum(tf.minimum(stride, window), 1)
+        num_windows = 1 + tf.maximum(0, (len_a - window + step - 1) // step)
+    example_ids = tf.repeat(tf.range(tf.size(len_a)), num_windows)
+    starts = tf.ragged.range(num_windows).flat_values * tf.gather(step, example_ids)
+    lengths = tf.minimum(tf.gather(window, example_ids),
+                         tf.gather(len_a, example_ids) - starts)
+    window_ids = _take_rows(a, example_ids, lengths, starts)
+    b_ids = _take_rows(b, example_ids, tf.gather(kept_b, example_ids))
+    count = tf.size(example_ids)
+
+    def column(value, width=None):
+        width = tf.ones([count], tf.int32) if width is None else width
+        return tf.ragged.range(width) * 0 + value
+
+    second_sep = tf.cast(tf.gather(has_b, example_ids), tf.int32)
+    word_ids = tf.concat([column(cls_id), window_ids, column(sep_id), b_ids,
+                          column(sep_id, second_sep)], axis=1)
+    first_len = lengths + 2
+    type_ids = tf.concat([column(0, first_len),
+                          column(1, tf.gather(kept_b, example_ids) + second_sep)], axis=1)
+    shape = [None, max_seq_length]
+    inputs = {
+        "input_word_ids": word_ids.to_tensor(pad_id, shape=shape),
+        "input_mask": tf.ones_like(word_ids).to_tensor(0, shape=shape),
+        "input_type_ids": type_ids.to_tensor(0, shape=shape),
+    }
+    return inputs, example_ids

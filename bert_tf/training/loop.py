@@ -14,6 +14,7 @@ import dataclasses
 import os
 import time
 
+import numpy as np
 import tensorflow as tf
 from absl import logging
 
@@ -213,6 +214,36 @@ class Trainer:
             tf.summary.scalar("learning_rate", learning_rate)
             tf.summary.scalar("examples_per_second", steps_per_second * global_batch_size)
             tf.summary.scalar("global_step/sec", steps_per_second)
+
+    def predict(self, dataset_fn, passthrough=()):
+        """Runs the model once over the dataset; returns numpy arrays.
+
+        The result holds the model's outputs (`logits` when the model returns
+        a single tensor) and the feature keys in `passthrough`, concatenated
+        over batches and over this worker's replicas.
+        """
+        def replica(features):
+            outputs = self.model(features, training=False)
+            outputs = outputs if isinstance(outputs, dict) else {"logits": outputs}
+            return {**outputs, **{k: features[k] for k in passthrough}}
+
+        @tf.function
+        def step(iterator):
+            return self.strategy.run(replica, (next(iterator),))
+
+        iterator = iter(self._distribute(dataset_fn))
+        chunks = []
+        while True:
+            try:
+                result = step(iterator)
+            except (StopIteration, tf.errors.OutOfRangeError):
+                break
+            chunks.append({k: np.concatenate([np.asarray(x) for x in
+                                              self.strategy.experimental_local_results(v)])
+                           for k, v in result.items()})
+        if not chunks:
+            raise TrainingError("the prediction data is empty")
+        return {k: np.concatenate([c[k] for c in chunks]) for k in chunks[0]}
 
     def evaluate(self, dataset_fn, max_steps=None):
         """Evaluates over the dataset (at most `max_steps` batches); returns

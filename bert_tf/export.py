@@ -1,0 +1,88 @@
+"""SavedModel export of a fine-tuned classifier, for TF Serving.
+
+The SavedModel has two signatures:
+  - `serving_default`: raw text in (`text_a`, and `text_b` for sentence-pair
+    tasks; tf.string `[batch]`), tokenized and packed in the graph exactly as
+    `FullTokenizer` + the original packing; returns `probabilities` float32
+    `[batch, num_labels]` (for regression: `predictions` float32 `[batch]`)
+    and `label_ids` int32 `[batch]`;
+  - `serving_ids`: `input_word_ids`, `input_mask`, `input_type_ids` int32
+    `[batch, max_seq_length]` in, the same outputs.
+It loads with `tf.saved_model.load` in a process that imports only
+tensorflow and tensorflow_text (whose ops the tokenizer uses). The vocab file
+travels with it as an asset.
+"""
+
+import os
+import shutil
+
+import keras
+import tensorflow as tf
+
+from bert_tf.errors import InputError
+from bert_tf.preprocessing import BertTokenizer, pack_example_windows
+
+
+def _outputs(logits, is_regression):
+    if is_regression:
+        predictions = logits[:, 0]
+        return {"predictions": predictions, "label_ids": tf.zeros_like(predictions, tf.int32)}
+    return {"probabilities": tf.nn.softmax(logits, axis=-1),
+            "label_ids": tf.argmax(logits, axis=-1, output_type=tf.int32)}
+
+
+def check_export_dir(export_dir, overwrite):
+    """Refuses an existing export dir unless `overwrite` (checked before training)."""
+    if tf.io.gfile.exists(export_dir) and not overwrite:
+        raise InputError(f"--export_dir {export_dir!r} already exists; pass --overwrite "
+                         "to replace it")
+
+
+def export_classifier(model, export_dir, vocab_file, do_lower_case, max_seq_length,
+                      sentence_pairs, is_regression=False, long_text_stride=None,
+                      overwrite=False):
+    """Writes `model` (a BertClassifier) as a SavedModel at `export_dir`.
+
+    `sentence_pairs` decides whether `serving_default` takes `text_b`.
+    With `long_text_stride`, texts longer than `max_seq_length` are split
+    into overlapping windows whose logits are averaged, as in eval/predict.
+    Written to a temporary directory and renamed, so `export_dir` is never
+    left half-written.
+    """
+    check_export_dir(export_dir, overwrite)
+    tokenizer = BertTokenizer(vocab_file, do_lower_case=do_lower_case, name="tokenizer")
+    tokenizer(tf.constant([""]))  # builds it, so that its vocabulary table can be tracked
+    ids_spec = tf.TensorSpec([None, max_seq_length], tf.int32)
+
+    def classify_ids(input_word_ids, input_mask, input_type_ids):
+        logits = model({"input_word_ids": input_word_ids, "input_mask": input_mask,
+                        "input_type_ids": input_type_ids}, training=False)
+        return _outputs(logits, is_regression)
+
+    def classify_text(text_a, text_b=None):
+        segments = [tokenizer(text_a)] + ([tokenizer(text_b)] if text_b is not None else [])
+        inputs, example_ids = pack_example_windows(segments, max_seq_length, tokenizer.cls_id,
+                                                   tokenizer.sep_id, long_text_stride)
+        logits = model(inputs, training=False)
+        logits = tf.math.unsorted_segment_mean(logits, example_ids, tf.shape(text_a)[0])
+        return _outputs(logits, is_regression)
+
+    archive = keras.export.ExportArchive()
+    archive.track(model)
+    archive.track(tokenizer)
+    text_spec = tf.TensorSpec([None], tf.string)
+    if sentence_pairs:
+        text_fn = tf.function(lambda text_a, text_b: classify_text(text_a, text_b),
+                              input_signature=[text_spec, text_spec])
+    else:
+        text_fn = tf.function(lambda text_a: classify_text(text_a),
+                              input_signature=[text_spec])
+    archive.add_endpoint("serving_default", text_fn)
+    archive.add_endpoint("serving_ids", tf.function(classify_ids,
+                                                    input_signature=[ids_spec] * 3))
+    tmp = f"{export_dir.rstrip('/')}.tmp-{os.getpid()}"
+    archive.write_out(tmp, verbose=False)
+    if tf.io.gfile.exists(export_dir):
+        shutil.rmtree(export_dir)
+    os.replace(tmp, export_dir)
+    return export_dir

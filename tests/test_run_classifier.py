@@ -1,0 +1,196 @@
+"""End to end: run_classifier on tiny learnable tasks in the real GLUE formats,
+its output files, and the exported SavedModel served from raw text."""
+
+import json
+import os
+import random
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from bert_tf.config import BertConfig
+from bert_tf.errors import InputError
+from bert_tf.tasks.classifier import ClassifierOptions, run_classifier
+from bert_tf.training.distribution import TrainingOptions
+
+WORDS = ["good", "bad", "movie", "film", "plot", "actor", "the", "a", "was", "is", "very",
+         "quite", "story", "music", "scene", "ending", "long", "short", "funny", "dull"]
+FILLER = WORDS[1:]
+
+
+def sentence(rng, good_count, length=6):
+    words = [rng.choice(FILLER) for _ in range(length - good_count)] + ["good"] * good_count
+    rng.shuffle(words)
+    return " ".join(words).capitalize() + "."
+
+
+def write_mrpc(data_dir, rng, sizes=(240, 64, 40), length=6):
+    """MRPC files: label 1 when either sentence says "good"."""
+    os.makedirs(data_dir, exist_ok=True)
+    rows = {}
+    for split, n in zip(("train", "dev", "test"), sizes):
+        header = ("Quality" if split != "test" else "index") + "\t#1 ID\t#2 ID\t#1 String\t#2 String"
+        lines, labels = [header], []
+        for i in range(n):
+            label = rng.random() < 0.5
+            which = rng.randrange(2)
+            a = sentence(rng, int(label and which == 0), length)
+            b = sentence(rng, int(label and which == 1), length)
+            first = str(int(label)) if split != "test" else str(i)
+            lines.append(f"{first}\t{1000 + i}\t{2000 + i}\t{a}\t{b}")
+            labels.append(int(label))
+            rows.setdefault(split, []).append((a, b))
+        with open(os.path.join(data_dir, f"{split}.tsv"), "w") as f:
+            f.write("\n".join(lines) + "\n")
+    return rows
+
+
+@pytest.fixture(scope="module")
+def model_files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("model")
+    vocab = root / "vocab.txt"
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", *WORDS]) + "\n")
+    config = BertConfig(vocab_size=len(vocab.read_text().split()), hidden_size=32,
+                        num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                        max_position_embeddings=64, type_vocab_size=2)
+    config.to_json_file(str(root / "bert_config.json"))
+    return str(vocab), str(root / "bert_config.json")
+
+
+def options(model_files, task, data_dir, output_dir, **kwargs):
+    vocab, config = model_files
+    kwargs.setdefault("training", TrainingOptions(seed=3, steps_per_loop=50))
+    return ClassifierOptions(task_name=task, data_dir=data_dir, vocab_file=vocab,
+                             bert_config_file=config, output_dir=output_dir,
+                             max_seq_length=32, train_batch_size=16, eval_batch_size=8,
+                             predict_batch_size=8, learning_rate=1e-3, num_train_epochs=20.0,
+                             **kwargs)
+
+
+SERVE = """
+import json, sys
+import tensorflow as tf
+import tensorflow_text  # noqa: F401
+assert "bert_tf" not in sys.modules
+model = tf.saved_model.load(sys.argv[1])
+texts = json.load(open(sys.argv[2]))
+serve = model.signatures["serving_default"]
+out = serve(text_a=tf.constant([a for a, b in texts]), text_b=tf.constant([b for a, b in texts]))
+json.dump({k: v.numpy().tolist() for k, v in out.items()}, open(sys.argv[3], "w"))
+"""
+
+
+def serve_in_fresh_process(export_dir, texts, tmp_path):
+    texts_file, out_file = tmp_path / "texts.json", tmp_path / "served.json"
+    texts_file.write_text(json.dumps(texts))
+    result = subprocess.run([sys.executable, "-c", SERVE, export_dir, str(texts_file),
+                             str(out_file)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(out_file.read_text())
+
+
+def read_test_results(path):
+    return np.array([[float(x) for x in line.split("\t")] for line in open(path)])
+
+
+@pytest.mark.slow
+def test_mrpc_trains_predicts_and_exports(model_files, tmp_path):
+    rng = random.Random(0)
+    data_dir, output_dir = str(tmp_path / "MRPC"), str(tmp_path / "out")
+    rows = write_mrpc(data_dir, rng)
+    export_dir = str(tmp_path / "export")
+    metrics = run_classifier(options(model_files, "MRPC", data_dir, output_dir, do_train=True,
+                                     do_eval=True, do_predict=True, export_dir=export_dir))
+    assert metrics["eval_accuracy"] >= 0.9, metrics
+    results = open(os.path.join(output_dir, "eval_results.txt")).read().splitlines()
+    keys = [line.split(" = ")[0] for line in results]
+    assert keys == sorted(keys) and {"eval_accuracy", "eval_loss", "global_step", "loss",
+                                     "f1", "acc_and_f1"} <= set(keys)
+    assert int(dict(line.split(" = ") for line in results)["global_step"]) == 300  # 240 / 16 * 20 epochs
+
+    probabilities = read_test_results(os.path.join(output_dir, "test_results.tsv"))
+    assert probabilities.shape == (40, 2)
+    np.testing.assert_allclose(probabilities.sum(1), 1, atol=1e-5)
+    submission = open(os.path.join(output_dir, "MRPC.tsv")).read().splitlines()
+    assert submission[0] == "index\tprediction" and len(submission) == 41
+    assert submission[1:] == [f"{i}\t{int(p[1] > p[0])}" for i, p in enumerate(probabilities)]
+
+    served = serve_in_fresh_process(export_dir, rows["test"], tmp_path)
+    np.testing.assert_allclose(served["probabilities"], probabilities, atol=1e-5)
+    assert served["label_ids"] == probabilities.argmax(1).tolist()
+
+    shown = subprocess.run([os.path.join(os.path.dirname(sys.executable), "saved_model_cli"),
+                            "show", "--dir", export_dir, "--all"], capture_output=True,
+                           text=True, timeout=300).stdout
+    for expected in ("signature_def['serving_default']", "signature_def['serving_ids']",
+                     "inputs['text_a'] tensor_info:", "inputs['text_b'] tensor_info:",
+                     "dtype: DT_STRING", "inputs['input_word_ids'] tensor_info:",
+                     "shape: (-1, 32)", "outputs['probabilities'] tensor_info:",
+                     "outputs['label_ids'] tensor_info:"):
+        assert expected in shown, expected
+
+    with pytest.raises(InputError, match="--export_dir .* already exists; pass --overwrite"):
+        run_classifier(options(model_files, "MRPC", data_dir, output_dir, do_eval=True,
+                               export_dir=export_dir))
+
+    # Long texts: windows averaged in predict and in the exported model alike.
+    long_dir = str(tmp_path / "MRPC-long")
+    long_rows = write_mrpc(long_dir, random.Random(1), sizes=(0, 16, 16), length=30)
+    long_out, long_export = str(tmp_path / "long"), str(tmp_path / "long-export")
+    checkpoint = os.path.join(output_dir, "model.ckpt-300")
+    run_classifier(options(model_files, "MRPC", long_dir, long_out, do_eval=True,
+                           do_predict=True, init_checkpoint=checkpoint, long_text_stride=5,
+                           export_dir=long_export))
+    windowed = read_test_results(os.path.join(long_out, "test_results.tsv"))
+    served = serve_in_fresh_process(long_export, long_rows["test"], tmp_path)
+    np.testing.assert_allclose(served["probabilities"], windowed, atol=1e-5)
+    sidecar = json.load(open(os.path.join(long_out, "predict.tf_record.json")))
+    assert sidecar["num_features"] > sidecar["num_examples"] == 16
+
+
+def write_stsb(data_dir, rng, sizes=(240, 64, 20)):
+    """STS-B files: the score is the number of "good" words in both sentences."""
+    os.makedirs(data_dir, exist_ok=True)
+    header = "index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\tsentence2"
+    for split, n in zip(("train", "dev", "test"), sizes):
+        lines = [header + ("\tscore" if split != "test" else "")]
+        for i in range(n):
+            k1, k2 = rng.randint(0, 2), rng.randint(0, 3)
+            row = f"{i}\tmain-captions\tMSRvid\t2012test\t{i}\tnone\tnone\t" \
+                  f"{sentence(rng, k1)}\t{sentence(rng, k2)}"
+            lines.append(row + (f"\t{float(k1 + k2):.3f}" if split != "test" else ""))
+        with open(os.path.join(data_dir, f"{split}.tsv"), "w") as f:
+            f.write("\n".join(lines) + "\n")
+
+
+@pytest.mark.slow
+def test_stsb_regression_learns_a_correlated_score(model_files, tmp_path):
+    data_dir, output_dir = str(tmp_path / "STS-B"), str(tmp_path / "out")
+    write_stsb(data_dir, random.Random(2))
+    metrics = run_classifier(options(model_files, "STS-B", data_dir, output_dir, do_train=True,
+                                     do_eval=True, do_predict=True))
+    assert metrics["pearson"] > 0.8 and metrics["spearmanr"] > 0.8, metrics
+    values = [float(line) for line in open(os.path.join(output_dir, "test_results.tsv"))]
+    assert len(values) == 20
+    submission = open(os.path.join(output_dir, "STS-B.tsv")).read().splitlines()
+    assert submission[1] == f"0\t{values[0]:.3f}"
+
+
+def test_bad_inputs(model_files, tmp_path):
+    data_dir = str(tmp_path / "MRPC")
+    write_mrpc(data_dir, random.Random(0), sizes=(8, 8, 8))
+    with pytest.raises(InputError, match="unknown task_name 'mrcp': use one of .*mrpc"):
+        run_classifier(options(model_files, "mrcp", data_dir, str(tmp_path / "o"), do_eval=True))
+    with pytest.raises(InputError, match="at least one of --do_train, --do_eval or --do_predict"):
+        run_classifier(options(model_files, "mrpc", data_dir, str(tmp_path / "o")))
+    big = options(model_files, "mrpc", data_dir, str(tmp_path / "o"), do_eval=True)
+    big.max_seq_length = 128
+    with pytest.raises(InputError, match="--max_seq_length=128 is larger than "
+                                         "max_position_embeddings=64"):
+        run_classifier(big)
+    os.remove(os.path.join(data_dir, "test.tsv"))
+    with pytest.raises(InputError, match="MRPC/test.tsv"):
+        run_classifier(options(model_files, "mrpc", data_dir, str(tmp_path / "o"),
+                               do_predict=True))
