@@ -11,27 +11,19 @@ seconds can exceed CPU s / workers). "baseline" is a process that has only
 imported the modules (TensorFlow included), for comparison.
 """
 
+import importlib.resources
+import json
 import os
+import random
+import resource
+import subprocess
 import sys
-from pathlib import Path
+import tempfile
+import time
 
-# Run as a script, bench/ would come first on sys.path, where bench/tokenize.py
-# shadows the standard library's `tokenize`: put the repository root there instead.
-_BENCH = Path(__file__).resolve().parent
-sys.path[:] = [str(_BENCH.parent)] + [p for p in sys.path if Path(p or ".").resolve() != _BENCH]
+from absl import app, flags
 
-import importlib.resources  # noqa: E402
-import json  # noqa: E402
-import random  # noqa: E402
-import resource  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-
-from absl import app, flags  # noqa: E402
-
-from bert_tf.data.pretraining_writer import (  # noqa: E402
-    PretrainingDataOptions, create_pretraining_data)
+from bert_tf.data.pretraining_writer import PretrainingDataOptions, create_pretraining_data
 
 FLAGS = flags.FLAGS
 flags.DEFINE_list("corpus_mb", ["4"], "Sizes of the generated corpora, in MB.")

@@ -86,7 +86,7 @@ def _dataset_fn(options, batch_size, is_training):
         return pretraining_data.make_dataset(
             options.input_file, options.max_seq_length, options.max_predictions_per_seq,
             batch_size, is_training=is_training, input_context=input_context,
-            seed=options.training.seed)
+            seed=options.training.seed, check_files=False)
     return dataset_fn
 
 

