@@ -6,7 +6,7 @@ the GLUE submission file; --export_dir writes a SavedModel for TF Serving.
 
 from absl import flags
 
-from bert_tf.cli import run_main
+from bert_tf.cli import options_from_flags, run_main
 from bert_tf.data import glue
 from bert_tf.tasks.classifier import ClassifierOptions, run_classifier
 from bert_tf.training.distribution import define_training_flags, training_options_from_flags
@@ -54,13 +54,10 @@ _PROCESSOR_FLAGS = ("xnli_language", "skip_malformed", "text_a_column", "text_b_
 
 def main(argv):
     del argv
-    skipped = {"training", "processor_options"}
-    names = [f for f in ClassifierOptions.__dataclass_fields__ if f not in skipped]
-    options = ClassifierOptions(
-        **{name: getattr(FLAGS, name) for name in names},
+    run_classifier(options_from_flags(
+        ClassifierOptions, FLAGS,
         processor_options={name: getattr(FLAGS, name) for name in _PROCESSOR_FLAGS},
-        training=training_options_from_flags(FLAGS))
-    run_classifier(options)
+        training=training_options_from_flags(FLAGS)))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ The original google-research/bert flags, plus the shared training flags
 
 from absl import flags
 
-from bert_tf.cli import run_main
+from bert_tf.cli import options_from_flags, run_main
 from bert_tf.tasks.pretraining import PretrainingOptions, run_pretraining
 from bert_tf.training.distribution import define_training_flags, training_options_from_flags
 
@@ -34,10 +34,8 @@ flags.mark_flags_as_required(["bert_config_file", "input_file", "output_dir"])
 
 def main(argv):
     del argv
-    names = [f for f in PretrainingOptions.__dataclass_fields__ if f != "training"]
-    options = PretrainingOptions(**{name: getattr(FLAGS, name) for name in names},
-                                 training=training_options_from_flags(FLAGS))
-    run_pretraining(options)
+    run_pretraining(options_from_flags(PretrainingOptions, FLAGS,
+                                       training=training_options_from_flags(FLAGS)))
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """Shared plumbing for the flag-driven scripts."""
 
+import dataclasses
 import sys
 
 from absl import app
@@ -18,3 +19,10 @@ def run_main(main):
             sys.exit(2)
 
     app.run(wrapped)
+
+
+def options_from_flags(options_class, flag_values, **explicit):
+    """Builds the dataclass `options_class` from the flags named like its
+    fields; fields given in `explicit` take those values instead."""
+    names = [f.name for f in dataclasses.fields(options_class) if f.name not in explicit]
+    return options_class(**{name: getattr(flag_values, name) for name in names}, **explicit)

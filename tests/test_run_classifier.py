@@ -194,3 +194,17 @@ def test_bad_inputs(model_files, tmp_path):
     with pytest.raises(InputError, match="MRPC/test.tsv"):
         run_classifier(options(model_files, "mrpc", data_dir, str(tmp_path / "o"),
                                do_predict=True))
+
+
+def test_script_reports_bad_flags_in_one_line(model_files, tmp_path):
+    vocab, config = model_files
+    script = os.path.join(os.path.dirname(os.path.dirname(__file__)), "run_classifier.py")
+    result = subprocess.run(
+        [sys.executable, script, "--task_name=nope", f"--data_dir={tmp_path}",
+         f"--vocab_file={vocab}", f"--bert_config_file={config}",
+         f"--output_dir={tmp_path / 'out'}", "--do_train", "--max_seq_length=32"],
+        capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1].startswith(
+        "error: unknown task_name 'nope': use one of ")
+    assert "Traceback" not in result.stderr
