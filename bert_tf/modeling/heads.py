@@ -1,6 +1,7 @@
 """Task heads that sit on the encoder's outputs."""
 
 import keras
+import tensorflow as tf
 from keras import ops
 
 from bert_tf.modeling.activations import get_activation
@@ -9,7 +10,7 @@ from bert_tf.modeling.layers import _ConfigLayer, dense, layer_norm
 
 def gather_positions(sequence, positions):
     """`[batch, seq, hidden]`, int `[batch, num]` -> `[batch, num, hidden]`."""
-    return ops.take_along_axis(sequence, ops.cast(positions, "int32")[:, :, None], axis=1)
+    return tf.gather(sequence, ops.cast(positions, "int32"), axis=1, batch_dims=1)
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -42,7 +43,12 @@ class MaskedLMHead(_ConfigLayer):
         hidden = self.layer_norm(self.transform(gather_positions(sequence_output, positions)))
         hidden = ops.cast(hidden, self.compute_dtype)
         table = ops.cast(self.embedding_table, self.compute_dtype)
-        logits = ops.einsum("bnh,vh->bnv", hidden, table)
+        # A 2-D matmul against the [vocab, hidden] table (transpose_b): a
+        # batched one would broadcast the table and, in the backward pass,
+        # build one [vocab, hidden] gradient per example before summing.
+        shape = ops.shape(hidden)
+        logits = tf.matmul(ops.reshape(hidden, (-1, shape[-1])), table, transpose_b=True)
+        logits = ops.reshape(logits, (shape[0], shape[1], -1))
         return ops.cast(logits, "float32") + self.output_bias
 
     def get_config(self):
