@@ -176,16 +176,16 @@ def read_tf1_checkpoint(path):
     return _read_all(resolve_checkpoint_prefix(path))
 
 
-# Model Garden transformer-layer attributes -> (TF1 scope under layer_N, kind).
+# Model Garden transformer-layer attributes -> TF1 scope under layer_N.
 _MG_BLOCK = {
-    "_attention_layer/_query_dense": ("attention/self/query", "heads_in"),
-    "_attention_layer/_key_dense": ("attention/self/key", "heads_in"),
-    "_attention_layer/_value_dense": ("attention/self/value", "heads_in"),
-    "_attention_layer/_output_dense": ("attention/output/dense", "heads_out"),
-    "_attention_layer_norm": ("attention/output/LayerNorm", "norm"),
-    "_intermediate_dense": ("intermediate/dense", "dense"),
-    "_output_dense": ("output/dense", "dense"),
-    "_output_layer_norm": ("output/LayerNorm", "norm"),
+    "_attention_layer/_query_dense": "attention/self/query",
+    "_attention_layer/_key_dense": "attention/self/key",
+    "_attention_layer/_value_dense": "attention/self/value",
+    "_attention_layer/_output_dense": "attention/output/dense",
+    "_attention_layer_norm": "attention/output/LayerNorm",
+    "_intermediate_dense": "intermediate/dense",
+    "_output_dense": "output/dense",
+    "_output_layer_norm": "output/LayerNorm",
 }
 _MG_KEY = re.compile(r"^(?P<root>.*?)(?P<owner>layer_with_weights-\d+|_\w+_layer|"
                      r"_transformer_layers/\d+)/(?P<rest>.+)/\.ATTRIBUTES/VARIABLE_VALUE$")
@@ -215,8 +215,7 @@ def _model_garden_name(owner, rest, num_layers):
     scope, leaf = rest.rsplit("/", 1)
     if scope not in _MG_BLOCK:
         return None
-    tf1_scope, _ = _MG_BLOCK[scope]
-    return f"bert/encoder/layer_{index - 4}/{tf1_scope}/{leaf}"
+    return f"bert/encoder/layer_{index - 4}/{_MG_BLOCK[scope]}/{leaf}"
 
 
 def read_model_garden_checkpoint(path):

@@ -40,18 +40,21 @@ def dataset_fn(data_dir, global_batch):
 
 
 def make_trainer(strategy, output_dir, num_steps=6, jit_compile=False, optimizer="adamw",
-                 initial_weights=None, steps_per_loop=1, loss_scaling=False):
+                 initial_weights=None, steps_per_loop=1, loss_scaling=False,
+                 gradient_accumulation_steps=1):
     keras.utils.set_random_seed(0)
     with strategy.scope():
         model = BertPretrainingModel(CONFIG)
         if initial_weights is not None:
             model.set_weights(initial_weights)
-        opt = create_optimizer(optimizer, 1e-3, num_steps, 2)
+        opt = create_optimizer(optimizer, 1e-3, num_steps, 2,
+                               gradient_accumulation_steps=gradient_accumulation_steps)
         if loss_scaling:
             opt = keras.optimizers.LossScaleOptimizer(opt)
     config = LoopConfig(output_dir=output_dir, num_train_steps=num_steps,
                         steps_per_loop=steps_per_loop, save_checkpoints_steps=1000,
-                        jit_compile=jit_compile)
+                        jit_compile=jit_compile,
+                        gradient_accumulation_steps=gradient_accumulation_steps)
     return Trainer(strategy, PretrainingTask(), model, opt, config)
 
 

@@ -87,6 +87,32 @@ def test_train_step_compiles_with_xla_and_matches(tmp_path):
     assert "HloModule" in hlo
 
 
+def test_gradient_accumulation_equals_the_larger_batch(tmp_path):
+    data_dir = str(tmp_path)
+    write_data(data_dir)
+
+    def every_position_weighted(batch_size):
+        # Equal masked-LM weight per example, so that a micro-batch's loss
+        # normalisation matches the whole batch's.
+        def make(context):
+            return dataset_fn(data_dir, batch_size)(context).map(
+                lambda f: dict(f, masked_lm_weights=tf.ones_like(f["masked_lm_weights"])))
+        return make
+
+    whole = make_trainer(tf.distribute.get_strategy(), str(tmp_path / "whole"), num_steps=4)
+    weights = whole.model.get_weights()
+    whole_losses = losses_of(whole.train(every_position_weighted(8), 8))
+    accumulated = make_trainer(tf.distribute.get_strategy(), str(tmp_path / "accumulated"),
+                               num_steps=4, initial_weights=weights,
+                               gradient_accumulation_steps=2)
+    accumulated_losses = losses_of(accumulated.train(every_position_weighted(4), 8))
+    np.testing.assert_allclose(accumulated_losses, whole_losses, rtol=1e-5)
+    assert int(accumulated.global_step.numpy()) == 4
+    assert int(accumulated.optimizer.iterations.numpy()) == 4
+    for a, b in zip(whole.model.get_weights(), accumulated.model.get_weights()):
+        np.testing.assert_allclose(a, b, atol=2e-6)
+
+
 @pytest.mark.parametrize("policy", ["mixed_bfloat16", "mixed_float16"])
 def test_mixed_precision_trains_close_to_float32(tmp_path, policy):
     data_dir = str(tmp_path)

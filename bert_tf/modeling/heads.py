@@ -5,7 +5,7 @@ import tensorflow as tf
 from keras import ops
 
 from bert_tf.modeling.activations import get_activation
-from bert_tf.modeling.layers import _ConfigLayer, dense, layer_norm
+from bert_tf.modeling.layers import ConfigLayer, dense, layer_norm
 
 
 def gather_positions(sequence, positions):
@@ -14,7 +14,7 @@ def gather_positions(sequence, positions):
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
-class MaskedLMHead(_ConfigLayer):
+class MaskedLMHead(ConfigLayer):
     """The masked-LM head (`cls/predictions` in the original).
 
     Gathers the hidden states at `masked_lm_positions` first, then

@@ -29,7 +29,7 @@ def dense(units, config, name, activation=None):
                               kernel_initializer=initializer(config), name=name)
 
 
-class _ConfigLayer(keras.layers.Layer):
+class ConfigLayer(keras.layers.Layer):
     """A layer constructed from a BertConfig; serialises the config as a dict."""
 
     def __init__(self, config, **kwargs):
@@ -41,7 +41,7 @@ class _ConfigLayer(keras.layers.Layer):
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
-class BertEmbeddings(_ConfigLayer):
+class BertEmbeddings(ConfigLayer):
     """Word + position + token-type embeddings, then LayerNorm and dropout.
 
     Call: `(input_word_ids, input_type_ids)`, both int `[batch, seq]` ->
@@ -87,7 +87,7 @@ def attention_mask_adder(input_mask):
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
-class SelfAttention(_ConfigLayer):
+class SelfAttention(ConfigLayer):
     """Multi-head self-attention (`attention/self` in the original).
 
     Call: `hidden [batch, seq, hidden]`, int `input_mask [batch, seq]` ->
@@ -127,7 +127,7 @@ class SelfAttention(_ConfigLayer):
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
-class TransformerBlock(_ConfigLayer):
+class TransformerBlock(ConfigLayer):
     """One post-LayerNorm transformer layer (`encoder/layer_N` in the original).
 
     Call: `hidden [batch, seq, hidden]`, int `input_mask [batch, seq]` ->

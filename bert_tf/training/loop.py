@@ -27,7 +27,8 @@ class TrainingError(BertTfError, RuntimeError):
 
 
 class Task:
-    """What the loop needs to know about a task. Subclasses implement all four."""
+    """What the loop needs to know about a task: `totals` and `loss` for
+    training, `eval_sums` and `eval_metrics` for `Trainer.evaluate`."""
 
     def totals(self, features):
         """Per-replica sums that the loop all-reduces over the global batch
