@@ -101,12 +101,13 @@ def printable_text(text):
     return convert_to_unicode(text)
 
 
-def iter_utf8_lines(path, skip_invalid=False):
+def iter_utf8_lines(path, skip_invalid=False, on_skip=None):
     """Yields `(line_number, text)` for each line of a text file, newline removed.
 
     Lines are split on b"\\n" (a trailing "\\r" is removed too). A line that is
     not valid UTF-8 raises InputError naming the file and line, or, with
-    `skip_invalid=True`, is logged and skipped. Line numbers start at 1.
+    `skip_invalid=True`, is skipped: `on_skip(message)` is called for it
+    (default: the message is logged as a warning). Line numbers start at 1.
     """
     if not tf.io.gfile.exists(path):
         raise InputError(f"input file {path} does not exist")
@@ -119,7 +120,10 @@ def iter_utf8_lines(path, skip_invalid=False):
                 message = f"{path}:{line_number}: not valid UTF-8 (byte {e.start})"
                 if not skip_invalid:
                     raise InputError(message) from None
-                logging.warning("skipping line %s", message)
+                if on_skip is None:
+                    logging.warning("skipping line %s", message)
+                else:
+                    on_skip(message)
 
 
 def load_vocab(vocab_file):

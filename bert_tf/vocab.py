@@ -19,6 +19,7 @@ import tensorflow as tf
 from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
 
 from bert_tf import tokenization
+from bert_tf.files import expand_input_patterns
 from bert_tf.errors import InputError
 
 RESERVED_TOKENS = (
@@ -28,26 +29,6 @@ RESERVED_TOKENS = (
     tokenization.SEP_TOKEN,
     tokenization.MASK_TOKEN,
 )
-
-
-def expand_input_patterns(input_patterns):
-    """Comma-separated string (or list) of globs -> sorted list of file paths.
-
-    Raises InputError if a pattern matches no file.
-    """
-    if isinstance(input_patterns, str):
-        input_patterns = input_patterns.split(",")
-    files = []
-    for pattern in (p.strip() for p in input_patterns):
-        if not pattern:
-            continue
-        matches = sorted(tf.io.gfile.glob(pattern))
-        if not matches:
-            raise InputError(f"--input_file pattern {pattern} matches no file")
-        files.extend(matches)
-    if not files:
-        raise InputError("--input_file names no file")
-    return files
 
 
 def count_words(input_files, do_lower_case, skip_invalid_utf8=False):

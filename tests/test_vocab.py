@@ -130,7 +130,7 @@ def test_invalid_utf8_stop_or_skip(tmp_path):
     "kwargs,message",
     [
         (dict(input_file="{d}/nothing-*.txt"),
-         "--input_file pattern {d}/nothing-*.txt matches no file"),
+         "--input_file: no file matches {d}/nothing-*.txt"),
         (dict(input_file=" , "), "--input_file names no file"),
         (dict(reserved_tokens=["[PAD]", "[CLS]", "[SEP]"]), "--reserved_tokens lacks [UNK]"),
         (dict(reserved_tokens=["[UNK]", "[CLS]", "[SEP]", "[UNK]"]),

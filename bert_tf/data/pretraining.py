@@ -9,21 +9,13 @@ records' `input_ids`, `input_mask`, `segment_ids`), int32
 
 import tensorflow as tf
 
-from bert_tf.data.pretraining_corpus import expand_input_patterns
 from bert_tf.data.pretraining_schema import feature_spec, schema_mismatch
 from bert_tf.errors import InputError
+from bert_tf.files import expand_input_patterns
 
 # Record feature -> model input name; the others keep their names.
 _MODEL_NAMES = {"input_ids": "input_word_ids", "segment_ids": "input_type_ids"}
 _MAX_PARALLEL_FILES = 16
-
-
-def find_record_files(input_patterns):
-    """Files matching `input_patterns` (a comma-separated string or a list of
-    globs); InputError naming the patterns that match nothing."""
-    if isinstance(input_patterns, str):
-        input_patterns = input_patterns.split(",")
-    return expand_input_patterns(list(input_patterns))
 
 
 def check_record_files(files, max_seq_length, max_predictions_per_seq):
@@ -55,7 +47,7 @@ def make_dataset(input_patterns, max_seq_length, max_predictions_per_seq, batch_
     reproducible. `check_files` checks the first record of every file first
     (`check_record_files`).
     """
-    files = find_record_files(input_patterns)
+    files = expand_input_patterns(input_patterns)
     if check_files:
         check_record_files(files, max_seq_length, max_predictions_per_seq)
     if input_context is not None:

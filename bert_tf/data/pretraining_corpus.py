@@ -1,28 +1,11 @@
-"""The corpus: input globs, documents streamed from the files, and blocks of documents.
+"""The corpus: documents streamed from the input files, and blocks of documents.
 
 Input format (the original's): one sentence per line, a blank line between
 documents. As in the original, a document does not end at the end of a file.
 """
 
-import tensorflow as tf
-
 from bert_tf.errors import InputError
-
-
-def expand_input_patterns(patterns):
-    """The files matching each glob (sorted), in the order of `patterns`.
-
-    Raises InputError naming every pattern that matches no file.
-    """
-    files, unmatched = [], []
-    for pattern in patterns:
-        matches = sorted(tf.io.gfile.glob(pattern))
-        files.extend(matches)
-        if not matches:
-            unmatched.append(pattern)
-    if unmatched:
-        raise InputError(f"--input_file: no file matches {', '.join(unmatched)}")
-    return files
+from bert_tf.tokenization import iter_utf8_lines
 
 
 class CorpusReader:
@@ -70,15 +53,12 @@ class CorpusReader:
         return document
 
     def _lines(self, path):
-        with tf.io.gfile.GFile(path, "rb") as f:
-            for line_number, raw in enumerate(f, start=1):
-                try:
-                    line = raw.decode("utf-8")
-                except UnicodeDecodeError as e:
-                    if not self.skip_invalid_utf8:
-                        raise InputError(
-                            f"{path}:{line_number}: not valid UTF-8 (byte {e.start}); "
-                            "pass --skip_invalid_utf8 to skip such lines") from None
-                    self.skipped_lines += 1
-                    continue
+        try:
+            for _, line in iter_utf8_lines(path, self.skip_invalid_utf8, on_skip=self._skipped):
                 yield line.strip()
+        except InputError as e:
+            raise InputError(f"{e}; pass --skip_invalid_utf8 to skip such lines") from None
+
+    def _skipped(self, message):
+        del message  # counted, and reported in the summary
+        self.skipped_lines += 1

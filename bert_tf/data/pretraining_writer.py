@@ -36,7 +36,8 @@ from absl import logging
 import tensorflow as tf
 
 from bert_tf.data import pretraining_blocks
-from bert_tf.data.pretraining_corpus import CorpusReader, expand_input_patterns
+from bert_tf.data.pretraining_corpus import CorpusReader
+from bert_tf.files import expand_input_patterns
 from bert_tf.data.pretraining_instances import InstanceOptions
 from bert_tf.data.pretraining_summary import PretrainingSummary
 from bert_tf.errors import InputError

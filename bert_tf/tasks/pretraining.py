@@ -8,6 +8,7 @@ from keras import ops
 
 from bert_tf.data import pretraining as pretraining_data
 from bert_tf.errors import InputError
+from bert_tf.files import expand_input_patterns
 from bert_tf.modeling import BertPretrainingModel, pretraining_losses
 from bert_tf.tasks.common import load_bert_config, training_environment, warm_start
 from bert_tf.training import distribution
@@ -100,7 +101,7 @@ def run_pretraining(options):
         raise InputError("at least one of --do_train or --do_eval must be set")
     config = load_bert_config(options.bert_config_file, options.max_seq_length)
     tf.io.gfile.makedirs(options.output_dir)
-    files = pretraining_data.find_record_files(options.input_file)
+    files = expand_input_patterns(options.input_file)
     pretraining_data.check_record_files(files, options.max_seq_length,
                                         options.max_predictions_per_seq)
     training = options.training
