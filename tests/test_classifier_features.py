@@ -165,14 +165,11 @@ def test_stride_larger_than_window_does_not_skip(tokenizer):
 
 def test_padding_helpers():
     assert cf.num_padding(10, 4) == 2 and cf.num_padding(8, 4) == 0 and cf.num_padding(3, None) == 0
-    padded = cf.pad_examples_to_batch([InputExample("a", "x")] * 5, 4)
-    assert len(padded) == 8 and all(isinstance(e, cf.PaddingInputExample) for e in padded[5:])
-    features = cf.pad_features_to_batch([], 3, 4)
-    assert features == []
-    features = cf.pad_features_to_batch([cf.padding_features(4)] * 4, 3, 4, is_regression=True)
-    assert len(features) == 6 and features[-1].label_id == 0.0
-    assert features[-1].input_ids == [0] * 4 and not features[-1].is_real_example
-    assert features[-1].example_index == -1
+    assert cf.num_padding(0, 3) == 0
+    padding = cf.padding_features(4, is_regression=True)
+    assert padding.label_id == 0.0 and cf.padding_features(4).label_id == 0
+    assert padding.input_ids == padding.input_mask == padding.segment_ids == [0] * 4
+    assert not padding.is_real_example and padding.example_index == -1
 
 
 def make_examples(n, seed=0, regression=False):

@@ -65,13 +65,9 @@ class InputFeatures:
     example_index: int = 0
 
 
-class PaddingInputExample:
-    """The original's fake example: converts to an all-zero feature with
-    is_real_example=False, so eval/predict sets fill whole batches."""
-
-
 def padding_features(max_seq_length, is_regression=False):
-    """The feature of a PaddingInputExample (example_index -1)."""
+    """An all-zero feature with is_real_example=False and example_index -1, as
+    the original's PaddingInputExample: it fills eval/predict batches."""
     zeros = [0] * max_seq_length
     return InputFeatures(list(zeros), list(zeros), list(zeros), 0.0 if is_regression else 0,
                          is_real_example=False, example_index=PADDING_EXAMPLE_INDEX)
@@ -82,20 +78,6 @@ def num_padding(count, multiple):
     if multiple is None or multiple <= 1:
         return 0
     return -count % multiple
-
-
-def pad_examples_to_batch(examples, batch_size):
-    """`examples` plus PaddingInputExamples up to a multiple of batch_size (the
-    original's eval/predict padding; in window mode pad the features instead,
-    with `pad_features_to_batch` or `write_features_tfrecord(pad_to_multiple_of=)`)."""
-    return list(examples) + [PaddingInputExample()
-                             for _ in range(num_padding(len(examples), batch_size))]
-
-
-def pad_features_to_batch(features, batch_size, max_seq_length, is_regression=False):
-    """`features` plus padding features up to a multiple of batch_size."""
-    return list(features) + [padding_features(max_seq_length, is_regression)
-                             for _ in range(num_padding(len(features), batch_size))]
 
 
 def _label_id(example, label_map, is_regression):
@@ -121,7 +103,7 @@ def convert_example(example, label_list, max_seq_length, tokenizer, is_regressio
     """An `InputExample` -> list of `InputFeatures` (one, or one per window).
 
     Args:
-      example: a `glue.InputExample` (or `PaddingInputExample`).
+      example: a `glue.InputExample`.
       label_list: the labels in output order (ignored for regression).
       max_seq_length: length of every feature.
       tokenizer: a `tokenization.FullTokenizer` (`tokenize`, `convert_tokens_to_ids`).
@@ -130,8 +112,6 @@ def convert_example(example, label_list, max_seq_length, tokenizer, is_regressio
         windows of a long text_a (see the module docstring).
       example_index: stored in every feature of the example.
     """
-    if isinstance(example, PaddingInputExample):
-        return [padding_features(max_seq_length, is_regression)]
     label_map = {label: i for i, label in enumerate(label_list or ())}
     label_id = _label_id(example, label_map, is_regression)
     cls_id, sep_id = tokenizer.convert_tokens_to_ids(["[CLS]", "[SEP]"])
@@ -226,7 +206,7 @@ def _write_records(examples, label_list, max_seq_length, tokenizer, output_file,
             for index, example in enumerate(examples):
                 for features in convert_example(example, label_list, max_seq_length, tokenizer,
                                                  is_regression, long_text_stride, index):
-                    if num_features < _NUM_LOGGED_EXAMPLES and hasattr(example, "guid"):
+                    if num_features < _NUM_LOGGED_EXAMPLES:
                         _log_example(example, features, tokenizer)
                     writer.write(serialize_features(features, is_regression))
                     num_features += 1
