@@ -1,7 +1,7 @@
 """Creates masked-LM / next-sentence pre-training TFRecords from raw text.
 
 The original google-research/bert flags, defaults and output schema, plus
-parallel workers and streaming (see bert_tf/data/pretraining_writer.py).
+parallel workers and streaming (see bert_tf/data/pretraining/writer.py).
 
 Usage:
   python create_pretraining_data.py --input_file='corpus/*.txt' \
@@ -12,8 +12,8 @@ Usage:
 from absl import flags
 
 from bert_tf.cli import run_main
-from bert_tf.data import pretraining_blocks
-from bert_tf.data.pretraining_writer import PretrainingDataOptions, create_pretraining_data
+from bert_tf.data.pretraining import blocks as pretraining_blocks
+from bert_tf.data.pretraining.writer import PretrainingDataOptions, create_pretraining_data
 
 FLAGS = flags.FLAGS
 

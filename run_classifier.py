@@ -7,7 +7,7 @@ the GLUE submission file; --export_dir writes a SavedModel for TF Serving.
 from absl import flags
 
 from bert_tf.cli import options_from_flags, run_main
-from bert_tf.data import glue
+from bert_tf.data.classification import glue
 from bert_tf.tasks.classifier import ClassifierOptions, run_classifier
 from bert_tf.training.distribution import define_training_flags, training_options_from_flags
 

@@ -23,7 +23,7 @@ import time
 
 from absl import app, flags
 
-from bert_tf.data.pretraining_writer import PretrainingDataOptions, create_pretraining_data
+from bert_tf.data.pretraining.writer import PretrainingDataOptions, create_pretraining_data
 
 FLAGS = flags.FLAGS
 flags.DEFINE_list("corpus_mb", ["4"], "Sizes of the generated corpora, in MB.")

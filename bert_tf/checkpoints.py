@@ -17,6 +17,7 @@ from absl import logging
 
 from bert_tf.config import BertConfig
 from bert_tf.errors import CheckpointError
+from bert_tf.files import atomic_output
 from bert_tf.modeling import (BertClassifier, BertEncoder, BertPretrainingModel,
                               BertSpanLabeler)
 
@@ -358,11 +359,9 @@ def write_checkpoint(prefix, tensors):
     """
     tf.io.gfile.makedirs(os.path.dirname(prefix) or ".")
     names = sorted(tensors)
-    tmp = f"{prefix}.tmp-{os.getpid()}"
-    tf.raw_ops.SaveV2(prefix=tmp, tensor_names=names, shape_and_slices=[""] * len(names),
-                      tensors=[tf.convert_to_tensor(tensors[n]) for n in names])
-    for suffix in (".data-00000-of-00001", ".index"):
-        tf.io.gfile.rename(tmp + suffix, prefix + suffix, overwrite=True)
+    with atomic_output(prefix, suffixes=(".data-00000-of-00001", ".index")) as tmp:
+        tf.raw_ops.SaveV2(prefix=tmp, tensor_names=names, shape_and_slices=[""] * len(names),
+                          tensors=[tf.convert_to_tensor(tensors[n]) for n in names])
     return prefix
 
 

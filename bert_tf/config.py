@@ -6,6 +6,7 @@ import json
 import os
 
 from bert_tf.errors import ConfigError
+from bert_tf.files import write_text_atomically
 
 ACTIVATIONS = ("gelu", "gelu_exact", "relu", "tanh", "linear")
 """Supported `hidden_act` values. `gelu` is the original BERT's tanh
@@ -105,10 +106,7 @@ class BertConfig:
 
     def to_json_file(self, path):
         """Writes the config atomically, in the original's format."""
-        tmp = f"{path}.tmp{os.getpid()}"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(self.to_json_string())
-        os.replace(tmp, path)
+        write_text_atomically(path, self.to_json_string())
 
     def replace(self, **changes):
         """Returns a copy with some fields changed (validated)."""

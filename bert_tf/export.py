@@ -13,14 +13,13 @@ tensorflow and tensorflow_text (whose ops the tokenizer uses). The vocab file
 travels with it as an asset.
 """
 
-import os
-import shutil
-
 import keras
 import tensorflow as tf
 
 from bert_tf.errors import InputError
-from bert_tf.preprocessing import BertTokenizer, pack_example_windows
+from bert_tf.files import atomic_output
+from bert_tf.packing import average_windows, pack_example_windows
+from bert_tf.preprocessing import BertTokenizer
 
 
 def _outputs(logits, is_regression):
@@ -61,10 +60,10 @@ def export_classifier(model, export_dir, vocab_file, do_lower_case, max_seq_leng
 
     def classify_text(text_a, text_b=None):
         segments = [tokenizer(text_a)] + ([tokenizer(text_b)] if text_b is not None else [])
-        inputs, example_ids = pack_example_windows(segments, max_seq_length, tokenizer.cls_id,
-                                                   tokenizer.sep_id, long_text_stride)
+        inputs, example_ids, _ = pack_example_windows(
+            segments, max_seq_length, tokenizer.cls_id, tokenizer.sep_id, long_text_stride)
         logits = model(inputs, training=False)
-        logits = tf.math.unsorted_segment_mean(logits, example_ids, tf.shape(text_a)[0])
+        logits = average_windows(logits, example_ids, tf.shape(text_a)[0])
         return _outputs(logits, is_regression)
 
     archive = keras.export.ExportArchive()
@@ -80,9 +79,6 @@ def export_classifier(model, export_dir, vocab_file, do_lower_case, max_seq_leng
     archive.add_endpoint("serving_default", text_fn)
     archive.add_endpoint("serving_ids", tf.function(classify_ids,
                                                     input_signature=[ids_spec] * 3))
-    tmp = f"{export_dir.rstrip('/')}.tmp-{os.getpid()}"
-    archive.write_out(tmp, verbose=False)
-    if tf.io.gfile.exists(export_dir):
-        shutil.rmtree(export_dir)
-    os.replace(tmp, export_dir)
+    with atomic_output(export_dir) as tmp:
+        archive.write_out(tmp, verbose=False)
     return export_dir

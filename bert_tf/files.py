@@ -1,4 +1,8 @@
-"""Input file lists from the scripts' comma-separated glob flags."""
+"""File helpers shared by every writer: input globs and atomic outputs."""
+
+import contextlib
+import os
+import shutil
 
 import tensorflow as tf
 
@@ -26,3 +30,41 @@ def expand_input_patterns(patterns, flag="--input_file"):
     if unmatched:
         raise InputError(f"{flag}: no file matches {', '.join(unmatched)}")
     return files
+
+
+def _remove(path):
+    if tf.io.gfile.isdir(path):
+        shutil.rmtree(path) if "://" not in path else tf.io.gfile.rmtree(path)
+    elif tf.io.gfile.exists(path):
+        tf.io.gfile.remove(path)
+
+
+@contextlib.contextmanager
+def atomic_output(path, suffixes=("",)):
+    """Yields a temporary path beside `path` to write to; when the block ends
+    without an error, `tmp + suffix` replaces `path + suffix` for each suffix in
+    order (a file or a directory), otherwise the temporary files are removed.
+
+    Readers therefore see the old output or the complete new one, never a
+    partial one. `suffixes` serves outputs made of several files (a
+    checkpoint's `.data-*` then `.index`, the index last).
+    """
+    tmp = f"{path.rstrip('/')}.tmp-{os.getpid()}"
+    try:
+        yield tmp
+        for suffix in suffixes:
+            if tf.io.gfile.isdir(tmp + suffix):
+                _remove(path + suffix)
+                tf.io.gfile.rename(tmp + suffix, path + suffix)
+            else:
+                tf.io.gfile.rename(tmp + suffix, path + suffix, overwrite=True)
+    finally:
+        for suffix in suffixes:
+            _remove(tmp + suffix)
+
+
+def write_text_atomically(path, text):
+    """Writes `text` to `path` (any tf.io.gfile path) through `atomic_output`."""
+    with atomic_output(path) as tmp:
+        with tf.io.gfile.GFile(tmp, "w") as f:
+            f.write(text)

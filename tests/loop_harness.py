@@ -10,7 +10,7 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf.config import BertConfig
-from bert_tf.data import pretraining as pretraining_data
+from bert_tf.data.pretraining import dataset as pretraining_data
 from bert_tf.modeling import BertPretrainingModel
 from bert_tf.tasks.pretraining import PretrainingTask
 from bert_tf.training.loop import LoopConfig, Trainer

@@ -6,9 +6,9 @@ import random
 import pytest
 import tensorflow as tf
 
-from bert_tf.data.classifier_features import convert_example
-from bert_tf.data.glue import InputExample
-from bert_tf.preprocessing import pack_example_windows
+from bert_tf.data.classification.features import convert_example
+from bert_tf.data.classification.glue import InputExample
+from bert_tf.packing import pack_example_windows
 
 
 class NumberTokenizer:
@@ -47,7 +47,7 @@ def test_graph_windows_equal_python_features(seed):
         if pair:  # an empty text_b makes a single-text example, in both
             segments.append(ragged([tokenizer.convert_tokens_to_ids(e.text_b.split())
                                     for e in examples]))
-        inputs, example_ids = pack_example_windows(segments, max_seq_length, 1, 2, stride)
+        inputs, example_ids, _ = pack_example_windows(segments, max_seq_length, 1, 2, stride)
         got = list(zip(example_ids.numpy().tolist(), inputs["input_word_ids"].numpy().tolist(),
                        inputs["input_type_ids"].numpy().tolist(),
                        inputs["input_mask"].numpy().tolist()))

@@ -5,8 +5,8 @@ import io
 
 import pytest
 
-from bert_tf.data import glue
-from bert_tf.data.glue import InputExample, get_processor
+from bert_tf.data.classification import glue
+from bert_tf.data.classification.glue import InputExample, get_processor
 from bert_tf.errors import InputError
 
 

@@ -9,9 +9,9 @@ import scipy.stats
 import sklearn.metrics
 
 from bert_tf import metrics
-from bert_tf.data.classifier_outputs import (submission_path, write_glue_submission,
+from bert_tf.data.classification.outputs import (submission_path, write_glue_submission,
                                              write_test_results)
-from bert_tf.data.glue import get_processor
+from bert_tf.data.classification.glue import get_processor
 from bert_tf.errors import InputError
 
 

@@ -16,7 +16,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.config import BertConfig
-from bert_tf.data.pretraining_writer import PretrainingDataOptions, create_pretraining_data
+from bert_tf.data.pretraining.writer import PretrainingDataOptions, create_pretraining_data
 from bert_tf.tasks.classifier import ClassifierOptions, run_classifier
 from bert_tf.tasks.pretraining import PretrainingOptions, run_pretraining
 from bert_tf.training.distribution import TrainingOptions

@@ -1,6 +1,5 @@
 """In-graph tokenizer == Python tokenizer, and input packing (Python == in-graph)."""
 
-import itertools
 import random
 import shutil
 import subprocess
@@ -8,13 +7,12 @@ import sys
 import unicodedata
 
 import keras
-import numpy as np
 import pytest
 import tensorflow as tf
 import tensorflow_text as tf_text
 from test_tokenization import TEXTS, uncased_vocab_file
 
-from bert_tf import preprocessing, tokenization
+from bert_tf import packing, preprocessing, tokenization
 from bert_tf.errors import InputError
 
 # Upper-case letters whose lower-case mapping is new in Unicode 14 (Python 3.11's
@@ -197,8 +195,8 @@ def test_layer_special_ids_and_config():
     assert (clone.vocab_file, clone.do_lower_case, clone.name) == (layer.vocab_file, True, "tok")
     restored = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(layer))
     assert isinstance(restored, preprocessing.BertTokenizer)
-    packer = preprocessing.BertPackInputs(16, 101, 102, pad_id=5)
-    assert preprocessing.BertPackInputs.from_config(packer.get_config()).get_config() == (
+    packer = packing.BertPackInputs(16, 101, 102, pad_id=5)
+    assert packing.BertPackInputs.from_config(packer.get_config()).get_config() == (
         packer.get_config())
 
 
@@ -219,7 +217,7 @@ def test_saved_model_loads_with_only_tensorflow_and_tensorflow_text(tmp_path):
     shutil.copy(uncased_vocab_file(), vocab_copy)
     module = tf.Module()
     module.tokenizer = preprocessing.BertTokenizer(str(vocab_copy), do_lower_case=True)
-    module.packer = preprocessing.BertPackInputs(12, 101, 102)
+    module.packer = packing.BertPackInputs(12, 101, 102)
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string)] * 2)
     def serve(a, b):
@@ -234,120 +232,16 @@ def test_saved_model_loads_with_only_tensorflow_and_tensorflow_text(tmp_path):
     )
     assert result.returncode == 0, result.stderr[-2000:]
     full = tokenization.FullTokenizer(uncased_vocab_file())
-    expected = preprocessing.pack_inputs(
+    expected = packing.pack_inputs(
         full.convert_tokens_to_ids(full.tokenize("Hello, World! ΟΔΟΣ")),
         full.convert_tokens_to_ids(full.tokenize("café 東京")), 12, 101, 102)
     assert result.stdout.split("\n")[:2] == [
         str(expected["input_word_ids"]), str(expected["input_type_ids"])]
 
 
-# ---- packing ----
-
-
-def loop_lengths(len_a, len_b, budget):
-    a, b = list(range(len_a)), list(range(len_b))
-    preprocessing.truncate_seq_pair(a, b, budget)
-    return len(a), len(b)
-
-
-def test_truncation_closed_form_equals_original_loop():
-    grid = list(itertools.product(range(13), range(13), range(16)))
-    new_a, new_b = preprocessing.truncated_pair_lengths(
-        tf.constant([g[0] for g in grid]), tf.constant([g[1] for g in grid]),
-        tf.constant([g[2] for g in grid]))
-    assert list(zip(new_a.numpy().tolist(), new_b.numpy().tolist())) == [
-        loop_lengths(*g) for g in grid]
-
-
-def test_truncate_seq_pair_order():
-    # Longer side first, one token at a time, from the end; B on ties.
-    a, b = [1, 2, 3, 4, 5, 6, 7], [8, 9]
-    preprocessing.truncate_seq_pair(a, b, 7)
-    assert (a, b) == ([1, 2, 3, 4, 5], [8, 9])
-    a, b = [1, 2, 3, 4], [5, 6, 7, 8]
-    preprocessing.truncate_seq_pair(a, b, 5)  # B, A, B -> 3 + 2
-    assert (a, b) == ([1, 2, 3], [5, 6])
-    a, b = [1, 2], [3, 4, 5, 6, 7, 8, 9]
-    preprocessing.truncate_seq_pair(a, b, 6)
-    assert (a, b) == ([1, 2], [3, 4, 5, 6])
-
-
-def test_pack_inputs_hand_written():
-    out = preprocessing.pack_inputs([1, 2, 3, 4], [5, 6, 7, 8], 8, cls_id=101, sep_id=102)
-    assert out == {
-        "input_word_ids": [101, 1, 2, 3, 102, 5, 6, 102],
-        "input_mask": [1, 1, 1, 1, 1, 1, 1, 1],
-        "input_type_ids": [0, 0, 0, 0, 0, 1, 1, 1],
-    }
-    out = preprocessing.pack_inputs([1, 2], [3], 8, cls_id=101, sep_id=102, pad_id=7)
-    assert out == {
-        "input_word_ids": [101, 1, 2, 102, 3, 102, 7, 7],
-        "input_mask": [1, 1, 1, 1, 1, 1, 0, 0],
-        "input_type_ids": [0, 0, 0, 0, 1, 1, 0, 0],
-    }
-    out = preprocessing.pack_inputs([1, 2, 3, 4, 5], None, 5, cls_id=101, sep_id=102)
-    assert out == {
-        "input_word_ids": [101, 1, 2, 3, 102],
-        "input_mask": [1, 1, 1, 1, 1],
-        "input_type_ids": [0, 0, 0, 0, 0],
-    }
-
-
-def graph_pack(segments, max_seq_length, pad_id=0):
-    out = preprocessing.BertPackInputs(max_seq_length, 101, 102, pad_id=pad_id)(
-        [tf.ragged.constant(s, dtype=tf.int64, ragged_rank=1) for s in segments])
-    return {k: v.numpy().tolist() for k, v in out.items()}
-
-
-@pytest.mark.parametrize("pair", [True, False], ids=["pair", "single"])
-def test_graph_packing_equals_python(pair):
-    rng = np.random.default_rng(0)
-    a = [list(rng.integers(1000, 2000, rng.integers(0, 20))) for _ in range(200)]
-    b = [list(rng.integers(1000, 2000, rng.integers(0, 20))) for _ in range(200)]
-    for max_seq_length in (3, 4, 9, 16, 45):
-        python = [preprocessing.pack_inputs(x, y if pair else None, max_seq_length, 101, 102, 9)
-                  for x, y in zip(a, b)]
-        graph = graph_pack([a, b] if pair else [a], max_seq_length, pad_id=9)
-        for key in ("input_word_ids", "input_mask", "input_type_ids"):
-            assert graph[key] == [p[key] for p in python], (key, max_seq_length)
-
-
-def test_packer_accepts_a_bare_tensor_and_word_level_ragged():
-    packer = preprocessing.BertPackInputs(6, 101, 102)
-    words = tf.ragged.constant([[[1, 2], [3]], [[4], [5, 6, 7, 8, 9]]])  # [batch, words, pieces]
-    out = packer(words)
-    assert out["input_word_ids"].dtype == tf.int32
-    assert out["input_word_ids"].numpy().tolist() == [[101, 1, 2, 3, 102, 0],
-                                                      [101, 4, 5, 6, 7, 102]]
-
-
-def test_packer_in_tf_function_has_static_width():
-    packer = preprocessing.BertPackInputs(10, 101, 102)
-    spec = tf.RaggedTensorSpec([None, None], tf.int32)
-
-    @tf.function(input_signature=[spec, spec])
-    def pack(a, b):
-        return packer([a, b])
-
-    out = pack.get_concrete_function().structured_outputs
-    assert {k: v.shape.as_list() for k, v in out.items()} == {
-        "input_word_ids": [None, 10], "input_mask": [None, 10], "input_type_ids": [None, 10]}
-
-
-@pytest.mark.parametrize("segments,max_seq_length", [(1, 1), (2, 2)])
-def test_max_seq_length_too_small(segments, max_seq_length):
-    b = [3] if segments == 2 else None
-    with pytest.raises(InputError, match=f"max_seq_length={max_seq_length}"):
-        preprocessing.pack_inputs([1], b, max_seq_length, 101, 102)
-    with pytest.raises(InputError) as e:
-        graph_pack([[[1]]] * segments, max_seq_length)
-    assert str(e.value) == (f"max_seq_length={max_seq_length} leaves no room for [CLS] and "
-                            f"{segments} [SEP]: it must be at least {segments + 1}")
-
-
 def test_layers_reject_wrong_input_kinds():
     layer = preprocessing.BertTokenizer(uncased_vocab_file(), name="tok")
-    packer = preprocessing.BertPackInputs(8, 101, 102, name="pack")
+    packer = packing.BertPackInputs(8, 101, 102, name="pack")
     cases = [
         (lambda: layer(tf.constant([["a", "b"]])),
          "tok expects a tf.string Tensor of shape [batch], got shape (1, 2)"),

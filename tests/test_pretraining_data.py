@@ -16,7 +16,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf import tokenization
-from bert_tf.data.pretraining_writer import (BlockInterleaver, PretrainingDataOptions,
+from bert_tf.data.pretraining.writer import (BlockInterleaver, PretrainingDataOptions,
                                              create_pretraining_data)
 from bert_tf.errors import InputError
 

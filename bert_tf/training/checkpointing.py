@@ -20,6 +20,7 @@ from absl import logging
 
 from bert_tf.checkpoints import tf1_variable_map, write_checkpoint
 from bert_tf.errors import CheckpointError
+from bert_tf.files import write_text_atomically
 
 OPTIMIZER_PREFIX = "optimizer/"
 STATE_FILE = "checkpoint"
@@ -49,11 +50,7 @@ def _read_state(output_dir):
 def _write_state(output_dir, prefixes):
     lines = [f'model_checkpoint_path: "{prefixes[-1]}"']
     lines += [f'all_model_checkpoint_paths: "{p}"' for p in prefixes]
-    path = os.path.join(output_dir, STATE_FILE)
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with tf.io.gfile.GFile(tmp, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    tf.io.gfile.rename(tmp, path, overwrite=True)
+    write_text_atomically(os.path.join(output_dir, STATE_FILE), "\n".join(lines) + "\n")
 
 
 class CheckpointManager:

@@ -11,7 +11,6 @@ and the summed gradients equal a single device's on the same global batch.
 """
 
 import dataclasses
-import os
 import time
 
 import numpy as np
@@ -19,6 +18,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf.errors import BertTfError
+from bert_tf.files import write_text_atomically
 from bert_tf.training.checkpointing import CheckpointManager
 
 
@@ -268,11 +268,7 @@ class Trainer:
 
 def write_results(path, metrics):
     """Writes `key = value` lines sorted by key (the original's eval_results.txt), atomically."""
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with tf.io.gfile.GFile(tmp, "w") as f:
-        for key in sorted(metrics):
-            value = metrics[key]
-            f.write(f"{key} = {value}\n")
-            logging.info("  %s = %s", key, value)
-    tf.io.gfile.rename(tmp, path, overwrite=True)
+    for key in sorted(metrics):
+        logging.info("  %s = %s", key, metrics[key])
+    write_text_atomically(path, "".join(f"{key} = {metrics[key]}\n" for key in sorted(metrics)))
 

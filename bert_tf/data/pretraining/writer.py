@@ -18,7 +18,7 @@ held whole, as the original holds it.
 The output is the same for any `num_workers`, and a corpus of one block gives
 exactly the original tool's instances.
 
-Output files are written as `<path>.tmp` and renamed at the end; the summary
+Output files are written to temporary files and renamed at the end; the summary
 goes to `<first output file>.summary.json`.
 """
 
@@ -35,11 +35,11 @@ import time
 from absl import logging
 import tensorflow as tf
 
-from bert_tf.data import pretraining_blocks
-from bert_tf.data.pretraining_corpus import CorpusReader
-from bert_tf.files import expand_input_patterns
-from bert_tf.data.pretraining_instances import InstanceOptions
-from bert_tf.data.pretraining_summary import PretrainingSummary
+from bert_tf.data.pretraining import blocks as pretraining_blocks
+from bert_tf.data.pretraining.corpus import CorpusReader
+from bert_tf.files import atomic_output, expand_input_patterns, write_text_atomically
+from bert_tf.data.pretraining.instances import InstanceOptions
+from bert_tf.data.pretraining.summary import PretrainingSummary
 from bert_tf.errors import InputError
 
 
@@ -148,8 +148,8 @@ def create_pretraining_data(options):
                              "(expected one sentence per line, blank lines between documents)")
     summary.skipped_lines = reader.skipped_lines
     summary.seconds = time.monotonic() - start
-    with tf.io.gfile.GFile(options.summary_file, "w") as f:
-        json.dump(summary.to_json_dict(options.max_seq_length), f, indent=2)
+    write_text_atomically(options.summary_file,
+                          json.dumps(summary.to_json_dict(options.max_seq_length), indent=2))
     _log_summary(summary, options)
     return summary
 
@@ -220,21 +220,26 @@ def _block_results(blocks, processor, options):
 
 
 class _RecordFiles:
-    """TFRecord writers on `<path>.tmp`, used round-robin; renamed to the paths
-    on success, removed on error."""
+    """TFRecord writers on temporary files, used round-robin; each replaces its
+    path on success and is removed on error (`files.atomic_output`)."""
 
     def __init__(self, paths):
         self._paths = paths
         self._writers = []
         self._count = 0
+        self._stack = None
 
     def __enter__(self):
-        for path in self._paths:
-            try:
-                self._writers.append(tf.io.TFRecordWriter(path + ".tmp"))
-            except tf.errors.OpError as e:
-                self._close(keep=False)
-                raise InputError(f"--output_file: cannot write {path}: {e.message}") from None
+        with contextlib.ExitStack() as stack:
+            for path in self._paths:
+                tmp = stack.enter_context(atomic_output(path))
+                try:
+                    writer = tf.io.TFRecordWriter(tmp)
+                except tf.errors.OpError as e:
+                    raise InputError(f"--output_file: cannot write {path}: {e.message}") from None
+                stack.callback(writer.close)  # closed before its file is renamed
+                self._writers.append(writer)
+            self._stack = stack.pop_all()
         return self
 
     def write(self, record):
@@ -242,15 +247,7 @@ class _RecordFiles:
         self._count += 1
 
     def __exit__(self, exc_type, exc, tb):
-        self._close(keep=exc_type is None)
-
-    def _close(self, keep):
-        for path, writer in zip(self._paths, self._writers):
-            writer.close()
-            if keep:
-                tf.io.gfile.rename(path + ".tmp", path, overwrite=True)
-            elif tf.io.gfile.exists(path + ".tmp"):
-                tf.io.gfile.remove(path + ".tmp")
+        return self._stack.__exit__(exc_type, exc, tb)
 
 
 class _Progress:

@@ -8,20 +8,9 @@ of an example, before calling them).
 import os
 
 import numpy as np
-import tensorflow as tf
 
 from bert_tf.errors import InputError
-
-
-def _write_atomically(path, lines):
-    tmp = f"{path}.tmp-{os.getpid()}"
-    try:
-        with tf.io.gfile.GFile(tmp, "w") as f:
-            f.write("".join(lines))
-        tf.io.gfile.rename(tmp, path, overwrite=True)
-    finally:
-        if tf.io.gfile.exists(tmp):
-            tf.io.gfile.remove(tmp)
+from bert_tf.files import write_text_atomically
 
 
 def _rows(values, name):
@@ -40,7 +29,8 @@ def write_test_results(path, probabilities):
     original writes the Estimator's float32 outputs); for regression
     (`probabilities` of shape [n] or [n, 1]) one value per line."""
     rows = _rows(probabilities, "probabilities")
-    _write_atomically(path, ["\t".join(str(value) for value in row) + "\n" for row in rows])
+    write_text_atomically(path, "".join("\t".join(str(value) for value in row) + "\n"
+                                        for row in rows))
 
 
 def submission_path(output_dir, processor):
@@ -75,5 +65,5 @@ def write_glue_submission(path, processor, predictions, label_list):
         if len(ids) and (ids.min() < 0 or ids.max() >= len(label_list)):
             raise ValueError(f"prediction ids must be in [0, {len(label_list)})")
         cells = [str(label_list[int(i)]) for i in ids]
-    _write_atomically(path, ["index\tprediction\n"] +
-                      [f"{index}\t{cell}\n" for index, cell in enumerate(cells)])
+    write_text_atomically(path, "index\tprediction\n" + "".join(
+        f"{index}\t{cell}\n" for index, cell in enumerate(cells)))

@@ -13,8 +13,9 @@ import logging
 import random
 
 from bert_tf import tokenization
-from bert_tf.data import pretraining_instances, pretraining_schema
-from bert_tf.data.pretraining_summary import PretrainingSummary
+from bert_tf.data.pretraining import instances as pretraining_instances
+from bert_tf.data.pretraining import schema as pretraining_schema
+from bert_tf.data.pretraining.summary import PretrainingSummary
 from bert_tf.errors import InputError
 
 WORD_SEGMENTERS = ("jieba",)

@@ -1,0 +1,1 @@
+"""Sentence (pair) classification data: GLUE / XNLI / generic readers, features, output files."""

@@ -1,0 +1,266 @@
+"""Feature files shared by every task: schema, cached atomic writer, tf.data reader.
+
+A task describes its TFRecords with a `FeatureSchema` (names, lengths,
+dtypes, the names the model reads them under), converts its examples into
+feature dicts, writes them with `ensure_feature_file` (atomically, with a
+fingerprint sidecar so unchanged inputs are not converted again) and reads
+them with `make_dataset`, which checks the first record of each file against
+the schema and names the file and the flag when it does not fit.
+"""
+
+import dataclasses
+import json
+import os
+
+import tensorflow as tf
+from absl import logging
+from google.protobuf.message import DecodeError
+
+from bert_tf.errors import InputError
+from bert_tf.files import atomic_output, write_text_atomically
+
+_MAX_PARALLEL_FILES = 16
+_KINDS = {tf.int64: "int64_list", tf.float32: "float_list"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Feature:
+    """One fixed-length feature of a record.
+
+    `model_name` is its key in the batches (default: `name`); `length_flag`
+    names the flag that sets `length` in error messages; `scalar` features
+    (length 1) come as `[batch]` instead of `[batch, 1]`; a feature with a
+    `default` may be missing from a record, and with `default_is_position`
+    a missing value becomes the record's position in its file.
+    """
+
+    name: str
+    length: int
+    dtype: tf.DType = tf.int64
+    model_name: str | None = None
+    length_flag: str | None = None
+    scalar: bool = False
+    default: int | None = None
+    default_is_position: bool = False
+
+
+class FeatureSchema:
+    """The features of a kind of record (`description` is used in errors)."""
+
+    def __init__(self, features, description):
+        self.features = tuple(features)
+        self.description = description
+
+    def spec(self):
+        """`{name: tf.io.FixedLenFeature}` for `tf.io.parse_example`."""
+        return {f.name: tf.io.FixedLenFeature(
+            [f.length], f.dtype, default_value=None if f.default is None else [f.default])
+            for f in self.features}
+
+    def serialize(self, values):
+        """`{name: list of numbers}` -> `tf.train.Example` bytes (deterministic:
+        the same values always give the same bytes)."""
+        feature = {}
+        for f in self.features:
+            if f.dtype == tf.float32:
+                feature[f.name] = tf.train.Feature(float_list=tf.train.FloatList(
+                    value=values[f.name]))
+            else:
+                feature[f.name] = tf.train.Feature(int64_list=tf.train.Int64List(
+                    value=values[f.name]))
+        example = tf.train.Example(features=tf.train.Features(feature=feature))
+        return example.SerializeToString(deterministic=True)
+
+    def mismatch(self, serialized):
+        """Why a serialized record does not fit the schema (a short phrase
+        naming the feature and the flag), or None if it fits."""
+        try:
+            features = tf.train.Example.FromString(serialized).features.feature
+        except DecodeError:
+            return "not a tf.train.Example"
+        for f in self.features:
+            if f.name not in features:
+                if f.default is not None:
+                    continue
+                return f"no feature {f.name}: not {self.description} records"
+            kind = features[f.name].WhichOneof("kind")
+            if kind != _KINDS[f.dtype]:
+                return (f"feature {f.name} holds {kind}, expected {_KINDS[f.dtype]}: "
+                        f"not {self.description} records")
+            length = len(getattr(features[f.name], kind).value)
+            if length != f.length:
+                expected = f"--{f.length_flag}={f.length}" if f.length_flag else str(f.length)
+                return f"feature {f.name} has {length} values, expected {expected}"
+        return None
+
+    def check_file(self, path):
+        """Raises InputError naming `path` unless its first record fits the
+        schema; returns whether the file holds any record."""
+        if not tf.io.gfile.exists(path):
+            raise InputError(f"{path} does not exist")
+        try:
+            first = [r.numpy() for r in tf.data.TFRecordDataset(path).take(1)]
+        except tf.errors.OpError as e:
+            raise InputError(f"{path}: not a TFRecord file ({type(e).__name__})") from None
+        if not first:
+            return False
+        problem = self.mismatch(first[0])
+        if problem:
+            raise InputError(f"{path}: {problem}")
+        return True
+
+    def parse(self, records, positions=None):
+        """Serialized records `[batch]` -> the model's dict of `[batch, length]`
+        tensors (int64 features as int32); `positions` int64 `[batch]` fill
+        `default_is_position` features."""
+        parsed = tf.io.parse_example(records, self.spec())
+        batch = {}
+        for f in self.features:
+            value = parsed[f.name]
+            if f.scalar:
+                value = value[:, 0]
+            if f.default_is_position:
+                value = tf.where(value == f.default, positions, value)
+            if value.dtype == tf.int64:
+                value = tf.cast(value, tf.int32)
+            batch[f.model_name or f.name] = value
+        return batch
+
+
+def make_dataset(files, schema, batch_size, is_training, input_context=None, seed=None,
+                 shuffle_buffer_size=10000, shard_by="files", check_files=True):
+    """A `tf.data.Dataset` of batches (dicts of static-shape tensors, see
+    `FeatureSchema.parse`) from TFRecord `files`.
+
+    `batch_size` is global; with a `tf.distribute.InputContext` each input
+    pipeline reads its share and yields per-replica batches. Training
+    shuffles and repeats; eval/predict read every record once, in order. The
+    remainder is dropped so every shape is static (pad eval files to a
+    multiple of the batch).
+
+    `shard_by="files"` (many large files, e.g. pre-training): each pipeline
+    reads its own files (at least one each), several at once (interleave);
+    training shuffles the files, repeats them and shuffles records in a buffer
+    of `shuffle_buffer_size`. `shard_by="records"` (one feature file of a
+    fine-tuning task): each pipeline reads every n-th record; training
+    shuffles each epoch anew, then repeats.
+    """
+    files = [files] if isinstance(files, str) else list(files)
+    if check_files:
+        has_records = [schema.check_file(path) for path in files]
+        if is_training and not any(has_records):
+            raise InputError(f"{', '.join(files)} holds no records: nothing to train on")
+    if input_context is not None:
+        batch_size = input_context.get_per_replica_batch_size(batch_size)
+    if shard_by == "files":
+        dataset = _records_by_file(files, is_training, input_context, seed,
+                                   shuffle_buffer_size)
+        dataset = dataset.batch(batch_size, drop_remainder=True)
+        dataset = dataset.map(schema.parse, num_parallel_calls=tf.data.AUTOTUNE)
+    elif shard_by == "records":
+        dataset = tf.data.TFRecordDataset(files).enumerate()
+        if input_context is not None and input_context.num_input_pipelines > 1:
+            dataset = dataset.shard(input_context.num_input_pipelines,
+                                    input_context.input_pipeline_id)
+        if is_training:
+            dataset = dataset.shuffle(shuffle_buffer_size, seed=seed,
+                                      reshuffle_each_iteration=True).repeat()
+        dataset = dataset.batch(batch_size, drop_remainder=True)
+        dataset = dataset.map(lambda positions, records: schema.parse(records, positions),
+                              num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    else:
+        raise ValueError(f"shard_by must be 'files' or 'records', got {shard_by!r}")
+    return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+def _records_by_file(files, is_training, input_context, seed, shuffle_buffer_size):
+    if input_context is not None:
+        num_pipelines = input_context.num_input_pipelines
+        if len(files) < num_pipelines:
+            raise InputError(f"{len(files)} input files for {num_pipelines} input pipelines: "
+                             "write at least one file per pipeline (--output_file=a,b,...)")
+        files = files[input_context.input_pipeline_id::num_pipelines]
+    dataset = tf.data.Dataset.from_tensor_slices(files)
+    if is_training:
+        dataset = dataset.shuffle(len(files), seed=seed).repeat()
+    dataset = dataset.interleave(
+        tf.data.TFRecordDataset, cycle_length=min(len(files), _MAX_PARALLEL_FILES),
+        num_parallel_calls=tf.data.AUTOTUNE,
+        deterministic=not is_training or seed is not None)
+    if is_training:
+        dataset = dataset.shuffle(shuffle_buffer_size, seed=seed)
+    return dataset
+
+
+# -- cached, atomically written feature files --------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class FeatureFile:
+    """A feature TFRecord file and its counts: examples, their features
+    (windows) and records (features plus padding); `reused` when the cache
+    was valid."""
+
+    path: str
+    num_examples: int
+    num_features: int
+    num_records: int
+    reused: bool = False
+
+
+def file_stamp(path):
+    """`[absolute path, size, mtime_ns]` of an input file, for fingerprints."""
+    try:
+        stat = tf.io.gfile.stat(path)
+    except tf.errors.NotFoundError:
+        raise InputError(f"input file {path} does not exist") from None
+    return [os.path.abspath(path) if "://" not in path else path, stat.length, stat.mtime_nsec]
+
+
+def _read_sidecar(path):
+    try:
+        with tf.io.gfile.GFile(path, "r") as f:
+            return json.load(f)
+    except (tf.errors.OpError, ValueError):
+        return None
+
+
+def write_record_file(path, write_records):
+    """Calls `write_records(writer)` with a `tf.io.TFRecordWriter` on a
+    temporary file that replaces `path` when it returns; returns its result."""
+    with atomic_output(path) as tmp:
+        with tf.io.TFRecordWriter(tmp) as writer:
+            result = write_records(writer)
+    return result
+
+
+def ensure_feature_file(path, fingerprint, write_records):
+    """Writes the feature file `path` unless an up-to-date one is there.
+
+    `fingerprint` is a JSON-able description of everything the records are
+    made from (e.g. `file_stamp`s of the inputs and vocab, the settings); a
+    sidecar `<path>.json` stores it with the file's size and counts, and the
+    file is reused when both still match. Otherwise `write_records(writer)`
+    writes the records and returns `(num_examples, num_features,
+    num_records)`. Returns a `FeatureFile`.
+    """
+    sidecar = path + ".json"
+    # Round-trip through JSON so tuples compare equal to the stored lists.
+    fingerprint = json.loads(json.dumps(fingerprint))
+    stored = _read_sidecar(sidecar) if tf.io.gfile.exists(path) else None
+    if (stored and stored.get("fingerprint") == fingerprint
+            and stored.get("record_file_size") == tf.io.gfile.stat(path).length):
+        logging.info("Reusing %s (%d examples, %d features)", path, stored["num_examples"],
+                     stored["num_features"])
+        return FeatureFile(path, stored["num_examples"], stored["num_features"],
+                           stored["num_records"], reused=True)
+    if tf.io.gfile.exists(sidecar):
+        tf.io.gfile.remove(sidecar)
+    tf.io.gfile.makedirs(os.path.dirname(path) or ".")
+    logging.info("Writing %s", path)
+    num_examples, num_features, num_records = write_record_file(path, write_records)
+    write_text_atomically(sidecar, json.dumps({
+        "fingerprint": fingerprint, "record_file_size": tf.io.gfile.stat(path).length,
+        "num_examples": num_examples, "num_features": num_features,
+        "num_records": num_records}, indent=1))
+    return FeatureFile(path, num_examples, num_features, num_records)

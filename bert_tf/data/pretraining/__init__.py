@@ -1,0 +1,1 @@
+"""Pre-training data: corpus -> instances -> TFRecords (the original schema), and their reader."""

@@ -1,0 +1,34 @@
+"""The tf.data reader of pre-training TFRecords (the original's schema) for the model.
+
+Batches are dicts of `[batch, ...]` tensors with static shapes: int32
+`input_word_ids`, `input_mask`, `input_type_ids` [max_seq_length] (the
+records' `input_ids`, `input_mask`, `segment_ids`), int32
+`masked_lm_positions`, `masked_lm_ids` and float32 `masked_lm_weights`
+[max_predictions_per_seq], and int32 `next_sentence_labels` [1].
+"""
+
+from bert_tf.data import features
+from bert_tf.data.pretraining.schema import pretraining_schema
+from bert_tf.files import expand_input_patterns
+
+
+def check_record_files(files, max_seq_length, max_predictions_per_seq):
+    """Reads the first record of each file now and raises InputError naming the
+    file if it is not a TFRecord of the schema at these sizes (empty files pass)."""
+    schema = pretraining_schema(max_seq_length, max_predictions_per_seq)
+    for path in files:
+        schema.check_file(path)
+
+
+def make_dataset(input_patterns, max_seq_length, max_predictions_per_seq, batch_size,
+                 is_training, input_context=None, seed=None, shuffle_buffer_size=10000,
+                 check_files=True):
+    """A `tf.data.Dataset` of pre-training batches from comma-separated globs
+    (or a list of them): `features.make_dataset` sharded by file. `seed`
+    makes the training order reproducible; `check_files` checks the first
+    record of every file first."""
+    return features.make_dataset(
+        expand_input_patterns(input_patterns),
+        pretraining_schema(max_seq_length, max_predictions_per_seq), batch_size, is_training,
+        input_context=input_context, seed=seed, shuffle_buffer_size=shuffle_buffer_size,
+        shard_by="files", check_files=check_files)
