@@ -70,12 +70,10 @@ def bert_tf_step(config, batch, xla):
     trainer = Trainer(tf.distribute.get_strategy(), PretrainingTask(), model, optimizer,
                       LoopConfig(output_dir="/tmp/bench_unused", num_train_steps=10 ** 9,
                                  jit_compile=xla))
-    iterator = iter(tf.distribute.get_strategy().experimental_distribute_dataset(
-        tf.data.Dataset.from_tensors(batch).repeat()))
+    iterator = iter(trainer.distribute(lambda _: tf.data.Dataset.from_tensors(batch).repeat()))
 
     def run(steps):
-        losses, _ = trainer._train_loop(iterator, tf.constant(steps))
-        return float(losses["loss"])
+        return trainer.train_steps(iterator, steps)["loss"]
     return run
 
 

@@ -18,8 +18,7 @@ from absl import logging
 from bert_tf.config import BertConfig
 from bert_tf.errors import CheckpointError
 from bert_tf.files import atomic_output
-from bert_tf.modeling import (BertClassifier, BertEncoder, BertPretrainingModel,
-                              BertSpanLabeler)
+from bert_tf.modeling import BertEncoder
 
 # --------------------------------------------------------------------------
 # The name map: TF1 names -> this package's Keras variables.
@@ -59,33 +58,15 @@ def _encoder_map(encoder):
 def tf1_variable_map(model):
     """Returns `{original TF1 variable name: keras.Variable}` for a bert_tf model.
 
-    Supports BertEncoder and the task models (BertPretrainingModel,
-    BertClassifier, BertSpanLabeler). Shapes are the original's, so values
+    Supports BertEncoder and every task model (the encoder's names plus the
+    model's own `tf1_head_variables()`). Shapes are the original's, so values
     move between the two without any transposition.
     """
     if isinstance(model, BertEncoder):
         return _encoder_map(model)
-    names = _encoder_map(model.encoder)
-    if isinstance(model, BertPretrainingModel):
-        mlm = model.masked_lm
-        names.update({
-            "cls/predictions/transform/dense/kernel": mlm.transform.kernel,
-            "cls/predictions/transform/dense/bias": mlm.transform.bias,
-            "cls/predictions/transform/LayerNorm/gamma": mlm.layer_norm.gamma,
-            "cls/predictions/transform/LayerNorm/beta": mlm.layer_norm.beta,
-            "cls/predictions/output_bias": mlm.output_bias,
-            "cls/seq_relationship/output_weights": model.next_sentence.output_weights,
-            "cls/seq_relationship/output_bias": model.next_sentence.output_bias,
-        })
-    elif isinstance(model, BertClassifier):
-        names["output_weights"] = model.classifier.output_weights
-        names["output_bias"] = model.classifier.output_bias
-    elif isinstance(model, BertSpanLabeler):
-        names["cls/squad/output_weights"] = model.span.output_weights
-        names["cls/squad/output_bias"] = model.span.output_bias
-    else:
+    if not hasattr(model, "tf1_head_variables"):
         raise TypeError(f"no TF1 name map for {type(model).__name__}")
-    return names
+    return {**_encoder_map(model.encoder), **model.tf1_head_variables()}
 
 
 # --------------------------------------------------------------------------

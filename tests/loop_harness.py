@@ -47,8 +47,7 @@ def make_trainer(strategy, output_dir, num_steps=6, jit_compile=False, optimizer
         model = BertPretrainingModel(CONFIG)
         if initial_weights is not None:
             model.set_weights(initial_weights)
-        opt = create_optimizer(optimizer, 1e-3, num_steps, 2,
-                               gradient_accumulation_steps=gradient_accumulation_steps)
+        opt = create_optimizer(optimizer, 1e-3, num_steps, 2)
         if loss_scaling:
             opt = keras.optimizers.LossScaleOptimizer(opt)
     config = LoopConfig(output_dir=output_dir, num_train_steps=num_steps,
@@ -62,20 +61,31 @@ def losses_of(history):
     return [losses["loss"] for _, losses in history]
 
 
-def _mirrored(out, data_dir):
-    cpu = tf.config.list_physical_devices("CPU")[0]
-    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
-    single = make_trainer(tf.distribute.get_strategy(), os.path.join(data_dir, "single"))
+def _single_and_mirrored(strategy, data_dir, name, **kwargs):
+    """Losses of one device and of `strategy` from the same weights, and the
+    largest difference between their final weights."""
+    single = make_trainer(tf.distribute.get_strategy(), os.path.join(data_dir, "single" + name),
+                          **kwargs)
     weights = single.model.get_weights()
     single_losses = losses_of(single.train(dataset_fn(data_dir, 8), 8))
-    mirrored_strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
-    mirrored = make_trainer(mirrored_strategy, os.path.join(data_dir, "mirrored"),
-                            initial_weights=weights)
+    mirrored = make_trainer(strategy, os.path.join(data_dir, "mirrored" + name),
+                            initial_weights=weights, **kwargs)
     mirrored_losses = losses_of(mirrored.train(dataset_fn(data_dir, 8), 8))
     final_diff = max(float(np.max(np.abs(a - b))) for a, b in
                      zip(single.model.get_weights(), mirrored.model.get_weights()))
-    json.dump({"replicas": mirrored_strategy.num_replicas_in_sync, "single": single_losses,
-               "mirrored": mirrored_losses, "final_weight_diff": final_diff}, open(out, "w"))
+    return single_losses, mirrored_losses, final_diff
+
+
+def _mirrored(out, data_dir):
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    single, mirrored, final_diff = _single_and_mirrored(strategy, data_dir, "")
+    accumulated = _single_and_mirrored(strategy, data_dir, "-accumulated", num_steps=3,
+                                       gradient_accumulation_steps=2)
+    json.dump({"replicas": strategy.num_replicas_in_sync, "single": single,
+               "mirrored": mirrored, "final_weight_diff": final_diff,
+               "accumulated": accumulated}, open(out, "w"))
 
 
 def _multi_worker(out, data_dir):

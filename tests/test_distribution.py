@@ -254,10 +254,10 @@ def _replica_gradients(variables, steps):
     return batches
 
 
-def _run_mirrored(strategy, kind, batches, accumulation, loss_scaling):
+def _run_mirrored(strategy, kind, batches, loss_scaling):
     with strategy.scope():
         variables = _make_variables()
-        optimizer = create_optimizer(kind, 0.05, 10, 0, gradient_accumulation_steps=accumulation)
+        optimizer = create_optimizer(kind, 0.05, 10, 0)
         if loss_scaling:
             optimizer = distribution.with_loss_scaling(optimizer, "mixed_float16")
         optimizer.build(variables)
@@ -278,9 +278,9 @@ def _run_mirrored(strategy, kind, batches, accumulation, loss_scaling):
     return [v.numpy() for v in variables], int(keras.ops.convert_to_numpy(optimizer.iterations))
 
 
-def _run_single_device(kind, batches, accumulation):
+def _run_single_device(kind, batches):
     variables = _make_variables()
-    optimizer = create_optimizer(kind, 0.05, 10, 0, gradient_accumulation_steps=accumulation)
+    optimizer = create_optimizer(kind, 0.05, 10, 0)
     for stacked in batches:
         optimizer.apply([tf.constant(g.sum(axis=0)) for g in stacked], variables)
     return [v.numpy() for v in variables], int(keras.ops.convert_to_numpy(optimizer.iterations))
@@ -297,17 +297,17 @@ def _multi_replica_checks():
     with pytest.raises(InputError, match="--train_batch_size=3"):
         distribution.check_batch_divisible(3, strategy, "train_batch_size")
 
-    # Gradients are summed over replicas, clipped after the sum, and
-    # accumulated per update, exactly as one device given the summed gradients.
+    # Gradients are summed over replicas and clipped after the sum, exactly as
+    # one device given the summed gradients (also under loss scaling).
     variables = _make_variables()
     for kind in KINDS:
-        for accumulation, loss_scaling in [(None, False), (2, True)]:
+        for loss_scaling in (False, True):
             batches = _replica_gradients(variables, steps=4)
-            got, got_updates = _run_mirrored(strategy, kind, batches, accumulation, loss_scaling)
-            want, want_updates = _run_single_device(kind, batches, accumulation)
-            assert got_updates == want_updates == 4 // (accumulation or 1)
+            got, got_updates = _run_mirrored(strategy, kind, batches, loss_scaling)
+            want, want_updates = _run_single_device(kind, batches)
+            assert got_updates == want_updates == 4
             for g, w in zip(got, want):
-                message = f"{kind}, accumulation {accumulation}"
+                message = f"{kind}, loss scaling {loss_scaling}"
                 np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=message)
 
     worker_strategy = distribution.get_strategy("multi_worker_mirrored")

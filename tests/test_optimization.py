@@ -187,27 +187,6 @@ def test_weight_decay_exclusions_match_variable_paths(kind):
         assert changed == decays
 
 
-@pytest.mark.parametrize("jit", [False, True], ids=["eager", "xla"])
-@pytest.mark.parametrize("kind", KINDS)
-def test_gradient_accumulation_steps_the_schedule_once_per_update(kind, jit):
-    variables = make_variables()
-    start = values(variables)
-    micro_batches = make_gradients(variables, [3.0, 1.0, 0.4, 0.2])
-    optimizer = create_optimizer(
-        kind, 0.05, 10, 0, weight_decay_rate=WEIGHT_DECAY, gradient_accumulation_steps=2
-    )
-    apply_all(optimizer, variables, micro_batches[:1], jit=jit)
-    assert_all_close(values(variables), start)
-    apply_all(optimizer, variables, micro_batches[1:], jit=jit)
-
-    averaged = [
-        [(a + b) / 2 for a, b in zip(micro_batches[i], micro_batches[i + 1])] for i in (0, 2)
-    ]
-    lrs = [reference_lr(update, 0.05, 10, 0) for update in range(2)]
-    assert_all_close(values(variables), reference_run(kind, start, averaged, lrs, DECAYS))
-    assert int(optimizer.iterations) == 2
-
-
 @pytest.mark.parametrize("kind", KINDS)
 def test_sparse_gradients_with_repeated_rows_match_dense(kind):
     results = []
@@ -255,7 +234,7 @@ def test_schedule_rejects_bad_steps(kwargs):
 
 @pytest.mark.parametrize("kind, cls", [("bert_adam", BertAdam), ("adamw", AdamW), ("lamb", Lamb)])
 def test_create_optimizer_settings_and_serialisation(kind, cls):
-    optimizer = create_optimizer(kind, 1e-4, 1000, 100, gradient_accumulation_steps=1)
+    optimizer = create_optimizer(kind, 1e-4, 1000, 100)
     assert type(optimizer) is cls
     config = optimizer.get_config()
     assert config["epsilon"] == EPSILON and config["weight_decay"] == 0.01
@@ -268,5 +247,3 @@ def test_create_optimizer_settings_and_serialisation(kind, cls):
 def test_create_optimizer_rejects_bad_arguments():
     with pytest.raises(InputError, match="adamw, bert_adam, lamb"):
         create_optimizer("sgd", 1e-4, 1000, 100)
-    with pytest.raises(InputError, match="gradient_accumulation_steps"):
-        create_optimizer("adamw", 1e-4, 1000, 100, gradient_accumulation_steps=0)

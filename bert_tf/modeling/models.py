@@ -22,6 +22,11 @@ class _TaskModel(keras.Model):
     def get_config(self):
         return {"name": self.name, "config": self.config.to_dict()}
 
+    def tf1_head_variables(self):
+        """`{original TF1 name: variable}` of the head's weights (the encoder's
+        are named by `checkpoints.tf1_variable_map`)."""
+        raise NotImplementedError
+
 
 @keras.saving.register_keras_serializable(package="bert_tf")
 class BertPretrainingModel(_TaskModel):
@@ -42,6 +47,18 @@ class BertPretrainingModel(_TaskModel):
         self.masked_lm.build()
         self.next_sentence.build((None, c.hidden_size))
         self.built = True
+
+    def tf1_head_variables(self):
+        mlm = self.masked_lm
+        return {
+            "cls/predictions/transform/dense/kernel": mlm.transform.kernel,
+            "cls/predictions/transform/dense/bias": mlm.transform.bias,
+            "cls/predictions/transform/LayerNorm/gamma": mlm.layer_norm.gamma,
+            "cls/predictions/transform/LayerNorm/beta": mlm.layer_norm.beta,
+            "cls/predictions/output_bias": mlm.output_bias,
+            "cls/seq_relationship/output_weights": self.next_sentence.output_weights,
+            "cls/seq_relationship/output_bias": self.next_sentence.output_bias,
+        }
 
     def call(self, inputs, training=None):
         outputs = self.encoder(inputs, training=training)
@@ -71,6 +88,10 @@ class BertClassifier(_TaskModel):
         self.classifier.build((None, self.config.hidden_size))
         self.built = True
 
+    def tf1_head_variables(self):
+        return {"output_weights": self.classifier.output_weights,
+                "output_bias": self.classifier.output_bias}
+
     def call(self, inputs, training=None):
         pooled = self.encoder(inputs, training=training)["pooled_output"]
         return self.classifier(self.dropout(pooled, training=training))
@@ -92,6 +113,10 @@ class BertSpanLabeler(_TaskModel):
         self.span = OutputProjection(2, self.config.initializer_range, name="span")
         self.span.build((None, None, self.config.hidden_size))
         self.built = True
+
+    def tf1_head_variables(self):
+        return {"cls/squad/output_weights": self.span.output_weights,
+                "cls/squad/output_bias": self.span.output_bias}
 
     def call(self, inputs, training=None):
         sequence = self.encoder(inputs, training=training)["sequence_output"]

@@ -16,43 +16,30 @@ from bert_tf.export import check_export_dir, export_classifier
 from bert_tf.metrics import glue_metrics
 from bert_tf.modeling import BertClassifier
 from bert_tf.packing import average_windows
-from bert_tf.tasks.common import load_bert_config, training_environment, warm_start
-from bert_tf.training import distribution
-from bert_tf.training.distribution import TrainingOptions
-from bert_tf.training.loop import LoopConfig, Task, Trainer, write_results
-from bert_tf.training.optimization import create_optimizer
+from bert_tf.tasks.common import RunOptions, TaskRunner, option, run_task
+from bert_tf.training.loop import Task
 
 _PASSTHROUGH = ("label_ids", "is_real_example", "example_index")
 
 
-@dataclasses.dataclass
-class ClassifierOptions:
+@dataclasses.dataclass(kw_only=True)
+class ClassifierOptions(RunOptions):
     """The flags of the original run_classifier.py (with its defaults) and the additions."""
 
-    task_name: str
-    data_dir: str
-    vocab_file: str
-    bert_config_file: str
-    output_dir: str
-    init_checkpoint: str | None = None
-    do_lower_case: bool = True
-    max_seq_length: int = 128
-    do_train: bool = False
-    do_eval: bool = False
-    do_predict: bool = False
-    train_batch_size: int = 32
-    eval_batch_size: int = 8
-    predict_batch_size: int = 8
-    learning_rate: float = 5e-5
-    num_train_epochs: float = 3.0
-    warmup_proportion: float = 0.1
-    save_checkpoints_steps: int = 1000
-    keep_checkpoint_max: int = 5
-    long_text_stride: int | None = None
-    export_dir: str | None = None
-    overwrite: bool = False
+    task_name: str = option(help=f"One of: {', '.join(glue.task_names())}.")
+    data_dir: str = option(help="Folder with the task's .tsv files.")
+    vocab_file: str = option(help="The vocab.txt of the BERT model.")
+    do_lower_case: bool = option(True, "Lower-case the input (uncased models).")
+    do_predict: bool = option(False, "Whether to predict the test set.")
+    predict_batch_size: int = option(8, "Global prediction batch size.")
+    num_train_epochs: float = option(3.0, "Training epochs.")
+    warmup_proportion: float = option(0.1, "Share of training for linear warm-up.")
+    long_text_stride: int | None = option(
+        None, "Split texts longer than --max_seq_length into windows this many tokens apart "
+              "and average their logits (default: truncate, as the original).")
+    export_dir: str | None = option(None, "Write a SavedModel (raw text in) here.")
+    overwrite: bool = option(False, "Replace an existing --export_dir.")
     processor_options: dict = dataclasses.field(default_factory=dict)
-    training: TrainingOptions = dataclasses.field(default_factory=TrainingOptions)
 
 
 class ClassificationTask(Task):
@@ -115,14 +102,103 @@ def _has_sentence_pairs(processor, data_dir):
     raise InputError(f"--data_dir {data_dir}: no examples of task {processor.name} to export for")
 
 
-def _validate(options):
-    if not (options.do_train or options.do_eval or options.do_predict):
-        raise InputError("at least one of --do_train, --do_eval or --do_predict must be set")
-    if options.long_text_stride is not None and options.long_text_stride < 1:
-        raise InputError(f"--long_text_stride must be >= 1, got {options.long_text_stride}")
-    if options.export_dir:
-        check_export_dir(options.export_dir, options.overwrite)
-    tokenization.validate_case_matches_checkpoint(options.do_lower_case, options.init_checkpoint)
+class ClassifierRunner(TaskRunner):
+    """Classification on the run skeleton: GLUE-style files in, the original's
+    output files (and a raw-text SavedModel) out."""
+
+    batch_size_options = ("train_batch_size", "eval_batch_size", "predict_batch_size")
+
+    def __init__(self, options):
+        super().__init__(options)
+        self.processor = None
+        self.tokenizer = None
+        self.train_file = None
+
+    def validate(self):
+        options = self.options
+        if not (options.do_train or options.do_eval or options.do_predict):
+            raise InputError("at least one of --do_train, --do_eval or --do_predict must be set")
+        if options.long_text_stride is not None and options.long_text_stride < 1:
+            raise InputError(f"--long_text_stride must be >= 1, got {options.long_text_stride}")
+        if options.export_dir:
+            check_export_dir(options.export_dir, options.overwrite)
+        tokenization.validate_case_matches_checkpoint(options.do_lower_case,
+                                                      options.init_checkpoint)
+        self.processor = glue.get_processor(options.task_name, **options.processor_options)
+
+    def prepare(self, config):
+        options = self.options
+        self.tokenizer = tokenization.FullTokenizer(options.vocab_file, options.do_lower_case)
+        if options.do_train:
+            self.train_file = self._features("train")
+
+    def _features(self, split, pad_to=None):
+        options = self.options
+        return classifier_features.ensure_split_features(
+            self.processor, options.data_dir, split, options.output_dir, options.max_seq_length,
+            self.tokenizer, vocab_file=options.vocab_file, do_lower_case=options.do_lower_case,
+            long_text_stride=options.long_text_stride, pad_to_multiple_of=pad_to)
+
+    def _dataset_fn(self, path, batch_size, is_training):
+        options = self.options
+
+        def dataset_fn(input_context):
+            return classifier_features.make_dataset(
+                path, options.max_seq_length, batch_size, is_training,
+                is_regression=self.processor.is_regression, input_context=input_context,
+                seed=options.training.seed)
+        return dataset_fn
+
+    def train_schedule(self):
+        options = self.options
+        num_train_steps = max(1, int(self.train_file.num_features / options.train_batch_size
+                                     * options.num_train_epochs))
+        logging.info("training on %d features (%d examples) for %d steps",
+                     self.train_file.num_features, self.train_file.num_examples,
+                     num_train_steps)
+        return num_train_steps, int(num_train_steps * options.warmup_proportion)
+
+    def train_dataset_fn(self):
+        return self._dataset_fn(self.train_file.path, self.options.train_batch_size, True)
+
+    def build_model(self, config):
+        processor = self.processor
+        return BertClassifier(config, 1 if processor.is_regression else
+                              len(processor.get_labels()))
+
+    def loss_task(self):
+        return ClassificationTask(self.processor.is_regression)
+
+    def _predict_examples(self, trainer, split, batch_size):
+        """Per-example logits and labels of a split (windows averaged, padding dropped)."""
+        feature_file = self._features(split, pad_to=batch_size)
+        predictions = trainer.predict(self._dataset_fn(feature_file.path, batch_size, False),
+                                      _PASSTHROUGH)
+        return combine_windows(predictions)
+
+    def evaluate(self, trainer):
+        logits, labels = self._predict_examples(trainer, "eval", self.options.eval_batch_size)
+        return eval_metrics(self.processor, logits, labels)
+
+    def predict(self, trainer):
+        options, processor = self.options, self.processor
+        logits, _ = self._predict_examples(trainer, "predict", options.predict_batch_size)
+        outputs = logits[:, 0] if processor.is_regression else _softmax(logits)
+        classifier_outputs.write_test_results(
+            os.path.join(options.output_dir, "test_results.tsv"), outputs)
+        if processor.submission_name:
+            classifier_outputs.write_glue_submission(
+                classifier_outputs.submission_path(options.output_dir, processor),
+                processor, outputs, processor.get_labels())
+
+    def export(self, model):
+        options = self.options
+        export_classifier(model, options.export_dir, options.vocab_file,
+                          options.do_lower_case, options.max_seq_length,
+                          _has_sentence_pairs(self.processor, options.data_dir),
+                          is_regression=self.processor.is_regression,
+                          long_text_stride=options.long_text_stride,
+                          overwrite=options.overwrite)
 
 
 def run_classifier(options):
@@ -132,90 +208,4 @@ def run_classifier(options):
     checkpoints, cached features (`train.tf_record`, ...),
     `eval_results.txt`, `test_results.tsv` and the GLUE submission file.
     """
-    _validate(options)
-    config = load_bert_config(options.bert_config_file, options.max_seq_length)
-    processor = glue.get_processor(options.task_name, **options.processor_options)
-    label_list = processor.get_labels()
-    num_outputs = 1 if processor.is_regression else len(label_list)
-    tokenizer = tokenization.FullTokenizer(options.vocab_file, options.do_lower_case)
-    tf.io.gfile.makedirs(options.output_dir)
-
-    def features(split, pad_to=None):
-        return classifier_features.ensure_split_features(
-            processor, options.data_dir, split, options.output_dir, options.max_seq_length,
-            tokenizer, vocab_file=options.vocab_file, do_lower_case=options.do_lower_case,
-            long_text_stride=options.long_text_stride, pad_to_multiple_of=pad_to)
-
-    def dataset_fn(path, batch_size, is_training):
-        def make(input_context):
-            return classifier_features.make_dataset(
-                path, options.max_seq_length, batch_size, is_training,
-                is_regression=processor.is_regression, input_context=input_context,
-                seed=options.training.seed)
-        return make
-
-    training = options.training
-    train_file = features("train") if options.do_train else None
-    num_train_steps = 1
-    if train_file:
-        num_train_steps = max(1, int(train_file.num_features / options.train_batch_size
-                                     * options.num_train_epochs))
-    with training_environment(training) as strategy:
-        for flag in ("train_batch_size", "eval_batch_size", "predict_batch_size"):
-            distribution.check_batch_divisible(getattr(options, flag), strategy, flag)
-        with strategy.scope():
-            model = BertClassifier(config, num_outputs)
-            optimizer = distribution.with_loss_scaling(create_optimizer(
-                training.optimizer, options.learning_rate, num_train_steps,
-                int(num_train_steps * options.warmup_proportion),
-                weight_decay_rate=training.weight_decay_rate,
-                gradient_accumulation_steps=training.gradient_accumulation_steps),
-                training.dtype)
-        trainer = Trainer(strategy, ClassificationTask(processor.is_regression), model, optimizer,
-                          LoopConfig(output_dir=options.output_dir,
-                                     num_train_steps=num_train_steps,
-                                     steps_per_loop=training.steps_per_loop,
-                                     save_checkpoints_steps=options.save_checkpoints_steps,
-                                     keep_checkpoint_max=options.keep_checkpoint_max,
-                                     jit_compile=training.jit_compile,
-                                     gradient_accumulation_steps=(
-                                         training.gradient_accumulation_steps)))
-        if options.do_train:
-            logging.info("training on %d features (%d examples) for %d steps",
-                         train_file.num_features, train_file.num_examples, num_train_steps)
-            init_fn = (lambda: warm_start(model, options.init_checkpoint)) \
-                if options.init_checkpoint else None
-            trainer.train(dataset_fn(train_file.path, options.train_batch_size, True),
-                          options.train_batch_size, init_fn=init_fn)
-        elif not trainer.checkpoints.restore_latest() and options.init_checkpoint:
-            warm_start(model, options.init_checkpoint)
-
-        metrics = {}
-        if options.do_eval:
-            eval_file = features("eval", pad_to=options.eval_batch_size)
-            predictions = trainer.predict(
-                dataset_fn(eval_file.path, options.eval_batch_size, False), _PASSTHROUGH)
-            logits, labels = combine_windows(predictions)
-            metrics = eval_metrics(processor, logits, labels)
-            metrics["global_step"] = int(trainer.global_step.numpy())
-            write_results(os.path.join(options.output_dir, "eval_results.txt"), metrics)
-        if options.do_predict:
-            predict_file = features("predict", pad_to=options.predict_batch_size)
-            predictions = trainer.predict(
-                dataset_fn(predict_file.path, options.predict_batch_size, False), _PASSTHROUGH)
-            logits, _ = combine_windows(predictions)
-            outputs = logits[:, 0] if processor.is_regression else _softmax(logits)
-            classifier_outputs.write_test_results(
-                os.path.join(options.output_dir, "test_results.tsv"), outputs)
-            if processor.submission_name:
-                classifier_outputs.write_glue_submission(
-                    classifier_outputs.submission_path(options.output_dir, processor),
-                    processor, outputs, label_list)
-        if options.export_dir:
-            export_classifier(model, options.export_dir, options.vocab_file,
-                              options.do_lower_case, options.max_seq_length,
-                              _has_sentence_pairs(processor, options.data_dir),
-                              is_regression=processor.is_regression,
-                              long_text_stride=options.long_text_stride,
-                              overwrite=options.overwrite)
-        return metrics
+    return run_task(ClassifierRunner(options))

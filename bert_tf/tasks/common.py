@@ -1,14 +1,54 @@
-"""Set-up shared by the task entry points: strategy, precision, model warm start."""
+"""The run skeleton every task shares, and the options (flags) they share.
+
+A task is a `TaskRunner` subclass: it supplies its model, its loss (a
+`training.loop.Task`), its training data and schedule, and what eval,
+predict and export mean for it. `run_task` does the rest, in this order:
+validate -> read the config -> make `output_dir` -> `prepare` (features) ->
+in the strategy scope: model + optimizer -> Trainer -> train (resuming the
+newest checkpoint, else warm-starting from `init_checkpoint`) or restore ->
+evaluate (writes `eval_results.txt`) -> predict -> export.
+"""
 
 import contextlib
+import dataclasses
+import os
 
 import keras
+import tensorflow as tf
 from absl import logging
 
 from bert_tf import checkpoints
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
 from bert_tf.training import distribution
+from bert_tf.training.distribution import TrainingOptions
+from bert_tf.training.loop import LoopConfig, Trainer, write_results
+from bert_tf.training.optimization import create_optimizer
+
+
+def option(default=dataclasses.MISSING, help=""):  # noqa: A002  (absl's word for it)
+    """A dataclass field that is also a command-line flag with this help text."""
+    return dataclasses.field(default=default, metadata={"help": help})
+
+
+@dataclasses.dataclass(kw_only=True)
+class RunOptions:
+    """The flags every training script shares, with the original's defaults."""
+
+    bert_config_file: str = option(help="bert_config.json of the model: its architecture.")
+    output_dir: str = option(help="Where checkpoints and results are written.")
+    init_checkpoint: str | None = option(
+        None, "Checkpoint to start from: Google's bert_model.ckpt, a bert_tf or Model "
+              "Garden checkpoint, or a Hugging Face folder.")
+    max_seq_length: int = option(128, "Tokens per sequence after WordPiece, with [CLS]/[SEP].")
+    do_train: bool = option(False, "Whether to train.")
+    do_eval: bool = option(False, "Whether to evaluate (writes eval_results.txt).")
+    train_batch_size: int = option(32, "Global training batch size.")
+    eval_batch_size: int = option(8, "Global evaluation batch size.")
+    learning_rate: float = option(5e-5, "Peak learning rate.")
+    save_checkpoints_steps: int = option(1000, "Updates between checkpoints.")
+    keep_checkpoint_max: int = option(5, "Checkpoints kept in --output_dir.")
+    training: TrainingOptions = dataclasses.field(default_factory=TrainingOptions)
 
 
 def load_bert_config(bert_config_file, max_seq_length):
@@ -45,3 +85,88 @@ def warm_start(model, init_checkpoint):
                  init_checkpoint, len(report.loaded), len(report.left_initialised),
                  f" ({', '.join(report.left_initialised)})" if report.left_initialised else "")
     return report
+
+
+class TaskRunner:
+    """What a task supplies to `run_task`. `self.options` is a `RunOptions`
+    subclass; the hooks are called in the order listed."""
+
+    # Batch-size options that every replica count must divide.
+    batch_size_options = ("train_batch_size", "eval_batch_size")
+
+    def __init__(self, options):
+        self.options = options
+
+    def validate(self):
+        """Checks the options before any work (raise InputError)."""
+
+    def prepare(self, config):
+        """Work before the strategy: read inputs, write feature files."""
+
+    def train_schedule(self):
+        """`(num_train_steps, num_warmup_steps)` (called with do_train only)."""
+        raise NotImplementedError
+
+    def train_dataset_fn(self):
+        """`dataset_fn(input_context)` of the training batches."""
+        raise NotImplementedError
+
+    def build_model(self, config):
+        """The Keras model (called inside the strategy scope)."""
+        raise NotImplementedError
+
+    def loss_task(self):
+        """The `training.loop.Task` (loss, eval sums) of the model."""
+        raise NotImplementedError
+
+    def evaluate(self, trainer):
+        """With do_eval: the metrics to write to `eval_results.txt`."""
+        raise NotImplementedError
+
+    def predict(self, trainer):
+        """With do_predict (where the task has it): writes the prediction files."""
+
+    def export(self, model):
+        """With export_dir (where the task has it): writes the SavedModel."""
+
+
+def run_task(runner):
+    """Runs a task's train / eval / predict / export as its options say;
+    returns the eval metrics (empty without do_eval)."""
+    options = runner.options
+    runner.validate()
+    config = load_bert_config(options.bert_config_file, options.max_seq_length)
+    tf.io.gfile.makedirs(options.output_dir)
+    runner.prepare(config)
+    num_train_steps, num_warmup_steps = runner.train_schedule() if options.do_train else (1, 0)
+    training = options.training
+    with training_environment(training) as strategy:
+        for name in runner.batch_size_options:
+            distribution.check_batch_divisible(getattr(options, name), strategy, name)
+        with strategy.scope():
+            model = runner.build_model(config)
+            optimizer = distribution.with_loss_scaling(create_optimizer(
+                training.optimizer, options.learning_rate, num_train_steps, num_warmup_steps,
+                weight_decay_rate=training.weight_decay_rate), training.dtype)
+        trainer = Trainer(strategy, runner.loss_task(), model, optimizer, LoopConfig(
+            output_dir=options.output_dir, num_train_steps=num_train_steps,
+            steps_per_loop=training.steps_per_loop,
+            save_checkpoints_steps=options.save_checkpoints_steps,
+            keep_checkpoint_max=options.keep_checkpoint_max, jit_compile=training.jit_compile,
+            gradient_accumulation_steps=training.gradient_accumulation_steps))
+        if options.do_train:
+            init_fn = (lambda: warm_start(model, options.init_checkpoint)) \
+                if options.init_checkpoint else None
+            trainer.train(runner.train_dataset_fn(), options.train_batch_size, init_fn=init_fn)
+        elif not trainer.checkpoints.restore_latest() and options.init_checkpoint:
+            warm_start(model, options.init_checkpoint)
+        metrics = {}
+        if options.do_eval:
+            metrics = runner.evaluate(trainer)
+            metrics.setdefault("global_step", int(trainer.global_step.numpy()))
+            write_results(os.path.join(options.output_dir, "eval_results.txt"), metrics)
+        if getattr(options, "do_predict", False):
+            runner.predict(trainer)
+        if getattr(options, "export_dir", None):
+            runner.export(model)
+        return metrics

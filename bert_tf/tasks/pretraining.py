@@ -1,7 +1,6 @@
 """Masked-LM + next-sentence pre-training: what `run_pretraining.py` runs."""
 
 import dataclasses
-import os
 
 import tensorflow as tf
 from keras import ops
@@ -10,34 +9,19 @@ from bert_tf.data.pretraining import dataset as pretraining_data
 from bert_tf.errors import InputError
 from bert_tf.files import expand_input_patterns
 from bert_tf.modeling import BertPretrainingModel, pretraining_losses
-from bert_tf.tasks.common import load_bert_config, training_environment, warm_start
-from bert_tf.training import distribution
-from bert_tf.training.distribution import TrainingOptions
-from bert_tf.training.loop import LoopConfig, Task, Trainer, write_results
-from bert_tf.training.optimization import create_optimizer
+from bert_tf.tasks.common import RunOptions, TaskRunner, option, run_task
+from bert_tf.training.loop import Task
 
 
-@dataclasses.dataclass
-class PretrainingOptions:
+@dataclasses.dataclass(kw_only=True)
+class PretrainingOptions(RunOptions):
     """The flags of the original run_pretraining.py, with its defaults."""
 
-    bert_config_file: str
-    input_file: str
-    output_dir: str
-    init_checkpoint: str | None = None
-    max_seq_length: int = 128
-    max_predictions_per_seq: int = 20
-    do_train: bool = False
-    do_eval: bool = False
-    train_batch_size: int = 32
-    eval_batch_size: int = 8
-    learning_rate: float = 5e-5
-    num_train_steps: int = 100000
-    num_warmup_steps: int = 10000
-    save_checkpoints_steps: int = 1000
-    max_eval_steps: int = 100
-    keep_checkpoint_max: int = 5
-    training: TrainingOptions = dataclasses.field(default_factory=TrainingOptions)
+    input_file: str = option(help="Input TFRecord files (comma-separated globs).")
+    max_predictions_per_seq: int = option(20, "Masked positions per record.")
+    num_train_steps: int = option(100000, "Optimizer updates to train for.")
+    num_warmup_steps: int = option(10000, "Linear warm-up updates.")
+    max_eval_steps: int = option(100, "Maximum evaluation batches.")
 
 
 class PretrainingTask(Task):
@@ -82,13 +66,45 @@ class PretrainingTask(Task):
         }
 
 
-def _dataset_fn(options, batch_size, is_training):
-    def dataset_fn(input_context):
-        return pretraining_data.make_dataset(
-            options.input_file, options.max_seq_length, options.max_predictions_per_seq,
-            batch_size, is_training=is_training, input_context=input_context,
-            seed=options.training.seed, check_files=False)
-    return dataset_fn
+class PretrainingRunner(TaskRunner):
+    """Pre-training on the run skeleton: records from create_pretraining_data.py in,
+    checkpoints and `eval_results.txt` out."""
+
+    def validate(self):
+        if not self.options.do_train and not self.options.do_eval:
+            raise InputError("at least one of --do_train or --do_eval must be set")
+
+    def prepare(self, config):
+        options = self.options
+        pretraining_data.check_record_files(expand_input_patterns(options.input_file),
+                                            options.max_seq_length,
+                                            options.max_predictions_per_seq)
+
+    def _dataset_fn(self, batch_size, is_training):
+        options = self.options
+
+        def dataset_fn(input_context):
+            return pretraining_data.make_dataset(
+                options.input_file, options.max_seq_length, options.max_predictions_per_seq,
+                batch_size, is_training=is_training, input_context=input_context,
+                seed=options.training.seed, check_files=False)
+        return dataset_fn
+
+    def train_schedule(self):
+        return self.options.num_train_steps, self.options.num_warmup_steps
+
+    def train_dataset_fn(self):
+        return self._dataset_fn(self.options.train_batch_size, True)
+
+    def build_model(self, config):
+        return BertPretrainingModel(config)
+
+    def loss_task(self):
+        return PretrainingTask()
+
+    def evaluate(self, trainer):
+        return trainer.evaluate(self._dataset_fn(self.options.eval_batch_size, False),
+                                max_steps=self.options.max_eval_steps)
 
 
 def run_pretraining(options):
@@ -97,43 +113,4 @@ def run_pretraining(options):
     Checkpoints go to `output_dir` (resumed automatically); eval writes
     `output_dir/eval_results.txt` with the original's keys.
     """
-    if not options.do_train and not options.do_eval:
-        raise InputError("at least one of --do_train or --do_eval must be set")
-    config = load_bert_config(options.bert_config_file, options.max_seq_length)
-    tf.io.gfile.makedirs(options.output_dir)
-    files = expand_input_patterns(options.input_file)
-    pretraining_data.check_record_files(files, options.max_seq_length,
-                                        options.max_predictions_per_seq)
-    training = options.training
-    with training_environment(training) as strategy:
-        for flag in ("train_batch_size", "eval_batch_size"):
-            distribution.check_batch_divisible(getattr(options, flag), strategy, flag)
-        with strategy.scope():
-            model = BertPretrainingModel(config)
-            optimizer = distribution.with_loss_scaling(create_optimizer(
-                training.optimizer, options.learning_rate, options.num_train_steps,
-                options.num_warmup_steps, weight_decay_rate=training.weight_decay_rate,
-                gradient_accumulation_steps=training.gradient_accumulation_steps),
-                training.dtype)
-        loop_config = LoopConfig(
-            output_dir=options.output_dir, num_train_steps=options.num_train_steps,
-            steps_per_loop=training.steps_per_loop,
-            save_checkpoints_steps=options.save_checkpoints_steps,
-            keep_checkpoint_max=options.keep_checkpoint_max, jit_compile=training.jit_compile,
-            gradient_accumulation_steps=training.gradient_accumulation_steps)
-        trainer = Trainer(strategy, PretrainingTask(), model, optimizer, loop_config)
-        if options.do_train:
-            init_fn = (lambda: warm_start(model, options.init_checkpoint)) \
-                if options.init_checkpoint else None
-            trainer.train(_dataset_fn(options, options.train_batch_size, True),
-                          options.train_batch_size, init_fn=init_fn)
-        if not options.do_eval:
-            return {}
-        if not options.do_train:
-            resumed = trainer.checkpoints.restore_latest()
-            if not resumed and options.init_checkpoint:
-                warm_start(model, options.init_checkpoint)
-        metrics = trainer.evaluate(_dataset_fn(options, options.eval_batch_size, False),
-                                   max_steps=options.max_eval_steps)
-        write_results(os.path.join(options.output_dir, "eval_results.txt"), metrics)
-        return metrics
+    return run_task(PretrainingRunner(options))

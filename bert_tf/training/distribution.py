@@ -14,6 +14,7 @@ import keras
 import tensorflow as tf
 from absl import flags, logging
 
+from bert_tf.cli import calling_script
 from bert_tf.errors import InputError
 from bert_tf.training.optimization import OPTIMIZERS
 
@@ -67,13 +68,16 @@ def _check_choice(flag_name, value, choices):
 
 
 def define_training_flags(flag_values=flags.FLAGS):
-    """Defines the training flags shared by all scripts; later calls do nothing."""
+    """Defines the training flags shared by all scripts (listed by `--help` as
+    the calling script's own); later calls do nothing."""
     if "distribution_strategy" in flag_values:
         return
     defaults = TrainingOptions()
+    module_name = calling_script()
 
     def define(define_fn, name, help_text):
-        define_fn(name, getattr(defaults, name), help_text, flag_values=flag_values)
+        define_fn(name, getattr(defaults, name), help_text, flag_values=flag_values,
+                  module_name=module_name)
 
     define(flags.DEFINE_string, "distribution_strategy", f"One of: {', '.join(STRATEGY_NAMES)}.")
     define(flags.DEFINE_integer, "num_gpus", "GPUs to mirror over (0: the CPU).")

@@ -8,6 +8,8 @@ checkpoints with automatic resume, TensorBoard summaries and a progress line.
 Losses are normalised by totals over the *global* batch (all-reduced before
 the loss is computed), so each replica's loss is its share of the global loss
 and the summed gradients equal a single device's on the same global batch.
+With `gradient_accumulation_steps=N` one update takes N batches: the step
+averages their gradients and applies them once.
 """
 
 import dataclasses
@@ -96,6 +98,9 @@ class Trainer:
         self.checkpoints = CheckpointManager(config.output_dir, model, optimizer,
                                              self.global_step, config.keep_checkpoint_max,
                                              is_chief=is_chief(strategy))
+        if config.gradient_accumulation_steps < 1:
+            raise BertTfError("gradient_accumulation_steps must be >= 1, got "
+                              f"{config.gradient_accumulation_steps}")
         self._compute = tf.function(self._compute_losses_and_gradients,
                                     jit_compile=config.jit_compile)
         self._train_loop = tf.function(self._train_steps)
@@ -116,22 +121,29 @@ class Trainer:
             scaled = self.optimizer.scale_loss(losses["loss"])
         return losses, tape.gradient(scaled, variables)
 
-    def _replica_step(self, features):
-        losses, gradients = self._compute(features, self._global_totals(features))
+    def _replica_update(self, batches):
+        """One update on this replica from its micro-batches: their gradients
+        averaged (densified when there are several), applied once; returns the
+        micro-batches' mean losses."""
+        losses, gradients = self._compute(batches[0], self._global_totals(batches[0]))
+        if len(batches) > 1:
+            gradients = [tf.convert_to_tensor(g) for g in gradients]
+            for features in batches[1:]:
+                more_losses, more = self._compute(features, self._global_totals(features))
+                losses = {k: losses[k] + more_losses[k] for k in losses}
+                gradients = [g + tf.convert_to_tensor(m) for g, m in zip(gradients, more)]
+            gradients = [g / len(batches) for g in gradients]
+            losses = {k: v / len(batches) for k, v in losses.items()}
         self.optimizer.apply(gradients, self.model.trainable_variables)
         return losses
 
     def _one_step(self, iterator):
-        """One optimizer update: `gradient_accumulation_steps` batches, whose
-        gradients the optimizer accumulates; returns their mean losses."""
-        micro_steps = self.config.gradient_accumulation_steps
-        sums = None
-        for _ in range(micro_steps):
-            losses = self.strategy.run(self._replica_step, args=(next(iterator),))
-            losses = _sum_over_replicas(self.strategy, losses)
-            sums = losses if sums is None else {k: sums[k] + losses[k] for k in sums}
+        """One optimizer update on `gradient_accumulation_steps` batches;
+        returns their mean losses (summed over replicas)."""
+        batches = tuple(next(iterator) for _ in range(self.config.gradient_accumulation_steps))
+        losses = self.strategy.run(self._replica_update, args=(batches,))
         self.global_step.assign_add(1)
-        return {k: v / micro_steps for k, v in sums.items()}
+        return _sum_over_replicas(self.strategy, losses)
 
     def _train_steps(self, iterator, num_steps):
         """Runs `num_steps` steps; returns mean losses, and the index of the
@@ -155,7 +167,9 @@ class Trainer:
 
     # -- loops ------------------------------------------------------------
 
-    def _distribute(self, dataset_fn, skip_batches=0):
+    def distribute(self, dataset_fn, skip_batches=0):
+        """The distributed dataset of `dataset_fn(input_context)` (per-replica
+        batches), without its first `skip_batches` batches."""
         def per_replica(context):
             dataset = dataset_fn(context)
             return dataset.skip(skip_batches) if skip_batches else dataset
@@ -177,7 +191,7 @@ class Trainer:
         if step >= config.num_train_steps:
             logging.info("already trained to step %d", step)
             return []
-        iterator = iter(self._distribute(
+        iterator = iter(self.distribute(
             dataset_fn, skip_batches=step * config.gradient_accumulation_steps))
         writer = (tf.summary.create_file_writer(config.output_dir)
                   if is_chief(self.strategy) else tf.summary.create_noop_writer())
@@ -187,13 +201,7 @@ class Trainer:
             num_steps = min(config.steps_per_loop, config.num_train_steps - step,
                             next_save - step)
             start = time.time()
-            means, first_bad = self._train_loop(iterator, tf.constant(num_steps))
-            losses = {k: float(v) for k, v in means.items()}
-            if int(first_bad) >= 0:
-                last = self.checkpoints.latest()
-                raise TrainingError(
-                    f"the loss is not finite at step {step + int(first_bad) + 1}; stopped. "
-                    f"Last good checkpoint: {last or 'none'}")
+            losses = self.train_steps(iterator, num_steps)
             step += num_steps
             seconds = time.time() - start
             history.append((step, losses))
@@ -202,6 +210,19 @@ class Trainer:
                 self.checkpoints.save()
         writer.flush()
         return history
+
+    def train_steps(self, iterator, num_steps):
+        """Runs `num_steps` updates from `iterator` (of `distribute`) in one
+        tf.function call; returns their mean losses as Python floats. Raises
+        TrainingError naming the step if a loss is not finite."""
+        step = int(self.global_step.numpy())
+        means, first_bad = self._train_loop(iterator, tf.constant(num_steps))
+        if int(first_bad) >= 0:
+            last = self.checkpoints.latest()
+            raise TrainingError(
+                f"the loss is not finite at step {step + int(first_bad) + 1}; stopped. "
+                f"Last good checkpoint: {last or 'none'}")
+        return {k: float(v) for k, v in means.items()}
 
     def _log(self, writer, step, losses, steps_per_second, global_batch_size):
         learning_rate = float(self.optimizer.learning_rate)
@@ -232,7 +253,7 @@ class Trainer:
         def step(iterator):
             return self.strategy.run(replica, (next(iterator),))
 
-        iterator = iter(self._distribute(dataset_fn))
+        iterator = iter(self.distribute(dataset_fn))
         chunks = []
         while True:
             try:
@@ -249,7 +270,7 @@ class Trainer:
     def evaluate(self, dataset_fn, max_steps=None):
         """Evaluates over the dataset (at most `max_steps` batches); returns
         the task's metrics plus `global_step`."""
-        iterator = iter(self._distribute(dataset_fn))
+        iterator = iter(self.distribute(dataset_fn))
         sums, steps = None, 0
         while max_steps is None or steps < max_steps:
             try:

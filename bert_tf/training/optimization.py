@@ -20,14 +20,14 @@ Common behaviour:
   whole gradient as on one device. Sparse (``tf.IndexedSlices``) gradients
   are densified first (the original on GPU summed the squares of the slices
   without adding up repeated rows).
-* With ``gradient_accumulation_steps=N`` Keras sums the gradients of N
-  consecutive ``apply`` calls and, on every N-th call, clips their average and
-  updates the variables (this module makes that work under Mirrored and
-  MultiWorkerMirrored strategies too, where stock Keras raises an error).
-  ``optimizer.iterations`` then counts applied updates,
-  and these optimizers evaluate the schedule at ``optimizer.iterations`` (stock
-  Keras would use the micro-batch counter): ``num_train_steps`` and
-  ``num_warmup_steps`` count updates, not micro-batches.
+* Gradient accumulation is the Trainer's (`training.loop`): it averages the
+  micro-batches' gradients and calls ``apply`` once per update, so
+  ``optimizer.iterations``, ``num_train_steps`` and ``num_warmup_steps`` count
+  updates.
+
+Keras has no public hook for "clip after the cross-replica sum" or "decay
+inside the update"; the overrides of private methods that do it name the
+tests that guard them, and keras is pinned exactly in setup.py.
 """
 
 import re
@@ -39,7 +39,6 @@ from keras import ops
 from bert_tf.errors import InputError
 
 DEFAULT_WEIGHT_DECAY_EXCLUSIONS = ("LayerNorm", "layer_norm", "bias")
-_MIRRORED_STRATEGIES = (tf.distribute.MirroredStrategy, tf.distribute.MultiWorkerMirroredStrategy)
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -91,9 +90,6 @@ class _BertOptimizerMixin:
       variable list when the optimizer is built.
     * Sparse gradients densified, and clipping applied to the gradient summed
       over replicas (Keras clips each replica's share before the sum).
-    * The schedule evaluated at applied updates, not micro-batches.
-    * Gradient accumulation under mirrored strategies (see
-      `_backend_apply_gradients`).
     """
 
     def build(self, var_list):
@@ -102,21 +98,21 @@ class _BertOptimizerMixin:
             self.exclude_from_weight_decay(var_list=excluded)
         super().build(var_list)
 
-    def _get_current_learning_rate(self):
-        # Stock Keras calls the schedule with the micro-batch counter; with
-        # gradient accumulation `self.iterations` counts applied updates.
-        if isinstance(self._learning_rate, keras.optimizers.schedules.LearningRateSchedule):
-            return self._learning_rate(self.iterations)
-        return super()._get_current_learning_rate()
-
     def _clip_gradients(self, grads):
-        # Called by Keras before the cross-replica sum: only densify here
-        # (embedding gradients arrive as tf.IndexedSlices, whose repeated rows
-        # Keras would count separately in the norm and in Adam's moments);
-        # `_backend_update_step` clips after the sum.
+        # Private Keras hook (BaseOptimizer.apply calls it before the
+        # cross-replica sum): only densify here (embedding gradients arrive as
+        # tf.IndexedSlices, whose repeated rows Keras would count separately in
+        # the norm and in Adam's moments); `_backend_update_step` clips after
+        # the sum. Guarded by test_optimization.py::
+        # test_sparse_gradients_with_repeated_rows_match_dense.
         return [tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g for g in grads]
 
     def _backend_update_step(self, grads, trainable_variables, learning_rate):
+        # Keras's TensorFlow `_backend_update_step` with the clipping moved
+        # after `_all_reduce_sum_gradients`, so the norm is the whole
+        # gradient's, as on one device. Guarded by test_distribution.py::
+        # test_multi_replica_strategies_in_a_fresh_process (mirrored == one device,
+        # clipping active).
         variables = [v.value if isinstance(v, keras.Variable) else v for v in trainable_variables]
         grads_and_vars = self._all_reduce_sum_gradients(list(zip(grads, variables)))
         grads = super()._clip_gradients([g for g, _ in grads_and_vars])
@@ -126,54 +122,6 @@ class _BertOptimizerMixin:
             list(zip(grads, variables)),
             learning_rate,
         )
-
-    def _backend_apply_gradients(self, grads, trainable_variables):
-        if not (
-            self.gradient_accumulation_steps
-            and isinstance(self._distribution_strategy, _MIRRORED_STRATEGIES)
-            and not tf.__internal__.distribute.strategy_supports_no_merge_call()
-        ):
-            super()._backend_apply_gradients(grads, trainable_variables)
-            return
-        # Keras conds on the update step inside the replica function, with the
-        # replica synchronisation (merge_call) inside a branch, which mirrored
-        # strategies reject. Decide in cross-replica context instead, as
-        # keras.optimizers.LossScaleOptimizer does.
-        tf.distribute.get_replica_context().merge_call(
-            self._cross_replica_accumulate, args=(grads, trainable_variables)
-        )
-
-    def _cross_replica_accumulate(self, distribution, grads, trainable_variables):
-        def update():
-            distribution.extended.call_for_each_replica(
-                self._apply_accumulated, args=(grads, trainable_variables)
-            )
-
-        def accumulate():
-            distribution.extended.call_for_each_replica(
-                self._accumulate, args=(grads, trainable_variables)
-            )
-
-        is_update_step = (self._iterations + 1) % self.gradient_accumulation_steps == 0
-        ops.cond(is_update_step, update, accumulate)
-
-    def _accumulators(self, trainable_variables):
-        indices = [self._get_variable_index(v) for v in trainable_variables]
-        return [self._accumulated_gradients[i] for i in indices]
-
-    def _accumulate(self, grads, trainable_variables):
-        accumulators = self._accumulators(trainable_variables)
-        self._backend_increment_gradient_accumulators(grads, accumulators)
-
-    def _apply_accumulated(self, grads, trainable_variables):
-        # As the update branch of BaseOptimizer._backend_apply_gradients.
-        steps = self.gradient_accumulation_steps
-        accumulators = self._accumulators(trainable_variables)
-        grads = [(g + acc) / steps for g, acc in zip(grads, accumulators)]
-        grads = self._clip_gradients(grads)
-        self._apply_weight_decay(trainable_variables)
-        self._backend_update_step(grads, trainable_variables, self.learning_rate)
-        self._backend_reset_gradient_accumulators()
 
     def get_config(self):
         config = super().get_config()
@@ -213,7 +161,8 @@ class _DecayInUpdateOptimizer(_BertOptimizerMixin, keras.optimizers.Optimizer):
         )
 
     def _apply_weight_decay(self, variables):
-        # Keras's decoupled decay is disabled: `update_step` adds the decay.
+        # Private Keras hook, disabled: `update_step` adds the decay to the
+        # update itself (checked against numpy in test_optimization.py).
         return
 
     def _update_moments(self, gradient, variable):
@@ -321,24 +270,18 @@ def create_optimizer(
     num_warmup_steps,
     weight_decay_rate=0.01,
     global_clipnorm=1.0,
-    gradient_accumulation_steps=None,
     weight_decay_exclusions=DEFAULT_WEIGHT_DECAY_EXCLUSIONS,
     epsilon=1e-6,
 ):
     """Returns the `optimizer_type` optimizer on a `WarmupLinearDecay` schedule.
 
     Create it inside ``strategy.scope()``. ``num_train_steps`` and
-    ``num_warmup_steps`` count applied updates; ``gradient_accumulation_steps``
-    of None or 1 disables accumulation. ``global_clipnorm=None`` disables
-    clipping.
+    ``num_warmup_steps`` count applied updates. ``global_clipnorm=None``
+    disables clipping.
     """
     if optimizer_type not in OPTIMIZERS:
         raise InputError(
             f"unknown optimizer {optimizer_type!r}; expected one of: {', '.join(OPTIMIZERS)}"
-        )
-    if gradient_accumulation_steps is not None and gradient_accumulation_steps < 1:
-        raise InputError(
-            f"gradient_accumulation_steps must be >= 1, got {gradient_accumulation_steps}"
         )
     return OPTIMIZERS[optimizer_type](
         learning_rate=WarmupLinearDecay(init_lr, num_train_steps, num_warmup_steps),
@@ -346,7 +289,4 @@ def create_optimizer(
         epsilon=epsilon,
         weight_decay_exclusions=weight_decay_exclusions,
         global_clipnorm=global_clipnorm,
-        gradient_accumulation_steps=(
-            gradient_accumulation_steps if gradient_accumulation_steps != 1 else None
-        ),
     )
