@@ -61,7 +61,9 @@ def define_flags(options_class, flag_values=flags.FLAGS):
 
 
 def options_from_flags(options_class, flag_values, **explicit):
-    """Builds the dataclass `options_class` from the flags named like its
-    fields; fields given in `explicit` take those values instead."""
-    names = [f.name for f in dataclasses.fields(options_class) if f.name not in explicit]
+    """Builds the dataclass `options_class` from the flags `define_flags`
+    defined for it; fields given in `explicit` take those values instead,
+    the others keep their defaults."""
+    names = [f.name for f in dataclasses.fields(options_class)
+             if "help" in f.metadata and f.name not in explicit]
     return options_class(**{name: getattr(flag_values, name) for name in names}, **explicit)

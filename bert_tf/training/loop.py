@@ -124,17 +124,21 @@ class Trainer:
     def _replica_update(self, batches):
         """One update on this replica from its micro-batches: their gradients
         averaged (densified when there are several), applied once; returns the
-        micro-batches' mean losses."""
+        micro-batches' mean losses. Variables the loss does not reach (the
+        pooler of a span labeler) are left alone, as in the original."""
+        variables = self.model.trainable_variables
         losses, gradients = self._compute(batches[0], self._global_totals(batches[0]))
+        trained = [i for i, g in enumerate(gradients) if g is not None]
+        gradients = [gradients[i] for i in trained]
         if len(batches) > 1:
             gradients = [tf.convert_to_tensor(g) for g in gradients]
             for features in batches[1:]:
                 more_losses, more = self._compute(features, self._global_totals(features))
                 losses = {k: losses[k] + more_losses[k] for k in losses}
-                gradients = [g + tf.convert_to_tensor(m) for g, m in zip(gradients, more)]
+                gradients = [g + tf.convert_to_tensor(more[i]) for g, i in zip(gradients, trained)]
             gradients = [g / len(batches) for g in gradients]
             losses = {k: v / len(batches) for k, v in losses.items()}
-        self.optimizer.apply(gradients, self.model.trainable_variables)
+        self.optimizer.apply(gradients, [variables[i] for i in trained])
         return losses
 
     def _one_step(self, iterator):
@@ -237,13 +241,12 @@ class Trainer:
             tf.summary.scalar("examples_per_second", steps_per_second * global_batch_size)
             tf.summary.scalar("global_step/sec", steps_per_second)
 
-    def predict(self, dataset_fn, passthrough=()):
-        """Runs the model once over the dataset; returns numpy arrays.
-
-        The result holds the model's outputs (`logits` when the model returns
-        a single tensor) and the feature keys in `passthrough`, concatenated
-        over batches and over this worker's replicas.
-        """
+    def predict_batches(self, dataset_fn, passthrough=()):
+        """Runs the model once over the dataset, yielding one dict of numpy
+        arrays per global batch: the model's outputs (`logits` when the model
+        returns a single tensor) and the feature keys in `passthrough`,
+        concatenated over this worker's replicas. Nothing is kept between
+        batches, so callers can stream results of any size."""
         def replica(features):
             outputs = self.model(features, training=False)
             outputs = outputs if isinstance(outputs, dict) else {"logits": outputs}
@@ -254,15 +257,18 @@ class Trainer:
             return self.strategy.run(replica, (next(iterator),))
 
         iterator = iter(self.distribute(dataset_fn))
-        chunks = []
         while True:
             try:
                 result = step(iterator)
             except (StopIteration, tf.errors.OutOfRangeError):
-                break
-            chunks.append({k: np.concatenate([np.asarray(x) for x in
-                                              self.strategy.experimental_local_results(v)])
-                           for k, v in result.items()})
+                return
+            yield {k: np.concatenate([np.asarray(x) for x in
+                                      self.strategy.experimental_local_results(v)])
+                   for k, v in result.items()}
+
+    def predict(self, dataset_fn, passthrough=()):
+        """`predict_batches` concatenated over all batches."""
+        chunks = list(self.predict_batches(dataset_fn, passthrough))
         if not chunks:
             raise TrainingError("the prediction data is empty")
         return {k: np.concatenate([c[k] for c in chunks]) for k in chunks[0]}

@@ -1,0 +1,221 @@
+"""SQuAD v1.1 / v2.0 fine-tuning and prediction: what `run_squad.py` runs.
+
+Outputs in `output_dir`, as the original: checkpoints, `predictions.json`,
+`nbest_predictions.json` and (v2.0) `null_odds.json`; plus the window
+caches (`train.tf_record`, `predict.tf_record`) and, when the predict file
+has answers, `eval_results.json` with the official evaluation scripts'
+scores (for v2.0 also the best null threshold found from null_odds.json).
+"""
+
+import dataclasses
+import json
+import os
+
+import tensorflow as tf
+from absl import logging
+
+from bert_tf import tokenization
+from bert_tf.data.squad import evaluation, postprocess, reader
+from bert_tf.data.squad import features as squad_features
+from bert_tf.errors import InputError
+from bert_tf.export import check_export_dir
+from bert_tf.files import write_text_atomically
+from bert_tf.modeling import BertSpanLabeler
+from bert_tf.tasks.common import RunOptions, TaskRunner, option, run_task
+from bert_tf.training.loop import Task
+
+EVAL_RESULTS_FILE = "eval_results.json"
+
+
+@dataclasses.dataclass(kw_only=True)
+class SquadOptions(RunOptions):
+    """The flags of the original run_squad.py (with its defaults) and the additions."""
+
+    vocab_file: str = option(help="The vocab.txt of the BERT model.")
+    do_lower_case: bool = option(True, "Lower-case the input (uncased models).")
+    train_file: str | None = option(None, "SQuAD JSON for training, e.g. train-v1.1.json.")
+    predict_file: str | None = option(
+        None, "SQuAD JSON to predict, e.g. dev-v1.1.json; scored when it has answers.")
+    max_seq_length: int = option(
+        384, "Tokens per window after WordPiece; longer contexts are split into windows.")
+    doc_stride: int = option(128, "Tokens between the starts of a context's windows.")
+    max_query_length: int = option(64, "Question tokens kept (the rest is cut).")
+    do_predict: bool = option(False, "Whether to predict --predict_file.")
+    predict_batch_size: int = option(8, "Global prediction batch size.")
+    learning_rate: float = option(5e-5, "Peak learning rate.")
+    num_train_epochs: float = option(3.0, "Training epochs (over the questions).")
+    warmup_proportion: float = option(0.1, "Share of training for linear warm-up.")
+    n_best_size: int = option(20, "Answers per question in nbest_predictions.json, and start "
+                                  "/ end positions considered per window.")
+    max_answer_length: int = option(30, "Longest answer, in WordPiece tokens.")
+    verbose_logging: bool = option(False, "Log why an answer could not be mapped back to "
+                                          "the context text.")
+    version_2_with_negative: bool = option(
+        False, "SQuAD 2.0: questions may have no answer (writes null_odds.json).")
+    null_score_diff_threshold: float = option(
+        0.0, "SQuAD 2.0: answer \"\" when the null score exceeds the best span's by more.")
+    export_dir: str | None = option(None, "Write a SavedModel (question + context in) here.")
+    overwrite: bool = option(False, "Replace an existing --export_dir.")
+    # run_squad.py has no eval set of its own: --predict_file is scored instead.
+    do_eval: bool = False
+    eval_batch_size: int = 8
+
+
+class SquadTask(Task):
+    """The original's loss: mean of the start and end cross-entropies,
+    averaged over the global batch."""
+
+    def totals(self, features):
+        return {"examples": tf.shape(features["start_positions"])[0]}
+
+    def loss(self, outputs, features, totals):
+        start = tf.nn.sparse_softmax_cross_entropy_with_logits(features["start_positions"],
+                                                               outputs["start_logits"])
+        end = tf.nn.sparse_softmax_cross_entropy_with_logits(features["end_positions"],
+                                                             outputs["end_logits"])
+        return {"loss": tf.reduce_sum(start + end) / 2 / totals["examples"]}
+
+
+class SquadRunner(TaskRunner):
+    """SQuAD on the run skeleton."""
+
+    batch_size_options = ("train_batch_size", "predict_batch_size")
+
+    def __init__(self, options):
+        super().__init__(options)
+        self.tokenizer = None
+        self.train_file = None
+        self.eval_results = {}
+
+    def validate(self):
+        options = self.options
+        if not options.do_train and not options.do_predict:
+            raise InputError("at least one of --do_train or --do_predict must be set")
+        if options.do_train and not options.train_file:
+            raise InputError("--do_train needs --train_file")
+        if options.do_predict and not options.predict_file:
+            raise InputError("--do_predict needs --predict_file")
+        if options.max_seq_length <= options.max_query_length + 3:
+            raise InputError(f"--max_seq_length={options.max_seq_length} leaves no room for the "
+                             f"context after --max_query_length={options.max_query_length} "
+                             "question tokens, [CLS] and two [SEP]")
+        for name in ("doc_stride", "max_query_length", "n_best_size", "max_answer_length"):
+            if getattr(options, name) < 1:
+                raise InputError(f"--{name} must be >= 1, got {getattr(options, name)}")
+        if options.export_dir:
+            check_export_dir(options.export_dir, options.overwrite)
+        tokenization.validate_case_matches_checkpoint(options.do_lower_case,
+                                                      options.init_checkpoint)
+
+    def prepare(self, config):
+        options = self.options
+        self.tokenizer = tokenization.FullTokenizer(options.vocab_file, options.do_lower_case)
+        if options.do_train:
+            self.train_file = self._features(options.train_file, "train", is_training=True)
+
+    def _read(self, path, is_training):
+        result = reader.read_squad_examples(path, is_training,
+                                            self.options.version_2_with_negative)
+        if not result.examples:
+            raise InputError(f"{path}: no questions to {'train on' if is_training else 'predict'}")
+        return result.examples
+
+    def _windows(self, examples, is_training):
+        options = self.options
+        return squad_features.convert_examples(
+            examples, self.tokenizer, options.max_seq_length, options.doc_stride,
+            options.max_query_length, is_training)
+
+    def _features(self, path, split, is_training, windows=None, pad_to=None):
+        options = self.options
+        if windows is None:
+            def windows():
+                return self._windows(self._read(path, is_training), is_training)
+        return squad_features.ensure_squad_features(
+            options.output_dir, split, windows, input_file=path, vocab_file=options.vocab_file,
+            do_lower_case=options.do_lower_case, max_seq_length=options.max_seq_length,
+            doc_stride=options.doc_stride, max_query_length=options.max_query_length,
+            is_training=is_training, pad_to_multiple_of=pad_to)
+
+    def _dataset_fn(self, path, batch_size, is_training):
+        options = self.options
+
+        def dataset_fn(input_context):
+            return squad_features.make_dataset(path, options.max_seq_length, batch_size,
+                                               is_training, input_context=input_context,
+                                               seed=options.training.seed)
+        return dataset_fn
+
+    def train_schedule(self):
+        # As the original: steps from the number of questions, not windows.
+        options = self.options
+        num_train_steps = max(1, int(self.train_file.num_examples / options.train_batch_size
+                                     * options.num_train_epochs))
+        logging.info("training on %d windows of %d questions for %d steps",
+                     self.train_file.num_features, self.train_file.num_examples,
+                     num_train_steps)
+        return num_train_steps, int(num_train_steps * options.warmup_proportion)
+
+    def train_dataset_fn(self):
+        return self._dataset_fn(self.train_file.path, self.options.train_batch_size, True)
+
+    def build_model(self, config):
+        return BertSpanLabeler(config)
+
+    def loss_task(self):
+        return SquadTask()
+
+    def predict(self, trainer):
+        options = self.options
+        examples = self._read(options.predict_file, is_training=False)
+        windows = list(self._windows(examples, is_training=False))
+        feature_file = self._features(options.predict_file, "predict", False, windows=windows,
+                                      pad_to=options.predict_batch_size)
+        processor = postprocess.SquadPostprocessor(
+            examples, n_best_size=options.n_best_size,
+            max_answer_length=options.max_answer_length, do_lower_case=options.do_lower_case,
+            version_2_with_negative=options.version_2_with_negative,
+            null_score_diff_threshold=options.null_score_diff_threshold,
+            verbose_logging=options.verbose_logging)
+        for batch in trainer.predict_batches(
+                self._dataset_fn(feature_file.path, options.predict_batch_size, False),
+                passthrough=("unique_ids",)):
+            for unique_id, start, end in zip(batch["unique_ids"], batch["start_logits"],
+                                             batch["end_logits"]):
+                if unique_id != squad_features.PADDING_UNIQUE_ID:
+                    processor.add(windows[unique_id], start, end)
+        outputs = processor.finish()
+        for path in postprocess.write_prediction_files(options.output_dir, outputs):
+            logging.info("wrote %s", path)
+        if squad_features.has_answers(examples):
+            self.eval_results = self._score(examples, outputs)
+
+    def _score(self, examples, outputs):
+        if self.options.version_2_with_negative:
+            results = evaluation.evaluate_v2(examples, outputs.predictions, outputs.null_odds)
+        else:
+            results = evaluation.evaluate_v1(examples, outputs.predictions)
+        path = os.path.join(self.options.output_dir, EVAL_RESULTS_FILE)
+        write_text_atomically(path, json.dumps(results, indent=2) + "\n")
+        logging.info("%s: %s", path, json.dumps(results))
+        return results
+
+    def export(self, model):
+        from bert_tf.squad_serving import export_span_labeler
+        options = self.options
+        export_span_labeler(
+            model, options.export_dir, options.vocab_file, options.do_lower_case,
+            max_seq_length=options.max_seq_length, doc_stride=options.doc_stride,
+            max_query_length=options.max_query_length,
+            max_answer_length=options.max_answer_length, n_best_size=options.n_best_size,
+            version_2_with_negative=options.version_2_with_negative,
+            null_score_diff_threshold=options.null_score_diff_threshold,
+            overwrite=options.overwrite)
+
+
+def run_squad(options):
+    """Fine-tunes and/or predicts as the flags say; returns the scores of the
+    predictions (empty unless the predict file has answers)."""
+    runner = SquadRunner(options)
+    run_task(runner)
+    return runner.eval_results

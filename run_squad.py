@@ -1,0 +1,30 @@
+"""Fine-tunes BERT on SQuAD v1.1 / v2.0 and predicts, as the original run_squad.py.
+
+Outputs in --output_dir: checkpoints, predictions.json, nbest_predictions.json,
+null_odds.json (v2.0) and, when --predict_file has answers, eval_results.json
+(the official evaluation's EM / F1); --export_dir writes a SavedModel that
+answers questions from raw text.
+"""
+
+from absl import flags
+
+from bert_tf.cli import define_flags, options_from_flags, run_main
+from bert_tf.tasks.squad import SquadOptions, run_squad
+from bert_tf.training.distribution import define_training_flags, training_options_from_flags
+
+FLAGS = flags.FLAGS
+
+define_flags(SquadOptions)
+define_training_flags()
+
+
+def main(argv):
+    del argv
+    results = run_squad(options_from_flags(SquadOptions, FLAGS,
+                                           training=training_options_from_flags(FLAGS)))
+    for key, value in results.items():
+        print(f"{key} = {value}")
+
+
+if __name__ == "__main__":
+    run_main(main)

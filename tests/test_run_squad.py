@@ -1,0 +1,119 @@
+"""End to end: run_squad on small learnable QA sets in the SQuAD v1.1 and v2.0
+formats, with contexts longer than one window; its output files and scores."""
+
+import json
+import os
+import random
+
+import pytest
+
+from bert_tf.config import BertConfig
+from bert_tf.data.squad import evaluation
+from bert_tf.errors import InputError
+from bert_tf.tasks.squad import SquadOptions, run_squad
+from bert_tf.training.distribution import TrainingOptions
+
+# Every context says what "the code" is once, among filler sentences (v2.0:
+# some contexts do not say it); the answer keeps its punctuation and case in
+# the context ("Amber."), which post-processing must strip back. A tiny model
+# learns to find it in a few hundred steps; contexts are longer than one
+# window, so the answer is in some windows only.
+CODES = ["amber", "birch", "cedar", "delta", "ember", "fjord", "gusto", "haven", "ivory",
+         "jolly"]
+FILLER = ["there is a town by the sea .", "it was a cold winter .", "the town is old .",
+          "many people live there .", "the road is long .", "the king is alice .",
+          "the cook is bob .", "the guard saw a ship .", "a bird sang ."]
+WORDS = sorted({w for s in FILLER for w in s.split()} | set(CODES)
+               | {"what", "is", "the", "code", "?", "."})
+
+
+def paragraph(rng, qid, unanswerable_share):
+    """A context of filler sentences with (or, for v2.0, sometimes without)
+    "The code is <Code>." at a random place, and its question."""
+    sentences = rng.sample(FILLER, 6)
+    answerable = rng.random() >= unanswerable_share
+    code = rng.choice(CODES)
+    if answerable:
+        sentences.insert(rng.randrange(len(sentences) + 1), f"The code is {code.capitalize()}.")
+    context = "  ".join(sentences) if rng.random() < 0.3 else " ".join(sentences)
+    answers = []
+    if answerable:
+        answers = [{"text": code.capitalize(), "answer_start": context.index(code.capitalize())}]
+    return {"context": context, "qas": [{"id": f"q{qid}", "question": "What is the code?",
+                                         "answers": answers, "is_impossible": not answerable}]}
+
+
+def write_squad(path, num_paragraphs, seed, unanswerable_share=0.0):
+    rng = random.Random(seed)
+    data = [{"title": "t", "paragraphs": [paragraph(rng, f"{seed}-{i}", unanswerable_share)
+                                          for i in range(num_paragraphs)]}]
+    with open(path, "w") as f:
+        json.dump({"version": "v2.0" if unanswerable_share else "1.1", "data": data}, f)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def model_files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("squad_model")
+    vocab = root / "vocab.txt"
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]) + "\n")
+    config = BertConfig(vocab_size=len(WORDS) + 5, hidden_size=64, num_hidden_layers=2,
+                        num_attention_heads=4, intermediate_size=128,
+                        max_position_embeddings=64, type_vocab_size=2)
+    config.to_json_file(str(root / "bert_config.json"))
+    return root, str(vocab), str(root / "bert_config.json")
+
+
+def options(model_files, output_dir, **kwargs):
+    _, vocab, config = model_files
+    settings = dict(max_seq_length=40, doc_stride=12, max_query_length=8, train_batch_size=16,
+                    predict_batch_size=8, learning_rate=2e-3, num_train_epochs=10.0,
+                    training=TrainingOptions(seed=4, steps_per_loop=100))
+    return SquadOptions(vocab_file=vocab, bert_config_file=config, output_dir=output_dir,
+                        **{**settings, **kwargs})
+
+
+@pytest.mark.slow
+def test_squad_v1_trains_predicts_and_scores(model_files, tmp_path):
+    train = write_squad(tmp_path / "train.json", 320, seed=1)
+    dev = write_squad(tmp_path / "dev.json", 40, seed=2)
+    output_dir = str(tmp_path / "v1")
+    results = run_squad(options(model_files, output_dir, train_file=train, predict_file=dev,
+                                do_train=True, do_predict=True))
+    assert results["f1"] > 90, results
+    predictions = json.load(open(os.path.join(output_dir, "predictions.json")))
+    nbest = json.load(open(os.path.join(output_dir, "nbest_predictions.json")))
+    assert set(predictions) == set(nbest) and len(predictions) == 40
+    assert not os.path.exists(os.path.join(output_dir, "null_odds.json"))
+    first = next(iter(nbest.values()))
+    assert set(first[0]) == {"text", "probability", "start_logit", "end_logit"}
+    assert abs(sum(entry["probability"] for entry in first) - 1) < 1e-6
+    # eval_results.json is the official v1.1 scoring of predictions.json.
+    stored = json.load(open(os.path.join(output_dir, "eval_results.json")))
+    assert stored == results == evaluation.evaluate_v1(dev, predictions)
+
+
+@pytest.mark.slow
+def test_squad_v2_learns_unanswerable_questions(model_files, tmp_path):
+    train = write_squad(tmp_path / "train.json", 320, seed=3, unanswerable_share=0.5)
+    dev = write_squad(tmp_path / "dev.json", 40, seed=4, unanswerable_share=0.5)
+    output_dir = str(tmp_path / "v2")
+    results = run_squad(options(model_files, output_dir, train_file=train, predict_file=dev,
+                                do_train=True, do_predict=True, version_2_with_negative=True))
+    assert results["HasAns_total"] > 0 and results["NoAns_total"] > 0
+    assert results["f1"] > 80 and results["NoAns_f1"] > 70, results
+    null_odds = json.load(open(os.path.join(output_dir, "null_odds.json")))
+    predictions = json.load(open(os.path.join(output_dir, "predictions.json")))
+    assert set(null_odds) == set(predictions)
+    assert all((predictions[q] == "") == (null_odds[q] > 0.0) for q in predictions)
+    assert results == evaluation.evaluate_v2(dev, predictions, null_odds)
+
+
+def test_bad_flags_are_named(model_files, tmp_path):
+    with pytest.raises(InputError, match="at least one of --do_train or --do_predict"):
+        run_squad(options(model_files, str(tmp_path / "x")))
+    with pytest.raises(InputError, match="--do_train needs --train_file"):
+        run_squad(options(model_files, str(tmp_path / "x"), do_train=True))
+    with pytest.raises(InputError, match="--max_seq_length=11 leaves no room"):
+        run_squad(options(model_files, str(tmp_path / "x"), do_predict=True,
+                          predict_file="dev.json", max_seq_length=11))
