@@ -144,9 +144,13 @@ def test_malformed_squad_json_names_file_and_place(tmp_path, data, message):
     bad(tmp_path, data, message)
 
 
-def test_version_2_training_needs_is_impossible(tmp_path):
-    bad(tmp_path, paragraph(qa("q1", "Q?", [("A", 0)])), r"qas\[0\]: no 'is_impossible'$",
-        version_2_with_negative=True)
+def test_version_2_on_v1_data_reads_answerable_questions_and_counts_them(tmp_path):
+    path = squad_json(tmp_path, [{"title": "t", "paragraphs": [
+        {"context": "A b.", "qas": [qa("q1", "Q?", [("A", 0)]), qa("q2", "R?", [("b.", 2)])]}]}])
+    result = reader.read_squad_examples(path, is_training=True, version_2_with_negative=True)
+    assert [(e.qas_id, e.is_impossible, e.start_position) for e in result.examples] == [
+        ("q1", False, 0), ("q2", False, 1)]
+    assert result.num_without_is_impossible == 2 and result.num_skipped == 0
 
 
 def test_not_squad_files(tmp_path):

@@ -4,9 +4,9 @@ A task is a `TaskRunner` subclass: it supplies its model, its loss (a
 `training.loop.Task`), its training data and schedule, and what eval,
 predict and export mean for it. `run_task` does the rest, in this order:
 validate -> read the config -> make `output_dir` -> `prepare` (features) ->
-in the strategy scope: model + optimizer -> Trainer -> train (resuming the
-newest checkpoint, else warm-starting from `init_checkpoint`) or restore ->
-evaluate (writes `eval_results.txt`) -> predict -> export.
+in the strategy scope: model (+ optimizer when training) -> Trainer -> train
+(resuming the newest checkpoint, else warm-starting from `init_checkpoint`)
+or `restore` -> evaluate (writes `eval_results.txt`) -> predict -> export.
 """
 
 import contextlib
@@ -119,6 +119,12 @@ class TaskRunner:
         """The `training.loop.Task` (loss, eval sums) of the model."""
         raise NotImplementedError
 
+    def restore(self, trainer):
+        """Without do_train: the weights to evaluate / predict with. Default:
+        the newest checkpoint in `output_dir`, else `init_checkpoint`."""
+        if not trainer.checkpoints.restore_latest() and self.options.init_checkpoint:
+            warm_start(trainer.model, self.options.init_checkpoint)
+
     def evaluate(self, trainer):
         """With do_eval: the metrics to write to `eval_results.txt`."""
         raise NotImplementedError
@@ -138,16 +144,18 @@ def run_task(runner):
     config = load_bert_config(options.bert_config_file, options.max_seq_length)
     tf.io.gfile.makedirs(options.output_dir)
     runner.prepare(config)
-    num_train_steps, num_warmup_steps = runner.train_schedule() if options.do_train else (1, 0)
     training = options.training
     with training_environment(training) as strategy:
         for name in runner.batch_size_options:
             distribution.check_batch_divisible(getattr(options, name), strategy, name)
+        num_train_steps, optimizer = 1, None
         with strategy.scope():
             model = runner.build_model(config)
-            optimizer = distribution.with_loss_scaling(create_optimizer(
-                training.optimizer, options.learning_rate, num_train_steps, num_warmup_steps,
-                weight_decay_rate=training.weight_decay_rate), training.dtype)
+            if options.do_train:
+                num_train_steps, num_warmup_steps = runner.train_schedule()
+                optimizer = distribution.with_loss_scaling(create_optimizer(
+                    training.optimizer, options.learning_rate, num_train_steps, num_warmup_steps,
+                    weight_decay_rate=training.weight_decay_rate), training.dtype)
         trainer = Trainer(strategy, runner.loss_task(), model, optimizer, LoopConfig(
             output_dir=options.output_dir, num_train_steps=num_train_steps,
             steps_per_loop=training.steps_per_loop,
@@ -158,8 +166,8 @@ def run_task(runner):
             init_fn = (lambda: warm_start(model, options.init_checkpoint)) \
                 if options.init_checkpoint else None
             trainer.train(runner.train_dataset_fn(), options.train_batch_size, init_fn=init_fn)
-        elif not trainer.checkpoints.restore_latest() and options.init_checkpoint:
-            warm_start(model, options.init_checkpoint)
+        else:
+            runner.restore(trainer)
         metrics = {}
         if options.do_eval:
             metrics = runner.evaluate(trainer)

@@ -177,18 +177,23 @@ class SquadRunner(TaskRunner):
             version_2_with_negative=options.version_2_with_negative,
             null_score_diff_threshold=options.null_score_diff_threshold,
             verbose_logging=options.verbose_logging)
-        for batch in trainer.predict_batches(
-                self._dataset_fn(feature_file.path, options.predict_batch_size, False),
-                passthrough=("unique_ids",)):
-            for unique_id, start, end in zip(batch["unique_ids"], batch["start_logits"],
-                                             batch["end_logits"]):
-                if unique_id != squad_features.PADDING_UNIQUE_ID:
-                    processor.add(windows[unique_id], start, end)
+        for unique_id, start_logits, end_logits in self.window_logits(trainer, feature_file.path):
+            processor.add(windows[unique_id], start_logits, end_logits)
         outputs = processor.finish()
         for path in postprocess.write_prediction_files(options.output_dir, outputs):
             logging.info("wrote %s", path)
         if squad_features.has_answers(examples):
             self.eval_results = self._score(examples, outputs)
+
+    def window_logits(self, trainer, path):
+        """Yields `(unique_id, start_logits, end_logits)` of each real window of
+        the records at `path`, batch by batch (never all of them at once)."""
+        dataset_fn = self._dataset_fn(path, self.options.predict_batch_size, False)
+        for batch in trainer.predict_batches(dataset_fn, passthrough=("unique_ids",)):
+            for unique_id, start, end in zip(batch["unique_ids"], batch["start_logits"],
+                                             batch["end_logits"]):
+                if unique_id != squad_features.PADDING_UNIQUE_ID:
+                    yield unique_id, start, end
 
     def _score(self, examples, outputs):
         if self.options.version_2_with_negative:

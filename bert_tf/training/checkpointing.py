@@ -73,7 +73,8 @@ class CheckpointManager:
         weights = {id(v) for v in variables.values()}
         other_state = [v for v in self.model.variables if id(v) not in weights]
         variables.update({f"model_state/{i}": v for i, v in enumerate(other_state)})
-        variables.update(_optimizer_names(self.optimizer))
+        if self.optimizer is not None:
+            variables.update(_optimizer_names(self.optimizer))
         variables["global_step"] = self.global_step
         return variables
 

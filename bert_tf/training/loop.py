@@ -83,7 +83,8 @@ class Trainer:
     """Runs a task's train and eval steps on a strategy.
 
     Create the model and the optimizer inside `strategy.scope()` before
-    constructing the Trainer.
+    constructing the Trainer. Without an optimizer (None) it only evaluates
+    and predicts, and restores just the model's weights.
     """
 
     def __init__(self, strategy, task, model, optimizer, config):
@@ -94,7 +95,8 @@ class Trainer:
         self.config = config
         with strategy.scope():
             self.global_step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
-            optimizer.build(model.trainable_variables)
+            if optimizer is not None:
+                optimizer.build(model.trainable_variables)
         self.checkpoints = CheckpointManager(config.output_dir, model, optimizer,
                                              self.global_step, config.keep_checkpoint_max,
                                              is_chief=is_chief(strategy))

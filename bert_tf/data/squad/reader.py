@@ -10,8 +10,10 @@ Training (`is_training=True`), as the original:
 * an answer whose whitespace-normalised text is not found in the words its
   span covers (odd Unicode, mostly) is skipped with a warning; such
   questions are counted in `SquadReadResult.num_unrecoverable`;
-* with `version_2_with_negative=True` every question needs `is_impossible`;
-  an impossible question gets positions -1 and answer text "".
+* with `version_2_with_negative=True` an impossible question gets
+  positions -1 and answer text ""; a question without `is_impossible` (SQuAD
+  v1.1 data) is answerable, counted in `num_without_is_impossible` and
+  reported in one warning (the original stops with a KeyError).
 
 Prediction (`is_training=False`) needs neither answers nor `is_impossible`
 (test files have none); `SquadExample.answers` lists the gold texts that are
@@ -81,6 +83,8 @@ class SquadReadResult:
       not in the context words its span covers (the original's warning).
     num_unexpected_impossible: questions marked `is_impossible: true` in a
       file read with `version_2_with_negative=False`.
+    num_without_is_impossible: training questions read with
+      `version_2_with_negative=True` that have no `is_impossible` (v1.1 data).
     num_skipped: questions left out of `examples` (training only: the
       unrecoverable ones plus the unexpected impossible ones).
     """
@@ -88,6 +92,7 @@ class SquadReadResult:
     examples: list
     num_unrecoverable: int = 0
     num_unexpected_impossible: int = 0
+    num_without_is_impossible: int = 0
     num_skipped: int = 0
 
 
@@ -115,6 +120,10 @@ def read_squad_examples(input_file, is_training, version_2_with_negative=False):
     if result.num_unrecoverable:
         logging.warning("%s: skipped %d training questions whose answer text is not in the "
                         "context", input_file, result.num_unrecoverable)
+    if result.num_without_is_impossible:
+        logging.warning("%s: %d questions have no is_impossible (SQuAD v1.1 data?) although "
+                        "version_2_with_negative is set; they are read as answerable",
+                        input_file, result.num_without_is_impossible)
     if result.num_unexpected_impossible:
         logging.warning(
             "%s: %d questions are marked is_impossible but version_2_with_negative is False; %s",
@@ -203,10 +212,11 @@ def _read_question(qa, where, source, context, is_training, version_2_with_negat
     if not question.strip():
         raise InputError(f"{source}: {where}: question {qas_id!r} is empty")
     texts = answer_texts(qa, source, where, required=is_training)
-    needs_flag = is_training and version_2_with_negative
     is_impossible = False
-    if needs_flag or "is_impossible" in qa:
+    if "is_impossible" in qa:
         is_impossible = _field(qa, "is_impossible", bool, source, where)
+    elif is_training and version_2_with_negative:
+        result.num_without_is_impossible += 1
     if is_impossible and not version_2_with_negative:
         result.num_unexpected_impossible += 1
         if is_training:

@@ -1,0 +1,248 @@
+"""Contextual token vectors from chosen layers: what `extract_features.py` runs.
+
+Input, as the original extract_features.py: one example per line, `text_a`
+or `text_a ||| text_b`, packed like the classifier's inputs (truncated, no
+windows). Output (`output_format`):
+
+* `jsonl` (the original's format): one JSON object per line,
+  `{"linex_index": i, "features": [{"token": "[CLS]", "layers": [{"index":
+  -1, "values": [...]}, ...]}, ...]}` for every real token, values rounded
+  to 6 decimals;
+* `npz` (for large jobs, written as it goes): `values` float32
+  `[total_tokens, num_layers, hidden]` (the examples' real tokens one after
+  another), `offsets` int64 `[num_examples + 1]` (example i is rows
+  `offsets[i]:offsets[i + 1]`), `tokens` `[total_tokens]` strings and
+  `layers` int64 `[num_layers]`.
+"""
+
+import dataclasses
+import json
+import os
+import re
+import zipfile
+
+import keras
+import numpy as np
+import tensorflow as tf
+from keras import ops
+
+from bert_tf import checkpoints, tokenization
+from bert_tf.data.features import Feature, FeatureSchema, make_dataset, write_record_file
+from bert_tf.errors import CheckpointError, InputError
+from bert_tf.files import atomic_output
+from bert_tf.modeling import BertEncoder
+from bert_tf.packing import pack_inputs
+from bert_tf.tasks.common import RunOptions, TaskRunner, option, run_task
+from bert_tf.training.loop import Task
+
+_PAIR = re.compile(r"^(.*) \|\|\| (.*)$")
+OUTPUT_FORMATS = ("jsonl", "npz")
+
+
+@dataclasses.dataclass(kw_only=True)
+class FeatureOptions(RunOptions):
+    """The flags of the original extract_features.py, and `output_format`."""
+
+    input_file: str = option(help="Text, one example per line: text_a or 'text_a ||| text_b'.")
+    output_file: str = option(help="Where the features are written (JSON lines or .npz).")
+    vocab_file: str = option(help="The vocab.txt of the BERT model.")
+    init_checkpoint: str = option(help="The model's checkpoint (Google's bert_model.ckpt, "
+                                       "bert_tf, Model Garden or a Hugging Face folder).")
+    layers: str = option("-1,-2,-3,-4", "Comma-separated layer indexes (-1: the last).")
+    do_lower_case: bool = option(True, "Lower-case the input (uncased models).")
+    batch_size: int = option(32, "Global batch size for predictions.")
+    output_format: str = option("jsonl", "jsonl (the original's JSON lines) or npz (arrays).")
+    # Not flags here: nothing is trained, the output goes next to output_file.
+    do_predict: bool = True
+    do_train: bool = False
+    do_eval: bool = False
+    output_dir: str = ""
+    save_checkpoints_steps: int = 1000
+    train_batch_size: int = 32
+    eval_batch_size: int = 8
+    learning_rate: float = 5e-5
+    keep_checkpoint_max: int = 5
+
+    def __post_init__(self):
+        self.output_dir = self.output_dir or os.path.dirname(os.path.abspath(self.output_file))
+
+
+class LayerOutputs(keras.Model):
+    """A `BertEncoder` returning only the chosen layers, stacked: float32
+    `[batch, seq, len(layer_indexes), hidden]` (index -1 is the last layer)."""
+
+    def __init__(self, config, layer_indexes, **kwargs):
+        super().__init__(**kwargs)
+        self.encoder = BertEncoder(config)
+        self.layer_indexes = list(layer_indexes)
+
+    def tf1_head_variables(self):
+        return {}
+
+    def call(self, inputs, training=None):
+        layers = self.encoder(inputs, training=training)["encoder_outputs"]
+        return ops.stack([ops.cast(layers[i], "float32") for i in self.layer_indexes], axis=2)
+
+
+def read_examples(input_file):
+    """Lines of `input_file` -> `(text_a, text_b or None)` pairs, as the original."""
+    examples = []
+    for _, line in tokenization.iter_utf8_lines(input_file):
+        match = _PAIR.match(line.strip())
+        examples.append((match.group(1), match.group(2)) if match else (line.strip(), None))
+    if not examples:
+        raise InputError(f"--input_file {input_file} has no lines")
+    return examples
+
+
+def _schema(max_seq_length):
+    return FeatureSchema([Feature("input_ids", max_seq_length, model_name="input_word_ids"),
+                          Feature("input_mask", max_seq_length),
+                          Feature("segment_ids", max_seq_length, model_name="input_type_ids"),
+                          Feature("unique_ids", 1, scalar=True)], description="feature")
+
+
+class FeatureRunner(TaskRunner):
+    """Feature extraction on the run skeleton (predict only)."""
+
+    batch_size_options = ("batch_size",)
+
+    def __init__(self, options):
+        super().__init__(options)
+        self.layer_indexes = []
+        self.tokens = []
+        self.records = None
+        self.hidden_size = None
+
+    def validate(self):
+        options = self.options
+        if options.output_format not in OUTPUT_FORMATS:
+            raise InputError(f"--output_format must be one of {', '.join(OUTPUT_FORMATS)}, got "
+                             f"{options.output_format!r}")
+        try:
+            self.layer_indexes = [int(x) for x in options.layers.split(",")]
+        except ValueError:
+            raise InputError(f"--layers must be comma-separated integers, got "
+                             f"{options.layers!r}") from None
+        tokenization.validate_case_matches_checkpoint(options.do_lower_case,
+                                                      options.init_checkpoint)
+
+    def prepare(self, config):
+        options = self.options
+        for index in self.layer_indexes:
+            if not -config.num_hidden_layers <= index < config.num_hidden_layers:
+                raise InputError(f"--layers: {index} is not a layer of a "
+                                 f"{config.num_hidden_layers}-layer model")
+        self.hidden_size = config.hidden_size
+        tokenizer = tokenization.FullTokenizer(options.vocab_file, options.do_lower_case)
+        cls_id, sep_id = tokenizer.convert_tokens_to_ids(["[CLS]", "[SEP]"])
+        packed = []
+        for text_a, text_b in read_examples(options.input_file):
+            ids_a = tokenizer.convert_tokens_to_ids(tokenizer.tokenize(text_a))
+            ids_b = (tokenizer.convert_tokens_to_ids(tokenizer.tokenize(text_b))
+                     if text_b is not None else None)
+            inputs = pack_inputs(ids_a, ids_b, options.max_seq_length, cls_id, sep_id)
+            length = sum(inputs["input_mask"])
+            self.tokens.append(tokenizer.convert_ids_to_tokens(inputs["input_word_ids"][:length]))
+            packed.append(inputs)
+        schema = _schema(options.max_seq_length)
+        self.records = os.path.join(options.output_dir, "features-input.tf_record")
+        padding = -len(packed) % options.batch_size
+        zeros = [0] * options.max_seq_length
+
+        def write_records(writer):
+            for index, inputs in enumerate(packed):
+                writer.write(schema.serialize({
+                    "input_ids": inputs["input_word_ids"], "input_mask": inputs["input_mask"],
+                    "segment_ids": inputs["input_type_ids"], "unique_ids": [index]}))
+            for _ in range(padding):
+                writer.write(schema.serialize({"input_ids": zeros, "input_mask": zeros,
+                                               "segment_ids": zeros, "unique_ids": [-1]}))
+        write_record_file(self.records, write_records)
+
+    def build_model(self, config):
+        return LayerOutputs(config, self.layer_indexes)
+
+    def loss_task(self):
+        return Task()
+
+    def restore(self, trainer):
+        """Every encoder variable must come from `init_checkpoint` (heads in
+        it are ignored)."""
+        path = self.options.init_checkpoint
+        report = checkpoints.load_checkpoint(trainer.model, path, strict=False)
+        if report.left_initialised:
+            raise CheckpointError(f"--init_checkpoint={path} lacks encoder variables: "
+                                  f"{', '.join(report.left_initialised[:8])}")
+
+    def predict(self, trainer):
+        options = self.options
+
+        def dataset_fn(input_context):
+            return make_dataset(self.records, _schema(options.max_seq_length), options.batch_size,
+                                is_training=False, input_context=input_context,
+                                shard_by="records")
+
+        rows = ((int(uid), values)
+                for batch in trainer.predict_batches(dataset_fn, passthrough=("unique_ids",))
+                for uid, values in zip(batch["unique_ids"], batch["logits"]) if uid >= 0)
+        if options.output_format == "npz":
+            _write_npz(options.output_file, rows, self.tokens, self.layer_indexes,
+                       self.hidden_size)
+        else:
+            _write_jsonl(options.output_file, rows, self.tokens, self.layer_indexes)
+        tf.io.gfile.remove(self.records)
+
+
+def _write_jsonl(path, rows, tokens, layer_indexes):
+    """The original's JSON lines; `rows` yields `(example index, values [seq, layers, hidden])`."""
+    with atomic_output(path) as tmp, tf.io.gfile.GFile(tmp, "w") as f:
+        for index, values in rows:
+            features = [{"token": token, "layers": [
+                {"index": layer, "values": [round(float(x), 6) for x in values[position, k]]}
+                for k, layer in enumerate(layer_indexes)]}
+                for position, token in enumerate(tokens[index])]
+            f.write(json.dumps({"linex_index": index, "features": features}) + "\n")
+
+
+def _write_npy(zip_file, name, shape, dtype, chunks):
+    """Streams an array into `zip_file` as `name.npy` (what np.load reads in an npz)."""
+    with zip_file.open(f"{name}.npy", "w", force_zip64=True) as f:
+        np.lib.format.write_array_header_1_0(f, {"descr": np.dtype(dtype).str,
+                                                 "fortran_order": False, "shape": shape})
+        for chunk in chunks:
+            f.write(np.ascontiguousarray(chunk, dtype=dtype).tobytes())
+
+
+class _WriteOnly:
+    """Only `write` and `flush` of a file: zipfile then streams its entries
+    instead of seeking back (which a tf.io.gfile writer cannot)."""
+
+    def __init__(self, file):
+        self._file = file
+
+    def write(self, data):
+        self._file.write(data)
+        return len(data)
+
+    def flush(self):
+        self._file.flush()
+
+
+def _write_npz(path, rows, tokens, layer_indexes, hidden_size):
+    """Arrays of all real tokens (see the module docstring), written as they come."""
+    lengths = [len(t) for t in tokens]
+    flat_tokens = np.array([t for example in tokens for t in example])
+    with atomic_output(path) as tmp, tf.io.gfile.GFile(tmp, "wb") as f, \
+            zipfile.ZipFile(_WriteOnly(f), "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
+        _write_npy(archive, "values", (sum(lengths), len(layer_indexes), hidden_size),
+                   np.float32, (values[:lengths[index]] for index, values in rows))
+        _write_npy(archive, "offsets", (len(lengths) + 1,), np.int64,
+                   [np.cumsum([0, *lengths])])
+        _write_npy(archive, "tokens", flat_tokens.shape, flat_tokens.dtype, [flat_tokens])
+        _write_npy(archive, "layers", (len(layer_indexes),), np.int64, [layer_indexes])
+
+
+def extract_features(options):
+    """Writes the features of every line of `input_file` to `output_file`."""
+    run_task(FeatureRunner(options))

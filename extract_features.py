@@ -1,0 +1,27 @@
+"""Extracts contextual token vectors from chosen layers, as the original extract_features.py.
+
+Input: one example per line, `text_a` or `text_a ||| text_b`. Output: the
+original's JSON lines (`--output_format=jsonl`, the default) or arrays in an
+.npz file (`--output_format=npz`, for large jobs).
+"""
+
+from absl import flags
+
+from bert_tf.cli import define_flags, options_from_flags, run_main
+from bert_tf.tasks.features import FeatureOptions, extract_features
+from bert_tf.training.distribution import define_training_flags, training_options_from_flags
+
+FLAGS = flags.FLAGS
+
+define_flags(FeatureOptions)
+define_training_flags()
+
+
+def main(argv):
+    del argv
+    extract_features(options_from_flags(FeatureOptions, FLAGS,
+                                        training=training_options_from_flags(FLAGS)))
+
+
+if __name__ == "__main__":
+    run_main(main)
