@@ -10,6 +10,7 @@ import pytest
 from bert_tf.config import BertConfig
 from bert_tf.data.squad import evaluation
 from bert_tf.errors import InputError
+from bert_tf.squad_serving import answer
 from bert_tf.tasks.squad import SquadOptions, run_squad
 from bert_tf.training.distribution import TrainingOptions
 
@@ -77,9 +78,9 @@ def options(model_files, output_dir, **kwargs):
 def test_squad_v1_trains_predicts_and_scores(model_files, tmp_path):
     train = write_squad(tmp_path / "train.json", 320, seed=1)
     dev = write_squad(tmp_path / "dev.json", 40, seed=2)
-    output_dir = str(tmp_path / "v1")
+    output_dir, export_dir = str(tmp_path / "v1"), str(tmp_path / "export")
     results = run_squad(options(model_files, output_dir, train_file=train, predict_file=dev,
-                                do_train=True, do_predict=True))
+                                do_train=True, do_predict=True, export_dir=export_dir))
     assert results["f1"] > 90, results
     predictions = json.load(open(os.path.join(output_dir, "predictions.json")))
     nbest = json.load(open(os.path.join(output_dir, "nbest_predictions.json")))
@@ -91,6 +92,15 @@ def test_squad_v1_trains_predicts_and_scores(model_files, tmp_path):
     # eval_results.json is the official v1.1 scoring of predictions.json.
     stored = json.load(open(os.path.join(output_dir, "eval_results.json")))
     assert stored == results == evaluation.evaluate_v1(dev, predictions)
+    # The SavedModel answers from raw text as predictions.json, up to the
+    # punctuation that get_final_text trims ("Amber." -> "Amber").
+    paragraphs = json.load(open(dev))["data"][0]["paragraphs"]
+    served = answer(export_dir, [p["qas"][0]["question"] for p in paragraphs],
+                    [p["context"] for p in paragraphs])
+    assert [evaluation.normalize_answer(s["answer"]) for s in served] == [
+        evaluation.normalize_answer(predictions[p["qas"][0]["id"]]) for p in paragraphs]
+    for s, p in zip(served, paragraphs):
+        assert p["context"][s["start_char"]:s["end_char"]] == s["answer"]
 
 
 @pytest.mark.slow

@@ -21,6 +21,7 @@ from bert_tf.errors import InputError
 from bert_tf.export import check_export_dir
 from bert_tf.files import write_text_atomically
 from bert_tf.modeling import BertSpanLabeler
+from bert_tf.squad_serving import export_span_labeler
 from bert_tf.tasks.common import RunOptions, TaskRunner, option, run_task
 from bert_tf.training.loop import Task
 
@@ -206,7 +207,6 @@ class SquadRunner(TaskRunner):
         return results
 
     def export(self, model):
-        from bert_tf.squad_serving import export_span_labeler
         options = self.options
         export_span_labeler(
             model, options.export_dir, options.vocab_file, options.do_lower_case,

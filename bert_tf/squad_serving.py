@@ -1,0 +1,390 @@
+"""SavedModel export of a SQuAD span labeler: question + context text in, answer text out.
+
+The SavedModel has two signatures:
+  - `serving_default`: `question`, `context` tf.string `[batch]` ->
+    `answer` tf.string `[batch]`, `start_char`, `end_char` int32 `[batch]`
+    (the answer is `context[start_char:end_char]`, offsets in Unicode code
+    points; -1, -1 and "" when there is no answer) and `score` float32
+    `[batch]` (start + end logit of the best span, also when the null
+    answer wins; 0.0 without any valid span); SQuAD 2.0 models add
+    `null_score` float32 `[batch]` (the least start + end logit at [CLS]
+    over the question's windows; the answer is "" when it exceeds `score`
+    by more than `null_score_diff_threshold`);
+  - `serving_ids`: `input_word_ids`, `input_mask`, `input_type_ids` int32
+    `[batch, max_seq_length]` -> `start_logits`, `end_logits`.
+It loads with only tensorflow and tensorflow_text imported; the vocab file
+travels with it as an asset.
+
+`serving_default` runs the original run_squad.py prediction in one graph:
+the context is split into words on the reader's whitespace
+(`reader.context_to_words`), each word is WordPiece-tokenized on its own
+(`alignment.tokenize_document`), the question is cut to `max_query_length`
+tokens, `[CLS] question [SEP] window [SEP]` windows are taken `doc_stride`
+tokens apart, and the span is chosen as `SquadPostprocessor` chooses its
+best answer (n-best start and end positions per window, max-context
+starts, `max_answer_length`, SQuAD 2.0 null threshold). Differences from
+the Python pipeline:
+
+* the answer is the whole words the span touches, cut from the context
+  (the original's `orig_text`, but keeping the context's own whitespace
+  between words); `get_final_text`'s trimming to the predicted sub-tokens
+  is not done;
+* a question without any valid span gets "" (and score 0.0) instead of the
+  original's placeholder "empty";
+* invalid UTF-8 in a context counts as U+FFFD characters (the tokenizer
+  drops them).
+
+`answer` runs either a Keras `BertSpanLabeler` or such a SavedModel on
+Python strings.
+"""
+
+import dataclasses
+import os
+
+import keras
+import tensorflow as tf
+
+from bert_tf.data.squad.reader import CONTEXT_WHITESPACE
+from bert_tf.errors import InputError
+from bert_tf.export import check_export_dir
+from bert_tf.files import atomic_output
+from bert_tf.packing import pack_example_windows
+from bert_tf.preprocessing import BertTokenizer
+
+_WHITESPACE_CODE_POINTS = sorted(ord(char) for char in CONTEXT_WHITESPACE)
+_MODEL_SETTINGS = frozenset(("vocab_file", "do_lower_case"))
+
+
+@dataclasses.dataclass(frozen=True)
+class _Settings:
+    """Windowing and answer selection, as run_squad.py's flags of the same names."""
+
+    max_seq_length: int = 384
+    doc_stride: int = 128
+    max_query_length: int = 64
+    max_answer_length: int = 30
+    n_best_size: int = 20
+    version_2_with_negative: bool = False
+    null_score_diff_threshold: float = 0.0
+
+    def __post_init__(self):
+        for name in ("doc_stride", "max_answer_length", "n_best_size"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise InputError(f"{name}={value!r} must be a positive integer")
+        if not isinstance(self.max_query_length, int) or self.max_query_length < 0:
+            raise InputError(f"max_query_length={self.max_query_length!r} must be an integer "
+                             ">= 0")
+        if (not isinstance(self.max_seq_length, int)
+                or self.max_seq_length <= self.max_query_length + 3):
+            raise InputError(f"max_seq_length={self.max_seq_length!r} must exceed "
+                             f"max_query_length + 3 = {self.max_query_length + 3}")
+
+
+_SETTING_NAMES = frozenset(field.name for field in dataclasses.fields(_Settings))
+
+
+def context_words(contexts):
+    """Splits contexts into words as `reader.context_to_words`.
+
+    Args:
+      contexts: tf.string `[batch]` (invalid UTF-8 decodes to U+FFFD).
+    Returns:
+      (chars, word_starts, word_ends): chars int32 `[batch, (chars)]`, the
+      code points; word_starts, word_ends int32 `[batch, (words)]`, the
+      offset of each word's first character and one past its last.
+    """
+    chars = tf.strings.unicode_decode(contexts, "UTF-8", errors="replace")
+    is_space = tf.reduce_any(chars.flat_values[:, None] == _WHITESPACE_CODE_POINTS, axis=1)
+    rows = chars.value_rowids()
+    position = tf.cast(tf.ragged.range(chars.row_lengths()).flat_values, tf.int32)
+    row_length = tf.cast(tf.gather(chars.row_lengths(), rows), tf.int32)
+    # Neighbours of each character; a row's first / last sees a space beyond its edge.
+    padded = tf.pad(is_space, [[1, 1]], constant_values=True)
+    is_first = ~is_space & (padded[:-2] | (position == 0))
+    is_last = ~is_space & (padded[2:] | (position == row_length - 1))
+    word_starts = tf.RaggedTensor.from_value_rowids(
+        tf.boolean_mask(position, is_first), tf.boolean_mask(rows, is_first), chars.nrows())
+    word_ends = word_starts.with_flat_values(tf.boolean_mask(position + 1, is_last))
+    return chars, word_starts, word_ends
+
+
+def _cut(chars, rows, begins, ends):
+    """UTF-8 strings `[n]`: `chars[rows[i]][begins[i]:ends[i]]` (int32 `[n]` each)."""
+    offsets = tf.gather(chars.row_starts(), rows)
+    spans = tf.ragged.range(offsets + tf.cast(begins, tf.int64),
+                            offsets + tf.cast(ends, tf.int64))
+    return tf.strings.unicode_encode(tf.gather(chars.flat_values, spans), "UTF-8")
+
+
+def _gather_or(params, indices, keep, fill):
+    """`params[indices]` where `keep`, else `fill` (`indices` need not be valid there)."""
+    padded = tf.concat([params, [fill]], axis=0)
+    return tf.gather(padded, tf.where(keep, indices, tf.size(params, out_type=indices.dtype)))
+
+
+def _window_layout(input_mask, example_ids, window_starts, question_lengths, context_starts):
+    """Where each packed position lies in the context tokens.
+
+    Args: input_mask int32 `[windows, seq]`; example_ids, window_starts int32
+      `[windows]`; question_lengths, context_starts int32 `[batch]` (kept
+      question tokens; index of each example's first context token among
+      all examples' context tokens).
+    Returns:
+      (in_context bool `[windows, seq]`, offset int32 `[windows, seq]` the
+      position within the window's context part, token int32 `[windows, seq]`
+      the context token there, over all examples (valid where in_context),
+      length int32 `[windows]` context tokens in the window).
+    """
+    doc_offset = tf.gather(question_lengths, example_ids) + 2
+    length = tf.maximum(tf.reduce_sum(input_mask, axis=1) - doc_offset - 1, 0)
+    offset = tf.range(tf.shape(input_mask)[1])[None, :] - doc_offset[:, None]
+    in_context = (offset >= 0) & (offset < length[:, None])
+    token = (tf.gather(context_starts, example_ids) + window_starts)[:, None] + offset
+    return in_context, offset, token, length
+
+
+def _max_context(in_context, offset, token, length, num_tokens):
+    """bool `[windows, seq]`: the window gives that context token its best context.
+
+    The original `is_max_context`: score min(tokens left, tokens right) +
+    0.01 * window length, in float64 as Python computes it; the first
+    window wins ties. Arguments as `_window_layout` returns them;
+    `num_tokens` counts all examples' context tokens.
+    """
+    score = (tf.cast(tf.minimum(offset, length[:, None] - 1 - offset), tf.float64)
+             + 0.01 * tf.cast(length, tf.float64)[:, None])
+    segment = tf.where(in_context, token, num_tokens)  # other positions: one spare segment
+    best = tf.math.unsorted_segment_max(score, segment, num_tokens + 1)
+    is_best = in_context & (score == tf.gather(best, segment))
+    num_windows = tf.shape(score)[0]
+    window = tf.broadcast_to(tf.range(num_windows)[:, None], tf.shape(score))
+    first = tf.math.unsorted_segment_min(tf.where(is_best, window, num_windows), segment,
+                                         num_tokens + 1)
+    return is_best & (window == tf.gather(first, segment))
+
+
+def _candidate_pairs(start_logits, end_logits, start_ok, end_ok, settings):
+    """Each window's allowed pairs of its `n_best_size` best starts and ends.
+
+    As `SquadPostprocessor`: top-k over all positions (the padding too), a
+    start where `start_ok`, an end where `end_ok`, end >= start, at most
+    `max_answer_length` tokens.
+
+    Args: start_logits, end_logits float32 `[windows, seq]`; start_ok,
+      end_ok bool `[windows, seq]`.
+    Returns:
+      (valid bool, start int32, end int32, start_logit float64, end_logit
+      float64), each `[windows, k * k]` in the original's pair order (by
+      start rank, then end rank).
+    """
+    k = min(settings.n_best_size, settings.max_seq_length)
+    top_starts = tf.math.top_k(start_logits, k)
+    top_ends = tf.math.top_k(end_logits, k)
+    shape = tf.stack([tf.shape(start_logits)[0], k, k])
+
+    def by_start(values):
+        return tf.reshape(tf.broadcast_to(values[:, :, None], shape), [-1, k * k])
+
+    def by_end(values):
+        return tf.reshape(tf.broadcast_to(values[:, None, :], shape), [-1, k * k])
+
+    start, end = by_start(top_starts.indices), by_end(top_ends.indices)
+    valid = (by_start(tf.gather(start_ok, top_starts.indices, batch_dims=1))
+             & by_end(tf.gather(end_ok, top_ends.indices, batch_dims=1))
+             & (end >= start) & (end - start < settings.max_answer_length))
+    # Python adds the float32 logits as float64; so does the graph, to rank alike.
+    return (valid, start, end, by_start(tf.cast(top_starts.values, tf.float64)),
+            by_end(tf.cast(top_ends.values, tf.float64)))
+
+
+def _best_spans(candidates, example_ids, batch):
+    """Each example's best pair over its windows: the highest start + end
+    logit, ties to the earlier window, then to the earlier pair.
+
+    Args: candidates: `_candidate_pairs`' tensors `[windows, pairs]`;
+      example_ids int32 `[windows]`; batch: int32 scalar.
+    Returns:
+      (has_span bool `[batch]`, window int32 `[batch]`, start, end int32
+      `[batch]` positions in that window, start_logit, end_logit float64
+      `[batch]`); without a span, window 0, logits 0 and arbitrary positions.
+    """
+    valid, start, end, start_logit, end_logit = candidates
+    scores = start_logit + end_logit
+    num_pairs = tf.shape(scores)[1]
+    window_has = tf.reduce_any(valid, axis=1)
+    window_best = tf.reduce_max(tf.where(valid, scores, -float("inf")), axis=1)
+    window_pair = tf.reduce_min(tf.where(valid & (scores == window_best[:, None]),
+                                         tf.range(num_pairs), num_pairs), axis=1)
+    has_span = tf.math.unsorted_segment_max(tf.cast(window_has, tf.int32), example_ids,
+                                            batch) > 0
+    best = tf.math.unsorted_segment_max(tf.where(window_has, window_best, -float("inf")),
+                                        example_ids, batch)
+    num_windows = tf.size(example_ids)
+    is_best = window_has & (window_best == tf.gather(best, example_ids))
+    window = tf.math.unsorted_segment_min(tf.where(is_best, tf.range(num_windows), num_windows),
+                                          example_ids, batch)
+    window = tf.where(has_span, window, 0)
+    chosen = window * num_pairs + tf.where(has_span, tf.gather(window_pair, window), 0)
+
+    def pick(values):
+        return tf.gather(tf.reshape(values, [-1]), chosen)
+
+    return (has_span, window, pick(start), pick(end),
+            tf.where(has_span, pick(start_logit), 0.0), tf.where(has_span, pick(end_logit), 0.0))
+
+
+def _context_tokens(tokenizer, contexts):
+    """Contexts -> words, WordPiece-tokenized one by one as `alignment.tokenize_document`.
+
+    Args: tokenizer: a BertTokenizer; contexts: tf.string `[batch]`.
+    Returns:
+      (chars, word_starts, word_ends, context_ids, token_words): the first
+      three as `context_words`; context_ids int32 `[batch, (tokens)]`;
+      token_words int32 `[all tokens]`, for each of `context_ids.flat_values`
+      its word's index in `word_starts.flat_values`.
+    """
+    chars, word_starts, word_ends = context_words(contexts)
+    words = _cut(chars, word_starts.value_rowids(), word_starts.flat_values,
+                 word_ends.flat_values)
+    pieces = tokenizer(words)  # [all words, (tokens)]
+    context_ids = tf.RaggedTensor.from_row_splits(pieces, word_starts.row_splits).merge_dims(1, 2)
+    token_words = tf.cast(pieces.value_rowids(), tf.int32)
+    return chars, word_starts, word_ends, context_ids, token_words
+
+
+def _answer_spans(model, tokenizer, questions, contexts, settings):
+    """question, context tf.string `[batch]` -> the `serving_default` outputs."""
+    batch = tf.shape(contexts)[0]
+    chars, word_starts, word_ends, context_ids, token_words = _context_tokens(tokenizer,
+                                                                              contexts)
+    question_ids = tokenizer(questions)[:, :settings.max_query_length]
+    inputs, example_ids, window_starts = pack_example_windows(
+        [question_ids, context_ids], settings.max_seq_length, tokenizer.cls_id,
+        tokenizer.sep_id, stride=settings.doc_stride, window_over=1,
+        max_fixed_length=settings.max_query_length)
+    logits = model(inputs, training=False)
+    start_logits = tf.cast(logits["start_logits"], tf.float32)
+    end_logits = tf.cast(logits["end_logits"], tf.float32)
+
+    in_context, offset, token, length = _window_layout(
+        inputs["input_mask"], example_ids, window_starts,
+        tf.cast(question_ids.row_lengths(), tf.int32),
+        tf.cast(context_ids.row_starts(), tf.int32))
+    max_context = _max_context(in_context, offset, token, length, tf.size(token_words))
+    candidates = _candidate_pairs(start_logits, end_logits, in_context & max_context,
+                                  in_context, settings)
+    has_answer, window, start, end, start_logit, end_logit = _best_spans(
+        candidates, example_ids, batch)
+    outputs = {"score": tf.cast(start_logit + end_logit, tf.float32)}
+    if settings.version_2_with_negative:
+        null_score = tf.math.unsorted_segment_min(
+            tf.cast(start_logits[:, 0], tf.float64) + tf.cast(end_logits[:, 0], tf.float64),
+            example_ids, batch)
+        # In float64 and in this order, as Python computes null_odds.
+        null_wins = null_score - start_logit - end_logit > settings.null_score_diff_threshold
+        has_answer &= ~null_wins
+        outputs["null_score"] = tf.cast(null_score, tf.float32)
+
+    def char_at(position, word_chars):
+        """Offset int32 `[batch]` in `word_chars` of the word at `position` of `window`."""
+        context_token = tf.gather(tf.reshape(token, [-1]),
+                                  window * settings.max_seq_length + position)
+        word = _gather_or(token_words, context_token, has_answer, -1)
+        return _gather_or(word_chars, word, has_answer, -1)
+
+    start_char = char_at(start, word_starts.flat_values)
+    end_char = char_at(end, word_ends.flat_values)
+    outputs.update(start_char=start_char, end_char=end_char,
+                   answer=_cut(chars, tf.range(batch, dtype=tf.int64),
+                               tf.maximum(start_char, 0), tf.maximum(end_char, 0)))
+    return outputs
+
+
+def _answer_function(model, tokenizer, settings):
+    """The `serving_default` tf.function of `model` (a BertSpanLabeler)."""
+    text_spec = tf.TensorSpec([None], tf.string)
+
+    @tf.function(input_signature=[text_spec, text_spec])
+    def answer_text(question, context):
+        return _answer_spans(model, tokenizer, question, context, settings)
+
+    return answer_text
+
+
+def _tokenizer(vocab_file, do_lower_case):
+    tokenizer = BertTokenizer(vocab_file, do_lower_case=do_lower_case, name="tokenizer")
+    tokenizer(tf.constant([""]))  # builds it, so that its vocabulary table can be tracked
+    return tokenizer
+
+
+def export_span_labeler(model, export_dir, vocab_file, do_lower_case, max_seq_length=384,
+                        doc_stride=128, max_query_length=64, max_answer_length=30,
+                        n_best_size=20, version_2_with_negative=False,
+                        null_score_diff_threshold=0.0, overwrite=False):
+    """Writes `model` (a BertSpanLabeler) as a SavedModel at `export_dir`.
+
+    See the module docstring for the signatures; the settings are run_squad.py's
+    flags of the same names. Written to a temporary directory and renamed, so
+    `export_dir` is never left half-written; an existing `export_dir` is
+    replaced only with `overwrite`. Returns `export_dir`.
+    """
+    settings = _Settings(max_seq_length, doc_stride, max_query_length, max_answer_length,
+                         n_best_size, version_2_with_negative, null_score_diff_threshold)
+    check_export_dir(export_dir, overwrite)
+    tokenizer = _tokenizer(vocab_file, do_lower_case)
+    ids_spec = tf.TensorSpec([None, max_seq_length], tf.int32)
+
+    @tf.function(input_signature=[ids_spec] * 3)
+    def span_logits(input_word_ids, input_mask, input_type_ids):
+        return model({"input_word_ids": input_word_ids, "input_mask": input_mask,
+                      "input_type_ids": input_type_ids}, training=False)
+
+    archive = keras.export.ExportArchive()
+    archive.track(model)
+    archive.track(tokenizer)
+    archive.add_endpoint("serving_default", _answer_function(model, tokenizer, settings))
+    archive.add_endpoint("serving_ids", span_logits)
+    with atomic_output(export_dir) as tmp:
+        archive.write_out(tmp, verbose=False)
+    return export_dir
+
+
+def answer(model_or_export, questions, contexts, **settings):
+    """Answers `questions` (list of str) on `contexts` (list of str, one per question).
+
+    `model_or_export`: a Keras `BertSpanLabeler`, with `vocab_file`,
+    `do_lower_case` and optionally `export_span_labeler`'s settings as
+    keyword arguments; or the path of a SavedModel written by
+    `export_span_labeler`, or that SavedModel loaded (no settings: they are
+    fixed in it). Returns one dict per question: `answer` (str),
+    `start_char`, `end_char` (int), `score` (float) and, for SQuAD 2.0,
+    `null_score` (float).
+    """
+    questions, contexts = list(questions), list(contexts)
+    if len(questions) != len(contexts):
+        raise InputError(f"{len(questions)} questions but {len(contexts)} contexts")
+    if isinstance(model_or_export, keras.Model):
+        unknown = set(settings) - _SETTING_NAMES - _MODEL_SETTINGS
+        missing = _MODEL_SETTINGS - set(settings)
+        if unknown or missing:
+            raise InputError(f"answer() with a Keras model needs vocab_file and do_lower_case; "
+                             f"unknown settings: {sorted(unknown)}, missing: {sorted(missing)}")
+        tokenizer = _tokenizer(settings.pop("vocab_file"), settings.pop("do_lower_case"))
+        serve = _answer_function(model_or_export, tokenizer, _Settings(**settings))
+    else:
+        if settings:
+            raise InputError(f"settings {sorted(settings)} cannot change an exported model")
+        export = model_or_export
+        if isinstance(export, (str, os.PathLike)):
+            export = tf.saved_model.load(os.fspath(export))
+        serve = export.signatures["serving_default"]
+    outputs = serve(question=tf.constant(questions, tf.string),
+                    context=tf.constant(contexts, tf.string))
+    outputs = {name: value.numpy().tolist() for name, value in outputs.items()}
+    results = []
+    for i in range(len(questions)):
+        result = {name: values[i] for name, values in outputs.items()}
+        result["answer"] = result["answer"].decode("utf-8")
+        results.append(result)
+    return results
