@@ -47,9 +47,11 @@ def atomic_output(path, suffixes=("",)):
 
     Readers therefore see the old output or the complete new one, never a
     partial one. `suffixes` serves outputs made of several files (a
-    checkpoint's `.data-*` then `.index`, the index last).
+    checkpoint's `.data-*` then `.index`, the index last). The folder of
+    `path` is created if needed.
     """
     tmp = f"{path.rstrip('/')}.tmp-{os.getpid()}"
+    tf.io.gfile.makedirs(os.path.dirname(tmp) or ".")
     try:
         yield tmp
         for suffix in suffixes:

@@ -16,7 +16,7 @@ from bert_tf.export import check_export_dir, export_classifier
 from bert_tf.metrics import glue_metrics
 from bert_tf.modeling import BertClassifier
 from bert_tf.packing import average_windows
-from bert_tf.tasks.common import RunOptions, TaskRunner, option, run_task
+from bert_tf.tasks.common import RunOptions, TaskRunner, epoch_schedule, option, run_task
 from bert_tf.training.loop import Task
 
 _PASSTHROUGH = ("label_ids", "is_real_example", "example_index")
@@ -150,13 +150,10 @@ class ClassifierRunner(TaskRunner):
         return dataset_fn
 
     def train_schedule(self):
-        options = self.options
-        num_train_steps = max(1, int(self.train_file.num_features / options.train_batch_size
-                                     * options.num_train_epochs))
+        schedule = epoch_schedule(self.train_file.num_features, self.options)
         logging.info("training on %d features (%d examples) for %d steps",
-                     self.train_file.num_features, self.train_file.num_examples,
-                     num_train_steps)
-        return num_train_steps, int(num_train_steps * options.warmup_proportion)
+                     self.train_file.num_features, self.train_file.num_examples, schedule[0])
+        return schedule
 
     def train_dataset_fn(self):
         return self._dataset_fn(self.train_file.path, self.options.train_batch_size, True)

@@ -74,6 +74,15 @@ def training_environment(options):
         keras.mixed_precision.set_dtype_policy("float32")
 
 
+def epoch_schedule(num_examples, options):
+    """`(num_train_steps, num_warmup_steps)` for `options.num_train_epochs` over
+    `num_examples` at `options.train_batch_size`, with
+    `options.warmup_proportion` of warm-up, as the original fine-tuning scripts."""
+    num_train_steps = max(1, int(num_examples / options.train_batch_size
+                                 * options.num_train_epochs))
+    return num_train_steps, int(num_train_steps * options.warmup_proportion)
+
+
 def warm_start(model, init_checkpoint):
     """Loads `--init_checkpoint` (original TF1, bert_tf, Model Garden or
     Hugging Face) into `model`; variables it lacks keep their initial values,

@@ -22,7 +22,7 @@ from bert_tf.export import check_export_dir
 from bert_tf.files import write_text_atomically
 from bert_tf.modeling import BertSpanLabeler
 from bert_tf.squad_serving import export_span_labeler
-from bert_tf.tasks.common import RunOptions, TaskRunner, option, run_task
+from bert_tf.tasks.common import RunOptions, TaskRunner, epoch_schedule, option, run_task
 from bert_tf.training.loop import Task
 
 EVAL_RESULTS_FILE = "eval_results.json"
@@ -149,13 +149,10 @@ class SquadRunner(TaskRunner):
 
     def train_schedule(self):
         # As the original: steps from the number of questions, not windows.
-        options = self.options
-        num_train_steps = max(1, int(self.train_file.num_examples / options.train_batch_size
-                                     * options.num_train_epochs))
+        schedule = epoch_schedule(self.train_file.num_examples, self.options)
         logging.info("training on %d windows of %d questions for %d steps",
-                     self.train_file.num_features, self.train_file.num_examples,
-                     num_train_steps)
-        return num_train_steps, int(num_train_steps * options.warmup_proportion)
+                     self.train_file.num_features, self.train_file.num_examples, schedule[0])
+        return schedule
 
     def train_dataset_fn(self):
         return self._dataset_fn(self.train_file.path, self.options.train_batch_size, True)
