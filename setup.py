@@ -27,6 +27,7 @@ setup(
             "scipy==1.17.1",
             "scikit-learn==1.9.1",
             "jieba==0.42.1",
+            "seqeval==1.2.2",
         ],
         "jieba": ["jieba==0.42.1"],
     },

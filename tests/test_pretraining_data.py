@@ -571,10 +571,19 @@ def test_invalid_utf8_names_file_and_line_or_is_skipped(tmp_path):
 def test_unwritable_output_fails_before_reading(tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_bytes(b"\xff not utf-8\n")  # reading would fail on this
+    (tmp_path / "a_file").write_text("")  # a folder that cannot be made
     options = dataclasses.replace(options_for(tmp_path, corpus),
-                                  output_files=(str(tmp_path / "missing_dir" / "out.tfrecord"),))
-    with pytest.raises(InputError, match=r"--output_file: cannot write .*missing_dir"):
+                                  output_files=(str(tmp_path / "a_file" / "out.tfrecord"),))
+    with pytest.raises(InputError, match=r"--output_file: cannot write .*a_file/out.tfrecord"):
         create_pretraining_data(options)
+
+
+def test_a_missing_output_folder_is_created(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("The cat sat.\nIt was happy.\n\nA dog ran.\nIt was fast.\n")
+    output = tmp_path / "new" / "dir" / "out.tfrecord"
+    options = dataclasses.replace(options_for(tmp_path, corpus), output_files=(str(output),))
+    assert create_pretraining_data(options).instances > 0 and output.exists()
 
 
 @pytest.mark.parametrize("overrides, message", [

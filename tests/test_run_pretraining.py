@@ -1,7 +1,6 @@
 import os
 import re
 
-import numpy as np
 import pytest
 from pretraining_records import write_records
 

@@ -44,6 +44,15 @@ class Feature:
     default_is_position: bool = False
 
 
+def input_features(length, length_flag="max_seq_length"):
+    """The three features every task's records start with: int64 `input_ids`,
+    `input_mask`, `segment_ids` `[length]`, read by the model as
+    `input_word_ids`, `input_mask`, `input_type_ids`."""
+    return [Feature("input_ids", length, model_name="input_word_ids", length_flag=length_flag),
+            Feature("input_mask", length, length_flag=length_flag),
+            Feature("segment_ids", length, model_name="input_type_ids", length_flag=length_flag)]
+
+
 class FeatureSchema:
     """The features of a kind of record (`description` is used in errors)."""
 

@@ -1,4 +1,5 @@
-"""Task models: the encoder plus the heads of pre-training, classification and SQuAD."""
+"""Task models: the encoder plus the heads of pre-training, classification, SQuAD and
+multiple choice."""
 
 import keras
 from keras import ops
@@ -122,6 +123,42 @@ class BertSpanLabeler(_TaskModel):
         sequence = self.encoder(inputs, training=training)["sequence_output"]
         logits = self.span(sequence)
         return {"start_logits": logits[:, :, 0], "end_logits": logits[:, :, 1]}
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class BertMultipleChoice(_TaskModel):
+    """Encoder + dropout(0.1) + a one-unit dense layer on each choice's pooled output.
+
+    Inputs: a dict of int tensors `[batch, num_choices, seq]`:
+    `input_word_ids`, `input_mask`, `input_type_ids` (each choice packed as
+    `[CLS] context [SEP] choice [SEP]`). The encoder runs on
+    `[batch * num_choices, seq]`. Returns float32 logits `[batch, num_choices]`.
+    TF1 names: top-level `output_weights [1, hidden]` and `output_bias [1]`.
+    """
+
+    def __init__(self, config, num_choices=4, **kwargs):
+        kwargs.setdefault("name", "bert_multiple_choice")
+        super().__init__(config, **kwargs)
+        self.num_choices = num_choices
+        self.dropout = keras.layers.Dropout(CLASSIFIER_DROPOUT)
+        self.classifier = OutputProjection(1, self.config.initializer_range, name="classifier")
+        self.classifier.build((None, self.config.hidden_size))
+        self.built = True
+
+    def tf1_head_variables(self):
+        return {"output_weights": self.classifier.output_weights,
+                "output_bias": self.classifier.output_bias}
+
+    def call(self, inputs, training=None):
+        seq = ops.shape(inputs["input_word_ids"])[-1]
+        flat = {name: ops.reshape(inputs[name], (-1, seq))
+                for name in ("input_word_ids", "input_mask", "input_type_ids")}
+        pooled = self.encoder(flat, training=training)["pooled_output"]
+        logits = self.classifier(self.dropout(pooled, training=training))
+        return ops.reshape(logits, (-1, self.num_choices))
+
+    def get_config(self):
+        return {**super().get_config(), "num_choices": self.num_choices}
 
 
 def pretraining_losses(outputs, features, masked_lm_weight_total=None, num_examples=None):

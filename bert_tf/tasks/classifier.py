@@ -12,7 +12,7 @@ from bert_tf.data.classification import features as classifier_features
 from bert_tf.data.classification import glue
 from bert_tf.data.classification import outputs as classifier_outputs
 from bert_tf.errors import InputError
-from bert_tf.export import check_export_dir, export_classifier
+from bert_tf.export import export_classifier
 from bert_tf.metrics import glue_metrics
 from bert_tf.modeling import BertClassifier
 from bert_tf.packing import average_windows
@@ -74,9 +74,17 @@ def combine_windows(predictions):
     return means.numpy().astype(np.float32), labels
 
 
-def _softmax(logits):
+def softmax(logits):
+    """Row-wise softmax of numpy logits `[n, labels]`, in their dtype."""
     shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
     return shifted / shifted.sum(axis=1, keepdims=True)
+
+
+def cross_entropy(logits, labels):
+    """Mean negative log-likelihood of `labels` `[n]` under `logits` `[n, labels]`
+    (float64), as a Python float."""
+    log_probs = np.log(softmax(logits.astype(np.float64)))
+    return float(-np.mean(log_probs[np.arange(len(labels)), labels]))
 
 
 def eval_metrics(processor, logits, labels):
@@ -86,8 +94,7 @@ def eval_metrics(processor, logits, labels):
         eval_loss = float(np.mean((logits[:, 0] - labels) ** 2))
         metrics = glue_metrics(processor.metric, logits[:, 0], labels)
     else:
-        log_probs = np.log(_softmax(logits.astype(np.float64)))
-        eval_loss = float(-np.mean(log_probs[np.arange(len(labels)), labels]))
+        eval_loss = cross_entropy(logits, labels)
         metrics = glue_metrics(processor.metric, logits, labels)
     return {**metrics, "eval_loss": eval_loss, "loss": eval_loss}
 
@@ -120,10 +127,6 @@ class ClassifierRunner(TaskRunner):
             raise InputError("at least one of --do_train, --do_eval or --do_predict must be set")
         if options.long_text_stride is not None and options.long_text_stride < 1:
             raise InputError(f"--long_text_stride must be >= 1, got {options.long_text_stride}")
-        if options.export_dir:
-            check_export_dir(options.export_dir, options.overwrite)
-        tokenization.validate_case_matches_checkpoint(options.do_lower_case,
-                                                      options.init_checkpoint)
         self.processor = glue.get_processor(options.task_name, **options.processor_options)
 
     def prepare(self, config):
@@ -180,7 +183,7 @@ class ClassifierRunner(TaskRunner):
     def predict(self, trainer):
         options, processor = self.options, self.processor
         logits, _ = self._predict_examples(trainer, "predict", options.predict_batch_size)
-        outputs = logits[:, 0] if processor.is_regression else _softmax(logits)
+        outputs = logits[:, 0] if processor.is_regression else softmax(logits)
         classifier_outputs.write_test_results(
             os.path.join(options.output_dir, "test_results.tsv"), outputs)
         if processor.submission_name:

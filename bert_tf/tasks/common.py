@@ -17,9 +17,10 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import checkpoints
+from bert_tf import checkpoints, tokenization
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
+from bert_tf.export import check_export_dir
 from bert_tf.training import distribution
 from bert_tf.training.distribution import TrainingOptions
 from bert_tf.training.loop import LoopConfig, Trainer, write_results
@@ -81,6 +82,14 @@ def epoch_schedule(num_examples, options):
     num_train_steps = max(1, int(num_examples / options.train_batch_size
                                  * options.num_train_epochs))
     return num_train_steps, int(num_train_steps * options.warmup_proportion)
+
+
+def parse_layers(value):
+    """`--layers` "-1,-2" -> (-1, -2) (negative: from the top)."""
+    try:
+        return tuple(int(part) for part in value.split(","))
+    except ValueError:
+        raise InputError(f"--layers={value!r} must be comma-separated integers") from None
 
 
 def warm_start(model, init_checkpoint):
@@ -145,10 +154,21 @@ class TaskRunner:
         """With export_dir (where the task has it): writes the SavedModel."""
 
 
+def _check_shared_options(options):
+    """Checks of options several tasks have: an export dir that is free, and
+    `--do_lower_case` against a released checkpoint's casing."""
+    if getattr(options, "export_dir", None):
+        check_export_dir(options.export_dir, options.overwrite)
+    if hasattr(options, "do_lower_case"):
+        tokenization.validate_case_matches_checkpoint(options.do_lower_case,
+                                                      options.init_checkpoint)
+
+
 def run_task(runner):
     """Runs a task's train / eval / predict / export as its options say;
     returns the eval metrics (empty without do_eval)."""
     options = runner.options
+    _check_shared_options(options)
     runner.validate()
     config = load_bert_config(options.bert_config_file, options.max_seq_length)
     tf.io.gfile.makedirs(options.output_dir)

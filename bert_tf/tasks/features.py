@@ -27,12 +27,13 @@ import tensorflow as tf
 from keras import ops
 
 from bert_tf import checkpoints, tokenization
-from bert_tf.data.features import Feature, FeatureSchema, make_dataset, write_record_file
+from bert_tf.data.features import (Feature, FeatureSchema, input_features, make_dataset,
+                                   write_record_file)
 from bert_tf.errors import CheckpointError, InputError
 from bert_tf.files import atomic_output
 from bert_tf.modeling import BertEncoder
 from bert_tf.packing import pack_inputs
-from bert_tf.tasks.common import RunOptions, TaskRunner, option, run_task
+from bert_tf.tasks.common import RunOptions, TaskRunner, option, parse_layers, run_task
 from bert_tf.training.loop import Task
 
 _PAIR = re.compile(r"^(.*) \|\|\| (.*)$")
@@ -96,10 +97,8 @@ def read_examples(input_file):
 
 
 def _schema(max_seq_length):
-    return FeatureSchema([Feature("input_ids", max_seq_length, model_name="input_word_ids"),
-                          Feature("input_mask", max_seq_length),
-                          Feature("segment_ids", max_seq_length, model_name="input_type_ids"),
-                          Feature("unique_ids", 1, scalar=True)], description="feature")
+    return FeatureSchema([*input_features(max_seq_length), Feature("unique_ids", 1, scalar=True)],
+                         description="feature")
 
 
 class FeatureRunner(TaskRunner):
@@ -119,13 +118,7 @@ class FeatureRunner(TaskRunner):
         if options.output_format not in OUTPUT_FORMATS:
             raise InputError(f"--output_format must be one of {', '.join(OUTPUT_FORMATS)}, got "
                              f"{options.output_format!r}")
-        try:
-            self.layer_indexes = [int(x) for x in options.layers.split(",")]
-        except ValueError:
-            raise InputError(f"--layers must be comma-separated integers, got "
-                             f"{options.layers!r}") from None
-        tokenization.validate_case_matches_checkpoint(options.do_lower_case,
-                                                      options.init_checkpoint)
+        self.layer_indexes = list(parse_layers(options.layers))
 
     def prepare(self, config):
         options = self.options

@@ -18,7 +18,6 @@ from bert_tf import tokenization
 from bert_tf.data.squad import evaluation, postprocess, reader
 from bert_tf.data.squad import features as squad_features
 from bert_tf.errors import InputError
-from bert_tf.export import check_export_dir
 from bert_tf.files import write_text_atomically
 from bert_tf.modeling import BertSpanLabeler
 from bert_tf.squad_serving import export_span_labeler
@@ -103,10 +102,6 @@ class SquadRunner(TaskRunner):
         for name in ("doc_stride", "max_query_length", "n_best_size", "max_answer_length"):
             if getattr(options, name) < 1:
                 raise InputError(f"--{name} must be >= 1, got {getattr(options, name)}")
-        if options.export_dir:
-            check_export_dir(options.export_dir, options.overwrite)
-        tokenization.validate_case_matches_checkpoint(options.do_lower_case,
-                                                      options.init_checkpoint)
 
     def prepare(self, config):
         options = self.options

@@ -28,7 +28,7 @@ from absl import logging
 import tensorflow as tf
 
 from bert_tf.data import features as feature_files
-from bert_tf.data.features import Feature, FeatureSchema, file_stamp
+from bert_tf.data.features import Feature, FeatureSchema, file_stamp, input_features
 from bert_tf.errors import InputError
 from bert_tf.packing import pack_windows
 
@@ -133,14 +133,8 @@ def convert_examples(examples, label_list, max_seq_length, tokenizer, is_regress
 def classifier_schema(max_seq_length, is_regression=False):
     """The `FeatureSchema` of classifier records (example_index optional:
     the original's records lack it)."""
-    def sequence(name, model_name=None):
-        return Feature(name, max_seq_length, model_name=model_name,
-                       length_flag="max_seq_length")
-
     return FeatureSchema([
-        sequence("input_ids", "input_word_ids"),
-        sequence("input_mask"),
-        sequence("segment_ids", "input_type_ids"),
+        *input_features(max_seq_length),
         Feature("label_ids", 1, tf.float32 if is_regression else tf.int64, scalar=True),
         Feature("is_real_example", 1, scalar=True),
         Feature("example_index", 1, scalar=True, default=_MISSING_EXAMPLE_INDEX,

@@ -12,24 +12,18 @@ import functools
 
 import tensorflow as tf
 
-from bert_tf.data.features import Feature, FeatureSchema
+from bert_tf.data.features import Feature, FeatureSchema, input_features
 
 
 @functools.lru_cache(maxsize=None)
 def pretraining_schema(max_seq_length, max_predictions_per_seq):
     """The `FeatureSchema` of pre-training records at these sizes."""
-    def sequence(name, model_name=None):
-        return Feature(name, max_seq_length, model_name=model_name,
-                       length_flag="max_seq_length")
-
     def predictions(name, dtype=tf.int64):
         return Feature(name, max_predictions_per_seq, dtype,
                        length_flag="max_predictions_per_seq")
 
     return FeatureSchema([
-        sequence("input_ids", "input_word_ids"),
-        sequence("input_mask"),
-        sequence("segment_ids", "input_type_ids"),
+        *input_features(max_seq_length),
         predictions("masked_lm_positions"),
         predictions("masked_lm_ids"),
         predictions("masked_lm_weights", tf.float32),

@@ -232,9 +232,8 @@ class _RecordFiles:
     def __enter__(self):
         with contextlib.ExitStack() as stack:
             for path in self._paths:
-                tmp = stack.enter_context(atomic_output(path))
                 try:
-                    writer = tf.io.TFRecordWriter(tmp)
+                    writer = tf.io.TFRecordWriter(stack.enter_context(atomic_output(path)))
                 except tf.errors.OpError as e:
                     raise InputError(f"--output_file: cannot write {path}: {e.message}") from None
                 stack.callback(writer.close)  # closed before its file is renamed

@@ -20,7 +20,7 @@ import functools
 import os
 
 from bert_tf.data import features as feature_files
-from bert_tf.data.features import Feature, FeatureSchema, file_stamp
+from bert_tf.data.features import Feature, FeatureSchema, file_stamp, input_features
 from bert_tf.data.squad import alignment
 from bert_tf.packing import pack_windows
 
@@ -92,13 +92,7 @@ def convert_examples(examples, tokenizer, max_seq_length, doc_stride, max_query_
 @functools.lru_cache(maxsize=None)
 def squad_schema(max_seq_length, is_training):
     """The `FeatureSchema` of SQuAD records (training adds the answer positions)."""
-    def sequence(name, model_name=None):
-        return Feature(name, max_seq_length, model_name=model_name,
-                       length_flag="max_seq_length")
-
-    features = [sequence("input_ids", "input_word_ids"), sequence("input_mask"),
-                sequence("segment_ids", "input_type_ids"),
-                Feature("unique_ids", 1, scalar=True)]
+    features = [*input_features(max_seq_length), Feature("unique_ids", 1, scalar=True)]
     if is_training:
         features += [Feature("start_positions", 1, scalar=True),
                      Feature("end_positions", 1, scalar=True)]

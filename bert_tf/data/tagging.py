@@ -1,0 +1,336 @@
+"""CoNLL-2003 named entity data: reader, label set, features and their records.
+
+Files have one `token POS chunk NER` row per word (columns separated by
+spaces), a blank line after each sentence and `-DOCSTART- -X- -X- O` rows
+that start a document. The tag is the last column.
+
+Features: each word is WordPiece-tokenized on its own (a word that
+tokenizes to nothing becomes `[UNK]`, so every word has a sub-token); the
+word's tag id goes on its FIRST sub-token, every other position (other
+sub-tokens, [CLS], [SEP], padding, context) gets `IGNORE` (-1), left out of
+the loss and the metrics. `word_ids` holds the sentence's word index at the
+labelled positions (-1 elsewhere) and `sentence_index` the sentence's
+position in the file, so predictions map back to words.
+
+A sentence longer than `max_seq_length - 2` sub-tokens becomes several
+windows (`packing.pack_windows`, `window_stride` apart); each word is
+labelled (and predicted) in exactly one of them: the window where its first
+sub-token has the most context (`alignment.is_max_context`, as SQuAD's
+windows; the first such window on ties). With `document_context` the
+sentence sits in the middle of `max_seq_length - 2` sub-tokens of its
+document (the neighbouring sentences on both sides, moved over at the
+document's edges), the paper's "maximal document context"; only the
+sentence's own words are labelled. A sentence that alone fills more than
+the window gets windows of its own sub-tokens as above.
+"""
+
+import dataclasses
+import functools
+import os
+
+import tensorflow as tf
+from absl import logging
+
+from bert_tf.data import features as feature_files
+from bert_tf.data.features import Feature, FeatureSchema, file_stamp, input_features
+from bert_tf.data.squad.alignment import is_max_context
+from bert_tf.errors import InputError
+from bert_tf.files import write_text_atomically
+from bert_tf.packing import pack_windows
+
+DOCSTART = "-DOCSTART-"
+NUM_COLUMNS = 4
+OUTSIDE = "O"
+IGNORE = -1
+RECORD_FILES = {"train": "train.tf_record", "eval": "eval.tf_record",
+                "predict": "predict.tf_record"}
+_CACHE_VERSION = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class Sentence:
+    """One sentence: its words, their tags and the (1-based) line of each word."""
+
+    words: tuple
+    tags: tuple
+    line_numbers: tuple
+
+
+def read_conll(path):
+    """Reads a CoNLL-2003 file into documents: a list of lists of `Sentence`.
+
+    A file without `-DOCSTART-` rows is one document. A row without exactly
+    four columns raises InputError naming the file and the line.
+    """
+    documents, sentences, rows = [], [], []
+
+    def end_sentence():
+        if rows:
+            words, tags, lines = zip(*rows)
+            sentences.append(Sentence(words, tags, lines))
+            rows.clear()
+
+    def end_document():
+        end_sentence()
+        if sentences:
+            documents.append(list(sentences))
+            sentences.clear()
+
+    try:
+        with tf.io.gfile.GFile(path, "r") as f:
+            lines = f.read().splitlines()
+    except tf.errors.NotFoundError:
+        raise InputError(f"{path} does not exist") from None
+    for number, line in enumerate(lines, start=1):
+        fields = line.split()
+        if not fields:
+            end_sentence()
+            continue
+        if len(fields) != NUM_COLUMNS:
+            raise InputError(f"{path}:{number}: {len(fields)} columns, expected "
+                             f"{NUM_COLUMNS} (token POS chunk NER)")
+        if fields[0] == DOCSTART:
+            end_document()
+            continue
+        rows.append((fields[0], fields[-1], number))
+    end_document()
+    return documents
+
+
+def sentences_of(documents):
+    """All sentences of `documents`, in file order."""
+    return [sentence for document in documents for sentence in document]
+
+
+def label_list(documents):
+    """The label set of a training file: its tags sorted, "O" first."""
+    tags = {tag for sentence in sentences_of(documents) for tag in sentence.tags}
+    return [OUTSIDE] + sorted(tags - {OUTSIDE})
+
+
+def parse_labels(value):
+    """`--labels` ("O,B-PER,I-PER,...") -> list of labels (InputError when
+    empty or repeated)."""
+    labels = [label.strip() for label in value.split(",") if label.strip()]
+    if not labels or len(set(labels)) != len(labels):
+        raise InputError(f"--labels={value!r} must list distinct labels, separated by commas")
+    return labels
+
+
+def check_tags(path, documents, labels):
+    """Raises InputError naming the file and the line of the first tag that
+    is not in `labels`."""
+    known = set(labels)
+    for sentence in sentences_of(documents):
+        for tag, number in zip(sentence.tags, sentence.line_numbers):
+            if tag not in known:
+                raise InputError(f"{path}:{number}: tag {tag!r} is not one of the labels "
+                                 f"({', '.join(labels)}); set them with --labels")
+
+
+def word_pieces(words, tokenizer):
+    """Sub-token ids of `words`, each word tokenized on its own.
+
+    Returns `(ids, firsts)`: the sub-token ids of all words (a word without
+    sub-tokens gets `[UNK]`) and the index in `ids` of each word's first one.
+    """
+    unk_id = tokenizer.vocab["[UNK]"]
+    ids, firsts = [], []
+    for word in words:
+        firsts.append(len(ids))
+        ids.extend(tokenizer.convert_tokens_to_ids(tokenizer.tokenize(word)) or [unk_id])
+    return ids, firsts
+
+
+def window_stride(max_seq_length):
+    """Sub-tokens between the starts of a long sentence's windows: half a window."""
+    return max(1, (max_seq_length - 2) // 2)
+
+
+def pack_targets(ids, targets, max_seq_length, cls_id, sep_id):
+    """Packs sub-tokens `ids` into one or more windows and labels each target once.
+
+    Args:
+      ids: list of sub-token ids.
+      targets: list of `(position in ids, word index)` of the words to label.
+      max_seq_length: the length of each window (with [CLS] and [SEP]).
+    Returns:
+      a list of `(packed, labelled)`: `packed` as `pack_windows` (lists of
+      length max_seq_length), `labelled` a list of `(position in packed,
+      word index)`: the targets whose max-context window this is.
+    """
+    windows = pack_windows(ids, None, max_seq_length, cls_id, sep_id,
+                           stride=window_stride(max_seq_length))
+    width = max_seq_length - 2
+    spans = [(start, min(width, len(ids) - start)) for _, start in windows]
+    return [(packed, [(1 + position - start, word) for position, word in targets
+                      if is_max_context(spans, index, position)])
+            for index, (packed, start) in enumerate(windows)]
+
+
+def context_start(doc_length, first, last, width):
+    """Start of the `width` document sub-tokens around a sentence at
+    `[first, last)`: the sentence centred, the window kept inside the document."""
+    margin = width - (last - first)
+    return max(0, min(first - margin // 2, doc_length - width))
+
+
+def document_windows(document, tokenizer, max_seq_length, document_context):
+    """Yields `(sentence, windows)` for each sentence of a document (a list
+    of `Sentence`): `windows` as `pack_targets` returns them, the labelled
+    word indices counted within the sentence."""
+    cls_id, sep_id = tokenizer.convert_tokens_to_ids(["[CLS]", "[SEP]"])
+    width = max_seq_length - 2
+    pieces = [word_pieces(sentence.words, tokenizer) for sentence in document]
+    doc_ids = [i for ids, _ in pieces for i in ids]
+    offset = 0
+    for sentence, (ids, firsts) in zip(document, pieces):
+        targets = list(zip(firsts, range(len(firsts))))
+        if document_context and len(ids) <= width:
+            start = context_start(len(doc_ids), offset, offset + len(ids), width)
+            context = doc_ids[start:start + width]
+            shift = offset - start
+            yield sentence, pack_targets(context, [(p + shift, w) for p, w in targets],
+                                         max_seq_length, cls_id, sep_id)
+        else:
+            yield sentence, pack_targets(ids, targets, max_seq_length, cls_id, sep_id)
+        offset += len(ids)
+
+
+@functools.lru_cache(maxsize=None)
+def tagging_schema(max_seq_length):
+    """The `FeatureSchema` of tagging records."""
+    def sequence(name, model_name=None):
+        return Feature(name, max_seq_length, model_name=model_name,
+                       length_flag="max_seq_length")
+
+    return FeatureSchema([
+        *input_features(max_seq_length),
+        sequence("label_ids"),
+        sequence("word_ids"),
+        Feature("sentence_index", 1, scalar=True),
+        Feature("is_real_example", 1, scalar=True),
+    ], description="token tagging")
+
+
+def window_record(packed, labelled, tag_ids, sentence_index, max_seq_length):
+    """The record values of one window: `labelled` `(position, word)` pairs
+    get `tag_ids[word]` and `word`, other positions `IGNORE`."""
+    label_ids = [IGNORE] * max_seq_length
+    word_ids = [IGNORE] * max_seq_length
+    for position, word in labelled:
+        label_ids[position] = tag_ids[word]
+        word_ids[position] = word
+    return {"input_ids": packed["input_word_ids"], "input_mask": packed["input_mask"],
+            "segment_ids": packed["input_type_ids"], "label_ids": label_ids,
+            "word_ids": word_ids, "sentence_index": [sentence_index], "is_real_example": [1]}
+
+
+def padding_record(max_seq_length):
+    """A record that fills the last eval / predict batch (is_real_example 0)."""
+    zeros, ignored = [0] * max_seq_length, [IGNORE] * max_seq_length
+    return {"input_ids": zeros, "input_mask": zeros, "segment_ids": zeros,
+            "label_ids": ignored, "word_ids": ignored, "sentence_index": [IGNORE],
+            "is_real_example": [0]}
+
+
+def _record_writer(path, documents, labels, tokenizer, max_seq_length, document_context,
+                   pad_to_multiple_of):
+    schema = tagging_schema(max_seq_length)
+    label_map = {label: i for i, label in enumerate(labels)}
+
+    def write_records(writer):
+        num_sentences = num_windows = num_split = 0
+        for document in documents:
+            for sentence, windows in document_windows(document, tokenizer, max_seq_length,
+                                                      document_context):
+                tag_ids = [label_map[tag] for tag in sentence.tags]
+                for packed, labelled in windows:
+                    writer.write(schema.serialize(window_record(
+                        packed, labelled, tag_ids, num_sentences, max_seq_length)))
+                num_split += len(windows) > 1
+                num_windows += len(windows)
+                num_sentences += 1
+        if num_split:
+            logging.info("%s: %d of %d sentences are longer than --max_seq_length=%d and were "
+                         "split into windows", path, num_split, num_sentences, max_seq_length)
+        padding = -num_windows % pad_to_multiple_of if pad_to_multiple_of else 0
+        record = schema.serialize(padding_record(max_seq_length))
+        for _ in range(padding):
+            writer.write(record)
+        return num_sentences, num_windows, num_windows + padding
+    return write_records
+
+
+def ensure_tagging_features(output_dir, split, input_file, documents, labels, tokenizer, *,
+                            vocab_file, do_lower_case, max_seq_length, document_context,
+                            pad_to_multiple_of=None):
+    """Writes (or reuses) `output_dir/<split>.tf_record` with the windows of
+    `documents` (read from `input_file`); returns a `FeatureFile` counting
+    sentences (examples) and windows (features)."""
+    path = os.path.join(output_dir, RECORD_FILES[split])
+    check_tags(input_file, documents, labels)
+    fingerprint = {"version": _CACHE_VERSION, "input": file_stamp(input_file),
+                   "vocab": file_stamp(vocab_file), "do_lower_case": do_lower_case,
+                   "labels": list(labels), "max_seq_length": max_seq_length,
+                   "document_context": document_context, "pad_to": pad_to_multiple_of}
+    return feature_files.ensure_feature_file(path, fingerprint, _record_writer(
+        path, documents, labels, tokenizer, max_seq_length, document_context,
+        pad_to_multiple_of))
+
+
+def make_dataset(path, max_seq_length, batch_size, is_training, input_context=None, seed=None):
+    """Batches of tagging records: int32 `[batch, max_seq_length]` `input_word_ids`,
+    `input_mask`, `input_type_ids`, `label_ids`, `word_ids`, and int32
+    `[batch]` `sentence_index`, `is_real_example`."""
+    return feature_files.make_dataset(path, tagging_schema(max_seq_length), batch_size,
+                                      is_training, input_context=input_context, seed=seed,
+                                      shard_by="records")
+
+
+def word_predictions(sentences, batches):
+    """Maps window predictions back to words.
+
+    Args:
+      sentences: the file's `Sentence`s, in record order.
+      batches: iterable of dicts of numpy arrays: `predicted` int `[n, seq]`
+        (a label id per position), `word_ids` `[n, seq]`, `sentence_index`
+        and `is_real_example` `[n]`.
+    Returns:
+      one list of label ids per sentence, one per word. Raises InputError
+      (the records do not fit the file) unless every word got exactly one.
+    """
+    predicted = [[None] * len(sentence.words) for sentence in sentences]
+    for batch in batches:
+        for row in range(len(batch["sentence_index"])):
+            if not batch["is_real_example"][row]:
+                continue
+            words = predicted[batch["sentence_index"][row]]
+            for position in (batch["word_ids"][row] >= 0).nonzero()[0]:
+                word = batch["word_ids"][row][position]
+                if words[word] is not None:
+                    raise InputError(f"word {word} of sentence {batch['sentence_index'][row]} "
+                                     "is labelled in two windows: stale feature records?")
+                words[word] = int(batch["predicted"][row][position])
+    for index, words in enumerate(predicted):
+        if None in words:
+            raise InputError(f"sentence {index}: word {words.index(None)} was not predicted: "
+                             "stale feature records?")
+    return predicted
+
+
+def write_predictions(path, input_file, sentences, tags):
+    """Writes `input_file` with each word row's predicted tag appended as a
+    last column (`tags`: one list of tag strings per sentence), blank lines
+    kept and `-DOCSTART-` rows given "O", so conlleval reads it."""
+    by_line = {number: tag for sentence, sentence_tags in zip(sentences, tags)
+               for number, tag in zip(sentence.line_numbers, sentence_tags)}
+    with tf.io.gfile.GFile(input_file, "r") as f:
+        lines = f.read().splitlines()
+    out = []
+    for number, line in enumerate(lines, start=1):
+        if not line.split():
+            out.append("")
+        else:
+            out.append(f"{line.rstrip()} {by_line.get(number, OUTSIDE)}")
+    write_text_atomically(path, "\n".join(out) + "\n")

@@ -1,0 +1,75 @@
+"""SavedModel export of a fine-tuned `BertMultipleChoice`, for TF Serving.
+
+Signatures:
+  - `serving_default`: `context` and `ending0` .. `ending{n-1}`, tf.string
+    `[batch]` (for SWAG: `sent1` as the context and `sent2 + " " + ending_i`
+    as each ending), tokenized and each (context, ending) pair packed in the
+    graph exactly as `FullTokenizer` + `packing.pack_inputs` (the original
+    truncation); returns `probabilities` float32 `[batch, n]` and
+    `label_ids` int32 `[batch]` (the most probable ending);
+  - `serving_ids`: `input_word_ids`, `input_mask`, `input_type_ids` int32
+    `[batch, n, max_seq_length]` in, the same outputs.
+It loads with `tf.saved_model.load` in a process that imports only
+tensorflow and tensorflow_text; the vocab file travels as an asset.
+"""
+
+import keras
+import tensorflow as tf
+
+from bert_tf.export import check_export_dir
+from bert_tf.files import atomic_output
+from bert_tf.packing import pack_example_windows
+from bert_tf.preprocessing import BertTokenizer
+
+
+def _outputs(logits):
+    """logits `[batch, n]` -> `probabilities` `[batch, n]`, `label_ids` int32 `[batch]`."""
+    return {"probabilities": tf.nn.softmax(logits, axis=-1),
+            "label_ids": tf.argmax(logits, axis=-1, output_type=tf.int32)}
+
+
+def pack_choices(tokenizer, context, endings, max_seq_length):
+    """tf.string `context` `[batch]` and a list of n tf.string `[batch]`
+    endings -> dict of int32 `[batch, n, max_seq_length]` model inputs
+    (pair i of example b is `[CLS] context_b [SEP] ending_i_b [SEP]`)."""
+    num_choices = len(endings)
+    context_ids = tokenizer(context)
+    contexts = tf.concat([context_ids[:, None]] * num_choices, axis=1).merge_dims(0, 1)
+    choices = tf.concat([tokenizer(ending)[:, None] for ending in endings],
+                        axis=1).merge_dims(0, 1)
+    packed, _, _ = pack_example_windows([contexts, choices], max_seq_length, tokenizer.cls_id,
+                                        tokenizer.sep_id)
+    return {name: tf.reshape(value, [-1, num_choices, max_seq_length])
+            for name, value in packed.items()}
+
+
+def export_multiple_choice(model, export_dir, vocab_file, do_lower_case, max_seq_length,
+                           overwrite=False):
+    """Writes `model` (a BertMultipleChoice) as a SavedModel at `export_dir`
+    (through a temporary directory renamed at the end); returns `export_dir`."""
+    check_export_dir(export_dir, overwrite)
+    num_choices = model.num_choices
+    tokenizer = BertTokenizer(vocab_file, do_lower_case=do_lower_case, name="tokenizer")
+    tokenizer(tf.constant([""]))  # builds it, so that its vocabulary table can be tracked
+    ids_spec = tf.TensorSpec([None, num_choices, max_seq_length], tf.int32)
+
+    def choose_ids(input_word_ids, input_mask, input_type_ids):
+        return _outputs(model({"input_word_ids": input_word_ids, "input_mask": input_mask,
+                               "input_type_ids": input_type_ids}, training=False))
+
+    def choose_text(context, *endings):
+        inputs = pack_choices(tokenizer, context, list(endings), max_seq_length)
+        return _outputs(model(inputs, training=False))
+
+    # Varargs take their signature input names from the specs: ending0, ending1, ...
+    text_fn = tf.function(choose_text, input_signature=[
+        tf.TensorSpec([None], tf.string, name="context"),
+        *(tf.TensorSpec([None], tf.string, name=f"ending{i}") for i in range(num_choices))])
+    archive = keras.export.ExportArchive()
+    archive.track(model)
+    archive.track(tokenizer)
+    archive.add_endpoint("serving_default", text_fn)
+    archive.add_endpoint("serving_ids", tf.function(choose_ids, input_signature=[ids_spec] * 3))
+    with atomic_output(export_dir) as tmp:
+        archive.write_out(tmp, verbose=False)
+    return export_dir

@@ -1,0 +1,134 @@
+"""SavedModel export of a token tagger (NER): raw sentences in, a tag per word out.
+
+`serving_default` takes `text` tf.string `[batch]` (one sentence each) and
+returns `tags` tf.string `[batch, max_words]` (padded with ""), and
+`word_starts`, `word_ends` int32 `[batch, max_words]` (each word is
+`text[word_starts:word_ends]`, offsets in Unicode code points; -1 padding).
+It runs `run_ner.py`'s prediction in one graph: words are split on
+whitespace (`squad_serving.context_words`), each WordPiece-tokenized on its
+own (none -> `[UNK]`), packed into windows `data.tagging.window_stride`
+apart, and each word's tag is the argmax at its first sub-token in the
+window where that sub-token has the most context, as `data.tagging`
+features do. It loads with only tensorflow and tensorflow_text imported;
+the vocab file travels with it as an asset.
+"""
+
+import keras
+import tensorflow as tf
+
+from bert_tf.data.tagging import window_stride
+from bert_tf.export import check_export_dir
+from bert_tf.files import atomic_output
+from bert_tf.packing import pack_example_windows
+from bert_tf.preprocessing import BertTokenizer
+from bert_tf.squad_serving import context_words
+
+
+def _cut_words(chars, word_starts, word_ends):
+    """UTF-8 words tf.string `[all words]` from code points `chars` `[batch, (chars)]`
+    and the ragged `[batch, (words)]` offsets."""
+    offsets = tf.gather(chars.row_starts(), word_starts.value_rowids())
+    spans = tf.ragged.range(offsets + tf.cast(word_starts.flat_values, tf.int64),
+                            offsets + tf.cast(word_ends.flat_values, tf.int64))
+    return tf.strings.unicode_encode(tf.gather(chars.flat_values, spans), "UTF-8")
+
+
+def _at_least_one(pieces, unk_id):
+    """int32 `[words, (tokens)]` -> the same with `[UNK]` for empty rows."""
+    count = pieces.nrows()
+    unk = tf.RaggedTensor.from_row_lengths(tf.fill([count], unk_id),
+                                           tf.ones([count], tf.int64))
+    padded = tf.concat([pieces, unk], axis=1)
+    keep = tf.maximum(pieces.row_lengths(), 1)
+    starts = padded.row_starts()
+    values = tf.gather(padded.flat_values, tf.ragged.range(starts, starts + keep).flat_values)
+    return tf.RaggedTensor.from_row_lengths(values, keep)
+
+
+def sentence_pieces(tokenizer, text):
+    """Sentences -> words and their sub-tokens.
+
+    Args: tokenizer: a BertTokenizer; text: tf.string `[batch]`.
+    Returns:
+      (word_starts, word_ends, ids, is_first, token_words): the words'
+      offsets int32 `[batch, (words)]`; ids int32 `[batch, (tokens)]`;
+      is_first bool `[all tokens]` (a word's first sub-token); token_words
+      int64 `[all tokens]` the index of each token's word in
+      `word_starts.flat_values`.
+    """
+    chars, word_starts, word_ends = context_words(text)
+    pieces = _at_least_one(tokenizer(_cut_words(chars, word_starts, word_ends)),
+                           tokenizer.unk_id)
+    ids = tf.RaggedTensor.from_row_splits(pieces, word_starts.row_splits).merge_dims(1, 2)
+    is_first = tf.ragged.range(pieces.row_lengths()).flat_values == 0
+    return word_starts, word_ends, ids, is_first, pieces.value_rowids()
+
+
+def labelled_positions(input_mask, example_ids, starts, row_starts, is_first):
+    """Where each word is predicted: its first sub-token, in its max-context window.
+
+    Args: input_mask int32 `[windows, seq]`; example_ids, starts int32
+      `[windows]` (from `pack_example_windows`); row_starts int32 `[batch]`
+      each sentence's first token among all tokens; is_first bool `[all tokens]`.
+    Returns:
+      (chosen bool `[windows, seq]`, token int32 `[windows, seq]` the token
+      at each position among all tokens, valid where chosen).
+    """
+    length = tf.reduce_sum(input_mask, axis=1) - 2
+    offset = tf.range(tf.shape(input_mask)[1])[None, :] - 1
+    in_window = (offset >= 0) & (offset < length[:, None])
+    token = (tf.gather(row_starts, example_ids) + starts)[:, None] + offset
+    num_tokens = tf.size(is_first)
+    first = in_window & tf.gather(is_first, tf.where(in_window, token, 0))
+    # alignment.is_max_context's score, in float64 as Python computes it.
+    score = (tf.cast(tf.minimum(offset, length[:, None] - 1 - offset), tf.float64)
+             + 0.01 * tf.cast(length, tf.float64)[:, None])
+    segment = tf.where(first, token, num_tokens)
+    best = tf.math.unsorted_segment_max(score, segment, num_tokens + 1)
+    is_best = first & (score == tf.gather(best, segment))
+    num_windows = tf.shape(score)[0]
+    window = tf.broadcast_to(tf.range(num_windows)[:, None], tf.shape(score))
+    earliest = tf.math.unsorted_segment_min(tf.where(is_best, window, num_windows), segment,
+                                            num_tokens + 1)
+    return is_best & (window == tf.gather(earliest, segment)), token
+
+
+def tag_sentences(model, tokenizer, labels, max_seq_length, text):
+    """text tf.string `[batch]` -> the `serving_default` outputs (module docstring)."""
+    word_starts, word_ends, ids, is_first, token_words = sentence_pieces(tokenizer, text)
+    inputs, example_ids, starts = pack_example_windows(
+        [ids], max_seq_length, tokenizer.cls_id, tokenizer.sep_id,
+        stride=window_stride(max_seq_length))
+    predicted = tf.argmax(model(inputs, training=False), axis=-1, output_type=tf.int32)
+    chosen, token = labelled_positions(inputs["input_mask"], example_ids, starts,
+                                       tf.cast(ids.row_starts(), tf.int32), is_first)
+    words = tf.gather(token_words, tf.boolean_mask(token, chosen))
+    num_words = tf.size(word_starts.flat_values, out_type=tf.int64)
+    tag_ids = tf.scatter_nd(words[:, None], tf.boolean_mask(predicted, chosen), [num_words])
+    tags = tf.gather(tf.constant(labels), tag_ids)
+    return {"tags": word_starts.with_flat_values(tags).to_tensor(""),
+            "word_starts": word_starts.to_tensor(-1),
+            "word_ends": word_ends.to_tensor(-1)}
+
+
+def export_tagger(model, export_dir, vocab_file, do_lower_case, max_seq_length, labels,
+                  overwrite=False):
+    """Writes `model` (logits `[batch, seq, len(labels)]`) as a SavedModel at
+    `export_dir` (module docstring); written to a temporary directory and
+    renamed, an existing `export_dir` replaced only with `overwrite`."""
+    check_export_dir(export_dir, overwrite)
+    tokenizer = BertTokenizer(vocab_file, do_lower_case=do_lower_case, name="tokenizer")
+    tokenizer(tf.constant([""]))  # builds it, so that its vocabulary table can be tracked
+    labels = list(labels)
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    def serve(text):
+        return tag_sentences(model, tokenizer, labels, max_seq_length, text)
+
+    archive = keras.export.ExportArchive()
+    archive.track(model)
+    archive.track(tokenizer)
+    archive.add_endpoint("serving_default", serve)
+    with atomic_output(export_dir) as tmp:
+        archive.write_out(tmp, verbose=False)
+    return export_dir

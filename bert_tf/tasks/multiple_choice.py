@@ -1,0 +1,130 @@
+"""SWAG-style multiple choice: what `run_multiple_choice.py` runs.
+
+Reads train.csv / val.csv / test.csv (SWAG's names and format) from
+`data_dir`; writes to `output_dir` checkpoints, the feature caches
+(`train.tf_record`, ...), `eval_results.txt` (`eval_accuracy`, `eval_loss`,
+`loss`, `global_step`) and `test_results.tsv` (per test example the
+probabilities of its choices, tab-separated); `export_dir` gets a SavedModel
+that takes the raw texts.
+"""
+
+import dataclasses
+import os
+
+import numpy as np
+from absl import logging
+
+from bert_tf import tokenization
+from bert_tf.data import multiple_choice as mc_data
+from bert_tf.data.classification.outputs import write_test_results
+from bert_tf.errors import InputError
+from bert_tf.export_multiple_choice import export_multiple_choice
+from bert_tf.modeling import BertMultipleChoice
+from bert_tf.tasks.classifier import ClassificationTask, cross_entropy, softmax
+from bert_tf.tasks.common import RunOptions, TaskRunner, epoch_schedule, option, run_task
+
+
+@dataclasses.dataclass(kw_only=True)
+class MultipleChoiceOptions(RunOptions):
+    """The flags of run_multiple_choice.py (run_classifier's that apply)."""
+
+    data_dir: str = option(help="Folder with SWAG's train.csv, val.csv and test.csv.")
+    vocab_file: str = option(help="The vocab.txt of the BERT model.")
+    do_lower_case: bool = option(True, "Lower-case the input (uncased models).")
+    do_predict: bool = option(False, "Whether to predict test.csv (writes test_results.tsv).")
+    predict_batch_size: int = option(8, "Global prediction batch size.")
+    num_train_epochs: float = option(3.0, "Training epochs.")
+    warmup_proportion: float = option(0.1, "Share of training for linear warm-up.")
+    export_dir: str | None = option(None, "Write a SavedModel (context + endings in) here.")
+    overwrite: bool = option(False, "Replace an existing --export_dir.")
+
+
+def eval_metrics(logits, labels):
+    """Logits `[n, choices]` and labels `[n]` of the real examples ->
+    `eval_accuracy`, `eval_loss` and `loss` (equal to eval_loss)."""
+    eval_loss = cross_entropy(logits, labels)
+    accuracy = float(np.mean(np.argmax(logits, axis=1) == labels))
+    return {"eval_accuracy": accuracy, "eval_loss": eval_loss, "loss": eval_loss}
+
+
+class MultipleChoiceRunner(TaskRunner):
+    """SWAG-style multiple choice on the run skeleton."""
+
+    batch_size_options = ("train_batch_size", "eval_batch_size", "predict_batch_size")
+
+    def __init__(self, options):
+        super().__init__(options)
+        self.tokenizer = None
+        self.train_file = None
+
+    def validate(self):
+        options = self.options
+        if not (options.do_train or options.do_eval or options.do_predict):
+            raise InputError("at least one of --do_train, --do_eval or --do_predict must be set")
+
+    def prepare(self, config):
+        options = self.options
+        self.tokenizer = tokenization.FullTokenizer(options.vocab_file, options.do_lower_case)
+        if options.do_train:
+            self.train_file = self._features("train")
+
+    def _features(self, split, pad_to=None):
+        options = self.options
+        return mc_data.ensure_swag_features(
+            options.data_dir, options.output_dir, split, self.tokenizer,
+            vocab_file=options.vocab_file, do_lower_case=options.do_lower_case,
+            max_seq_length=options.max_seq_length, pad_to_multiple_of=pad_to)
+
+    def _dataset_fn(self, path, batch_size, is_training):
+        options = self.options
+
+        def dataset_fn(input_context):
+            return mc_data.make_dataset(path, options.max_seq_length, batch_size, is_training,
+                                        input_context=input_context, seed=options.training.seed)
+        return dataset_fn
+
+    def train_schedule(self):
+        schedule = epoch_schedule(self.train_file.num_examples, self.options)
+        logging.info("training on %d examples for %d steps", self.train_file.num_examples,
+                     schedule[0])
+        return schedule
+
+    def train_dataset_fn(self):
+        return self._dataset_fn(self.train_file.path, self.options.train_batch_size, True)
+
+    def build_model(self, config):
+        return BertMultipleChoice(config, mc_data.NUM_CHOICES)
+
+    def loss_task(self):
+        # Cross-entropy over the choices: the classifier's loss on [batch, choices] logits.
+        return ClassificationTask(is_regression=False)
+
+    def _predict_split(self, trainer, split, batch_size):
+        """Logits `[n, choices]` and labels `[n]` of a split's real examples, in file order."""
+        feature_file = self._features(split, pad_to=batch_size)
+        predictions = trainer.predict(self._dataset_fn(feature_file.path, batch_size, False),
+                                      ("label_ids", "is_real_example"))
+        real = predictions["is_real_example"] == 1
+        return predictions["logits"][real], predictions["label_ids"][real]
+
+    def evaluate(self, trainer):
+        logits, labels = self._predict_split(trainer, "eval", self.options.eval_batch_size)
+        return eval_metrics(logits, labels)
+
+    def predict(self, trainer):
+        options = self.options
+        logits, _ = self._predict_split(trainer, "predict", options.predict_batch_size)
+        write_test_results(os.path.join(options.output_dir, "test_results.tsv"),
+                           softmax(logits.astype(np.float64)))
+
+    def export(self, model):
+        options = self.options
+        export_multiple_choice(model, options.export_dir, options.vocab_file,
+                               options.do_lower_case, options.max_seq_length,
+                               overwrite=options.overwrite)
+
+
+def run_multiple_choice(options):
+    """Fine-tunes, evaluates, predicts and exports as the options say; returns
+    the eval metrics (empty without do_eval)."""
+    return run_task(MultipleChoiceRunner(options))

@@ -1,0 +1,227 @@
+"""CoNLL-2003 named entity recognition: what `run_ner.py` runs.
+
+Files in `--data_dir`: train.txt, dev.txt (or valid.txt) and test.txt.
+Outputs in `output_dir`: checkpoints, the feature caches
+(`train.tf_record`, ...), `eval_results.txt` (dev set: conlleval's entity
+`precision`, `recall`, `f1` as fractions in [0, 1], per type as
+`f1_PER`, ...; `eval_loss` = `loss`, the mean cross-entropy per word;
+`global_step`) and `test_predictions.txt` (test.txt with the predicted tag
+appended to each row, for conlleval). `--feature_based` trains the paper's
+BiLSTM on the frozen encoder's layers instead of fine-tuning.
+"""
+
+import dataclasses
+import os
+
+import numpy as np
+import tensorflow as tf
+from absl import logging
+
+from bert_tf import tokenization
+from bert_tf.data import tagging
+from bert_tf.errors import InputError
+from bert_tf.export_tagging import export_tagger
+from bert_tf.metrics_ner import entity_scores
+from bert_tf.modeling.tagging import COMBINE_MODES, BertFeatureTagger, BertTokenClassifier
+from bert_tf.tasks.common import (RunOptions, TaskRunner, epoch_schedule, option, parse_layers,
+                                  run_task)
+from bert_tf.training.loop import Task
+
+PREDICTIONS_FILE = "test_predictions.txt"
+_SPLIT_FILES = {"train": ("train.txt",), "eval": ("dev.txt", "valid.txt"),
+                "predict": ("test.txt",)}
+_PASSTHROUGH = ("label_ids", "word_ids", "sentence_index", "is_real_example")
+
+
+@dataclasses.dataclass(kw_only=True)
+class NerOptions(RunOptions):
+    """The flags of run_ner.py."""
+
+    data_dir: str = option(help="Folder with train.txt, dev.txt (or valid.txt) and test.txt "
+                                "in the CoNLL-2003 format.")
+    vocab_file: str = option(help="The vocab.txt of the BERT model.")
+    do_lower_case: bool = option(False, "Lower-case the input (uncased models; CoNLL "
+                                        "models are usually cased).")
+    do_predict: bool = option(False, "Tag test.txt (writes test_predictions.txt).")
+    predict_batch_size: int = option(8, "Global prediction batch size.")
+    num_train_epochs: float = option(3.0, "Training epochs (over the sentences).")
+    warmup_proportion: float = option(0.1, "Share of training for linear warm-up.")
+    labels: str = option("", "Comma-separated tags (default: the tags of "
+                             "train.txt, sorted, O first).")
+    document_context: bool = option(False, "Fill each window with the neighbouring "
+                                           "sentences of the document (only the sentence "
+                                           "is tagged).")
+    feature_based: bool = option(False, "Train a 2-layer BiLSTM on the frozen encoder's "
+                                        "--layers instead of fine-tuning it.")
+    layers: str = option("-1,-2,-3,-4", "Feature-based: encoder layers to use (negative "
+                                        "from the top).")
+    combine: str = option("concat", "Feature-based: concat or sum the --layers.")
+    lstm_units: int = option(768, "Feature-based: LSTM units per direction.")
+    export_dir: str | None = option(None, "Write a SavedModel (sentences in, tags out) here.")
+    overwrite: bool = option(False, "Replace an existing --export_dir.")
+
+
+class TaggingTask(Task):
+    """Token cross-entropy over the labelled positions (label id >= 0),
+    normalised by the number of labelled tokens in the global batch."""
+
+    def totals(self, features):
+        return {"labelled_tokens": tf.reduce_sum(tf.cast(features["label_ids"] >= 0, tf.int32))}
+
+    def loss(self, outputs, features, totals):
+        labels = features["label_ids"]
+        errors = tf.nn.sparse_softmax_cross_entropy_with_logits(
+            tf.maximum(labels, 0), tf.cast(outputs, tf.float32))
+        errors = tf.where(labels >= 0, errors, 0.0)
+        return {"loss": tf.reduce_sum(errors) / tf.maximum(totals["labelled_tokens"], 1.0)}
+
+
+def _log_softmax(logits):
+    """float64 log-probabilities over the last axis."""
+    logits = logits.astype(np.float64)
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+def eval_metrics(gold_tags, predicted_tags, losses):
+    """eval_results.txt: conlleval's entity scores (fractions), per type
+    `precision_<T>` / `recall_<T>` / `f1_<T>`, and `eval_loss` = `loss`
+    (mean of `losses`, the cross-entropy of each word)."""
+    overall, by_type = entity_scores(gold_tags, predicted_tags)
+    metrics = {"precision": overall.precision, "recall": overall.recall, "f1": overall.f1,
+               "eval_loss": float(np.mean(losses)), "loss": float(np.mean(losses))}
+    for name, scores in by_type.items():
+        metrics.update({f"precision_{name}": scores.precision,
+                        f"recall_{name}": scores.recall, f"f1_{name}": scores.f1})
+    return metrics
+
+
+class NerRunner(TaskRunner):
+    """CoNLL-2003 NER on the run skeleton."""
+
+    batch_size_options = ("train_batch_size", "eval_batch_size", "predict_batch_size")
+
+    def __init__(self, options):
+        super().__init__(options)
+        self.tokenizer = None
+        self.labels = None
+        self.train_file = None
+
+    def validate(self):
+        options = self.options
+        if not (options.do_train or options.do_eval or options.do_predict):
+            raise InputError("at least one of --do_train, --do_eval or --do_predict must be set")
+        if options.max_seq_length < 3:
+            raise InputError(f"--max_seq_length={options.max_seq_length} leaves no room for "
+                             "words after [CLS] and [SEP]")
+        if options.combine not in COMBINE_MODES:
+            raise InputError(f"--combine={options.combine!r} must be one of "
+                             f"{', '.join(COMBINE_MODES)}")
+        parse_layers(options.layers)
+
+    def input_file(self, split):
+        """The data file of a split in --data_dir (dev.txt or valid.txt for eval)."""
+        names = _SPLIT_FILES[split]
+        for name in names:
+            path = os.path.join(self.options.data_dir, name)
+            if tf.io.gfile.exists(path):
+                return path
+        raise InputError(f"--data_dir {self.options.data_dir} has no {' or '.join(names)}")
+
+    def prepare(self, config):
+        options = self.options
+        self.tokenizer = tokenization.FullTokenizer(options.vocab_file, options.do_lower_case)
+        if options.labels:
+            self.labels = tagging.parse_labels(options.labels)
+        else:
+            train = os.path.join(options.data_dir, _SPLIT_FILES["train"][0])
+            if not tf.io.gfile.exists(train):
+                raise InputError(f"--data_dir {options.data_dir} has no train.txt to take the "
+                                 "labels from: pass --labels")
+            self.labels = tagging.label_list(tagging.read_conll(train))
+        logging.info("labels: %s", ", ".join(self.labels))
+        if options.do_train:
+            self.train_file = self._features("train", None)
+
+    def _features(self, split, pad_to, documents=None):
+        options = self.options
+        path = self.input_file(split)
+        if documents is None:
+            documents = tagging.read_conll(path)
+        return tagging.ensure_tagging_features(
+            options.output_dir, split, path, documents, self.labels, self.tokenizer,
+            vocab_file=options.vocab_file, do_lower_case=options.do_lower_case,
+            max_seq_length=options.max_seq_length, document_context=options.document_context,
+            pad_to_multiple_of=pad_to)
+
+    def _dataset_fn(self, path, batch_size, is_training):
+        options = self.options
+
+        def dataset_fn(input_context):
+            return tagging.make_dataset(path, options.max_seq_length, batch_size, is_training,
+                                        input_context=input_context, seed=options.training.seed)
+        return dataset_fn
+
+    def train_schedule(self):
+        schedule = epoch_schedule(self.train_file.num_examples, self.options)
+        logging.info("training on %d windows of %d sentences for %d steps",
+                     self.train_file.num_features, self.train_file.num_examples, schedule[0])
+        return schedule
+
+    def train_dataset_fn(self):
+        return self._dataset_fn(self.train_file.path, self.options.train_batch_size, True)
+
+    def build_model(self, config):
+        options = self.options
+        if options.feature_based:
+            return BertFeatureTagger(config, len(self.labels), layers=parse_layers(options.layers),
+                                     combine=options.combine, lstm_units=options.lstm_units)
+        return BertTokenClassifier(config, len(self.labels))
+
+    def loss_task(self):
+        return TaggingTask()
+
+    def _tag_split(self, trainer, split, batch_size):
+        """Tags a split's sentences; returns `(sentences, predicted tags, word
+        losses)`: tags one list of strings per sentence, losses float64
+        `[words]` the cross-entropy of each word's gold tag."""
+        documents = tagging.read_conll(self.input_file(split))
+        sentences = tagging.sentences_of(documents)
+        feature_file = self._features(split, batch_size, documents)
+        losses = []
+
+        def batches():
+            dataset_fn = self._dataset_fn(feature_file.path, batch_size, False)
+            for batch in trainer.predict_batches(dataset_fn, _PASSTHROUGH):
+                log_probs = _log_softmax(batch["logits"])
+                labelled = (batch["label_ids"] >= 0) & (batch["is_real_example"] == 1)[:, None]
+                gold = np.take_along_axis(log_probs, np.maximum(batch["label_ids"], 0)[..., None],
+                                          axis=-1)[..., 0]
+                losses.append(-gold[labelled])
+                yield {**batch, "predicted": batch["logits"].argmax(axis=-1)}
+
+        predicted = tagging.word_predictions(sentences, batches())
+        tags = [[self.labels[i] for i in ids] for ids in predicted]
+        return sentences, tags, np.concatenate(losses)
+
+    def evaluate(self, trainer):
+        sentences, tags, losses = self._tag_split(trainer, "eval", self.options.eval_batch_size)
+        return eval_metrics([s.tags for s in sentences], tags, losses)
+
+    def predict(self, trainer):
+        options = self.options
+        sentences, tags, _ = self._tag_split(trainer, "predict", options.predict_batch_size)
+        path = os.path.join(options.output_dir, PREDICTIONS_FILE)
+        tagging.write_predictions(path, self.input_file("predict"), sentences, tags)
+        logging.info("wrote %s", path)
+
+    def export(self, model):
+        options = self.options
+        export_tagger(model, options.export_dir, options.vocab_file, options.do_lower_case,
+                      options.max_seq_length, self.labels, overwrite=options.overwrite)
+
+
+def run_ner(options):
+    """Trains, evaluates, predicts and exports as `options` (a NerOptions)
+    say; returns the eval metrics (empty without do_eval)."""
+    return run_task(NerRunner(options))

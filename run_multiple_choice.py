@@ -1,0 +1,26 @@
+"""Fine-tunes BERT on SWAG-style multiple choice (train.csv, val.csv, test.csv in --data_dir).
+
+Outputs in --output_dir: checkpoints, eval_results.txt and test_results.tsv;
+--export_dir writes a SavedModel (context and endings as raw text) for TF Serving.
+"""
+
+from absl import flags
+
+from bert_tf.cli import define_flags, options_from_flags, run_main
+from bert_tf.tasks.multiple_choice import MultipleChoiceOptions, run_multiple_choice
+from bert_tf.training.distribution import define_training_flags, training_options_from_flags
+
+FLAGS = flags.FLAGS
+
+define_flags(MultipleChoiceOptions)
+define_training_flags()
+
+
+def main(argv):
+    del argv
+    run_multiple_choice(options_from_flags(MultipleChoiceOptions, FLAGS,
+                                           training=training_options_from_flags(FLAGS)))
+
+
+if __name__ == "__main__":
+    run_main(main)

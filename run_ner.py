@@ -1,0 +1,31 @@
+"""Fine-tunes BERT for CoNLL-2003 named entity recognition (or trains the
+paper's feature-based BiLSTM on it), evaluates on dev.txt and tags test.txt.
+
+Outputs in --output_dir: checkpoints, eval_results.txt (conlleval's entity
+precision / recall / F1 as fractions, eval_loss) and test_predictions.txt
+(test.txt with a predicted tag column, for conlleval); --export_dir writes a
+SavedModel that tags raw sentences.
+"""
+
+from absl import flags
+
+from bert_tf.cli import define_flags, options_from_flags, run_main
+from bert_tf.tasks.tagging import NerOptions, run_ner
+from bert_tf.training.distribution import define_training_flags, training_options_from_flags
+
+FLAGS = flags.FLAGS
+
+define_flags(NerOptions)
+define_training_flags()
+
+
+def main(argv):
+    del argv
+    results = run_ner(options_from_flags(NerOptions, FLAGS,
+                                         training=training_options_from_flags(FLAGS)))
+    for key, value in sorted(results.items()):
+        print(f"{key} = {value}")
+
+
+if __name__ == "__main__":
+    run_main(main)

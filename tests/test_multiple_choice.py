@@ -1,0 +1,234 @@
+"""SWAG-style multiple choice: the CSV reader, the packed features, the model,
+and run_multiple_choice end to end (train, eval, predict, raw-text SavedModel)."""
+
+import csv
+import json
+import os
+import random
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf import tokenization
+from bert_tf.config import BertConfig
+from bert_tf.data import multiple_choice as mc_data
+from bert_tf.errors import InputError
+from bert_tf.modeling import BertMultipleChoice
+from bert_tf.tasks.multiple_choice import MultipleChoiceOptions, run_multiple_choice
+from bert_tf.training.distribution import TrainingOptions
+from conftest import random_inputs
+
+HEADER = ("video-id,fold-ind,startphrase,sent1,sent2,gold-source,"
+          "ending0,ending1,ending2,ending3,label")
+# Rows as in SWAG's val.csv: quoted fields, one with commas.
+SWAG_ROWS = [
+    'anetv_jkn6uvmqwh4,3416,"Members of the procession walk down the street holding small horn '
+    'brass instruments. A drum line","Members of the procession walk down the street holding '
+    'small horn brass instruments.",A drum line,gold,passes by walking down the street playing '
+    'their instruments.,has heard approaching them.,"arrives and they\'re outside dancing and '
+    'asleep.",turns the lead singer watches the performance.,0',
+    'lsmdc3001_21_JUMP_STREET-422,16,"Then, the man writes over the snow covering the window of '
+    'a car, and a woman wearing winter clothes smiles. Then","Then, the man writes over the snow '
+    'covering the window of a car, and a woman wearing winter clothes smiles.",Then,gold,", the '
+    'man adds wax to the windshield and cuts it.",", a person board a ski lift, while two men '
+    'supporting the head of the person wearing winter clothes snow as the we girls sled.",", '
+    'the man puts on a christmas coat, knitted with netting.",", the man continues removing the '
+    'snow on his car.",3',
+]
+
+
+def write_csv(path, lines):
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return str(path)
+
+
+def test_reader_parses_swag_rows(tmp_path):
+    examples = mc_data.read_swag_examples(write_csv(tmp_path / "val.csv", [HEADER, *SWAG_ROWS]))
+    assert [e.label for e in examples] == [0, 3]
+    assert examples[0].context == ("Members of the procession walk down the street holding "
+                                   "small horn brass instruments.")
+    assert examples[0].choices[0] == "A drum line passes by walking down the street playing " \
+                                     "their instruments."
+    assert examples[1].context.startswith("Then, the man writes over the snow covering the "
+                                          "window of a car, and a woman")
+    assert examples[1].choices[3] == "Then , the man continues removing the snow on his car."
+    assert examples[1].choices[1].startswith("Then , a person board a ski lift, while two men")
+
+    # A test file: no label column, every label 0.
+    test_lines = [HEADER.rsplit(",", 1)[0]] + [row.rsplit(",", 1)[0] for row in SWAG_ROWS]
+    test = mc_data.read_swag_examples(write_csv(tmp_path / "test.csv", test_lines))
+    assert [e.label for e in test] == [0, 0]
+    assert [e.choices for e in test] == [e.choices for e in examples]
+
+
+@pytest.mark.parametrize("bad_row, message", [
+    (SWAG_ROWS[1].rsplit(",", 2)[0] + ",3", r"bad\.csv:3: 10 columns, expected 11"),
+    (SWAG_ROWS[1][:-1] + "4", r"bad\.csv:3: label '4' is not one of 0\.\.3"),
+])
+def test_reader_names_file_and_line_of_bad_rows(tmp_path, bad_row, message):
+    path = write_csv(tmp_path / "bad.csv", [HEADER, SWAG_ROWS[0], bad_row])
+    with pytest.raises(InputError, match=message):
+        mc_data.read_swag_examples(path)
+    with pytest.raises(InputError, match="header .* is not SWAG's"):
+        mc_data.read_swag_examples(write_csv(tmp_path / "nohead.csv", SWAG_ROWS))
+
+
+def test_features_pack_each_choice_as_a_pair(tmp_path):
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "man", "runs", "he",
+                                "falls", "stops", "."]) + "\n")
+    tokenizer = tokenization.FullTokenizer(str(vocab), do_lower_case=True)
+    example = mc_data.MultipleChoiceExample(
+        "x", "A man runs.", ("He falls.", "He stops.", "He runs.", "He zzz."), label=2)
+    values = mc_data.convert_example(example, 8, tokenizer)
+    ids = np.reshape(values["input_ids"], (4, 8))
+    # "a man runs ." (4) + "he falls ." (3) > 8 - 3: the longer A pops ".", then B (tie) pops ".".
+    assert ids[0].tolist() == [2, 4, 5, 6, 3, 7, 8, 3]
+    assert ids[1].tolist() == [2, 4, 5, 6, 3, 7, 9, 3]
+    assert ids[3].tolist() == [2, 4, 5, 6, 3, 7, 1, 3]
+    assert np.reshape(values["input_mask"], (4, 8)).tolist() == [[1] * 8] * 4
+    assert np.reshape(values["segment_ids"], (4, 8)).tolist() == [[0] * 5 + [1] * 3] * 4
+    padded = mc_data.convert_example(example, 12, tokenizer)
+    assert padded["input_ids"][24:36] == [2, 4, 5, 6, 10, 3, 7, 6, 10, 3, 0, 0]
+    assert padded["input_mask"][24:36] == [1] * 10 + [0] * 2
+    assert padded["segment_ids"][24:36] == [0] * 6 + [1] * 4 + [0] * 2
+    assert values["label_ids"] == [2] and values["is_real_example"] == [1]
+
+
+def test_model_scores_each_choice_alone(tiny_config):
+    model = BertMultipleChoice(tiny_config)
+    flat = random_inputs(tiny_config, batch=6, seq=10, lengths=[10, 8, 7, 5, 4, 9])
+    inputs = {name: np.concatenate([value, value[::-1]]).reshape(3, 4, 10)
+              for name, value in flat.items()}
+    logits = np.asarray(model(inputs, training=False))
+    assert logits.shape == (3, 4)
+    pooled = model.encoder(flat)["pooled_output"]
+    alone = np.asarray(model.classifier(pooled))[:, 0]
+    np.testing.assert_allclose(logits.reshape(-1)[:6], alone, atol=1e-5)
+    np.testing.assert_allclose(logits.reshape(-1)[6:], alone[::-1], atol=1e-5)
+    heads = model.tf1_head_variables()
+    assert heads["output_weights"].shape == (1, 32) and heads["output_bias"].shape == (1,)
+    clone = BertMultipleChoice.from_config(model.get_config())
+    assert clone.num_choices == 4 and clone.config.to_dict() == tiny_config.to_dict()
+
+
+# -- end to end on a learnable synthetic SWAG ------------------------------------------
+
+KEYWORDS = ["ball", "cup", "hat", "dog", "book", "box", "key", "pen"]
+WORDS = ["a", "man", "woman", "holds", "sees", "the", "he", "she", "then", "picks", "up",
+         "drops", "looks", "at", *KEYWORDS]
+
+
+def synthetic_rows(rng, n, with_label=True):
+    """SWAG rows whose right ending names the object of the context; the
+    wrong endings name other objects."""
+    rows = []
+    for i in range(n):
+        subject = rng.choice(["man", "woman"])
+        keyword, *others = rng.sample(KEYWORDS, 4)
+        label = rng.randrange(4)
+        objects = others[:label] + [keyword] + others[label:]
+        sent1 = f"A {subject} {rng.choice(['holds', 'sees'])} the {keyword}."
+        sent2 = f"{'He' if subject == 'man' else 'She'} then"
+        endings = [f"{rng.choice(['picks up', 'drops', 'looks at'])} the {o}." for o in objects]
+        row = [f"synthetic_{i}", str(i), f"{sent1} {sent2}", sent1, sent2, "gold", *endings]
+        rows.append(row + [str(label)] if with_label else row)
+    return rows
+
+
+def write_swag(data_dir, rng, sizes=(320, 60, 30)):
+    os.makedirs(data_dir, exist_ok=True)
+    rows = {}
+    for name, n in zip(("train.csv", "val.csv", "test.csv"), sizes):
+        with_label = name != "test.csv"
+        rows[name] = synthetic_rows(rng, n, with_label)
+        with open(os.path.join(data_dir, name), "w", newline="") as f:
+            writer = csv.writer(f)
+            writer.writerow(HEADER.split(",")[:11 if with_label else 10])
+            writer.writerows(rows[name])
+    return rows
+
+
+@pytest.fixture(scope="module")
+def model_files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("model")
+    vocab = root / "vocab.txt"
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", *WORDS]) + "\n")
+    config = BertConfig(vocab_size=len(vocab.read_text().split()), hidden_size=32,
+                        num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                        max_position_embeddings=32, type_vocab_size=2, hidden_dropout_prob=0.0,
+                        attention_probs_dropout_prob=0.0)
+    config.to_json_file(str(root / "bert_config.json"))
+    return str(vocab), str(root / "bert_config.json")
+
+
+IDS = ("input_word_ids", "input_mask", "input_type_ids")
+SERVE = """
+import json, sys
+import tensorflow as tf
+import tensorflow_text  # noqa: F401
+assert "bert_tf" not in sys.modules
+model = tf.saved_model.load(sys.argv[1])
+texts = json.load(open(sys.argv[2]))
+out = model.signatures["serving_default"](**{k: tf.constant(v) for k, v in texts.items()})
+json.dump({k: v.numpy().tolist() for k, v in out.items()}, open(sys.argv[3], "w"))
+"""
+
+
+def serve_in_fresh_process(export_dir, texts, tmp_path):
+    texts_file, out_file = tmp_path / "texts.json", tmp_path / "served.json"
+    texts_file.write_text(json.dumps(texts))
+    result = subprocess.run([sys.executable, "-c", SERVE, export_dir, str(texts_file),
+                             str(out_file)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(out_file.read_text())
+
+
+@pytest.mark.slow
+def test_swag_trains_evaluates_predicts_and_exports(model_files, tmp_path):
+    vocab, config = model_files
+    data_dir, output_dir = str(tmp_path / "swag"), str(tmp_path / "out")
+    export_dir = str(tmp_path / "export")
+    rows = write_swag(data_dir, random.Random(0))
+    options = MultipleChoiceOptions(
+        data_dir=data_dir, vocab_file=vocab, bert_config_file=config, output_dir=output_dir,
+        max_seq_length=16, train_batch_size=16, eval_batch_size=8, predict_batch_size=8,
+        learning_rate=3e-3, num_train_epochs=25.0, do_train=True, do_eval=True,
+        do_predict=True, export_dir=export_dir,
+        training=TrainingOptions(seed=3, steps_per_loop=50))
+    metrics = run_multiple_choice(options)
+    # Chance is 0.25; this seed reaches 1.0 (eval_loss ~0.14).
+    assert metrics["eval_accuracy"] >= 0.9, metrics
+
+    results = dict(line.split(" = ") for line in
+                   open(os.path.join(output_dir, "eval_results.txt")).read().splitlines())
+    assert sorted(results) == ["eval_accuracy", "eval_loss", "global_step", "loss"]
+    assert int(results["global_step"]) == 500  # 320 / 16 * 25 epochs
+    sidecar = json.load(open(os.path.join(output_dir, "eval.tf_record.json")))
+    assert (sidecar["num_examples"], sidecar["num_records"]) == (60, 64)
+
+    probabilities = np.array([[float(x) for x in line.split("\t")] for line in
+                              open(os.path.join(output_dir, "test_results.tsv"))])
+    assert probabilities.shape == (30, 4)
+    np.testing.assert_allclose(probabilities.sum(1), 1, atol=1e-5)
+
+    test_rows = rows["test.csv"]
+    texts = {"context": [row[3] for row in test_rows],
+             **{f"ending{i}": [f"{row[4]} {row[6 + i]}" for row in test_rows]
+                for i in range(4)}}
+    served = serve_in_fresh_process(export_dir, texts, tmp_path)
+    np.testing.assert_allclose(served["probabilities"], probabilities, atol=1e-5)
+    assert served["label_ids"] == probabilities.argmax(1).tolist()
+    # serving_ids on the predict records gives the same probabilities.
+    serve_ids = tf.saved_model.load(export_dir).signatures["serving_ids"]
+    batches = mc_data.make_dataset(os.path.join(output_dir, "predict.tf_record"), 16, 8, False)
+    from_ids = np.concatenate([serve_ids(**{k: batch[k] for k in IDS})["probabilities"]
+                               for batch in batches])
+    np.testing.assert_allclose(from_ids[:30], probabilities, atol=1e-5)
+
+    with pytest.raises(InputError, match="--export_dir .* already exists; pass --overwrite"):
+        run_multiple_choice(options)

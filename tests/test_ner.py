@@ -1,0 +1,396 @@
+"""run_ner: the CoNLL reader, sub-token alignment and windows, conlleval's
+entity scores (against seqeval), and end to end on a small learnable set,
+fine-tuned and feature-based, with the SavedModel served in a fresh process."""
+
+import json
+import os
+import random
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from seqeval import metrics as seqeval_metrics
+
+from bert_tf import export_tagging, tokenization
+from bert_tf.config import BertConfig
+from bert_tf.data import tagging
+from bert_tf.errors import InputError
+from bert_tf.metrics_ner import chunks, entity_scores
+from bert_tf.modeling.tagging import BertFeatureTagger
+from bert_tf.packing import pack_example_windows
+from bert_tf.preprocessing import BertTokenizer
+from bert_tf.tasks.tagging import NerOptions, run_ner
+from bert_tf.training.distribution import TrainingOptions
+
+CONLL = """-DOCSTART- -X- -X- O
+
+EU NNP B-NP B-ORG
+rejects VBZ B-VP O
+German JJ B-NP B-MISC
+
+Peter NNP B-NP B-PER
+Blackburn NNP I-NP I-PER
+
+-DOCSTART- -X- -X- O
+
+BRUSSELS NNP B-NP B-LOC
+"""
+
+# A learnable set: names from fixed lists are PER (first name, maybe a
+# surname) and LOC; everything else is O. Tags are BIO.
+FIRST = ["Alice", "Bruno", "Carla", "Dmitri", "Elena", "Farid"]
+LAST = ["Smith", "Jones", "Novak", "Costa"]
+PLACES = ["Paris", "Berlin", "Lagos", "Lima", "Oslo", "Quito"]
+TEMPLATES = ["{P} met {P} in {L} .", "{P} went to {L} today .",
+             "the team from {L} visited {L} .", "a big city is {L} , said {P} ."]
+FILLER = sorted({w for t in TEMPLATES for w in t.split() if "{" not in w})
+VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *FILLER, *FIRST, *LAST, *PLACES, "##ville"]
+MAX_SEQ_LENGTH = 24
+
+
+def fill(template, rng):
+    """(words, BIO tags) of a template with random names."""
+    words, tags = [], []
+    for slot in template.split():
+        if slot == "{P}":
+            names = [rng.choice(FIRST)] + ([rng.choice(LAST)] if rng.random() < 0.5 else [])
+            words += names
+            tags += ["B-PER"] + ["I-PER"] * (len(names) - 1)
+        elif slot == "{L}":
+            words.append(rng.choice(PLACES))
+            tags.append("B-LOC")
+        else:
+            words.append(slot)
+            tags.append("O")
+    return words, tags
+
+
+def synthetic_sentences(num, seed, long_every=0):
+    """Sentences; every `long_every`-th one joins five templates (longer
+    than one window of MAX_SEQ_LENGTH)."""
+    rng = random.Random(seed)
+    sentences = []
+    for i in range(num):
+        parts = 5 if long_every and i % long_every == long_every - 1 else 1
+        words, tags = [], []
+        for _ in range(parts):
+            w, t = fill(rng.choice(TEMPLATES), rng)
+            words += w
+            tags += t
+        sentences.append((words, tags))
+    return sentences
+
+
+def write_conll(path, sentences, per_document=4):
+    lines = []
+    for i, (words, tags) in enumerate(sentences):
+        if i % per_document == 0:
+            lines += ["-DOCSTART- -X- -X- O", ""]
+        lines += [f"{w} NN O {t}" for w, t in zip(words, tags)] + [""]
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def model_files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ner_model")
+    vocab = root / "vocab.txt"
+    vocab.write_text("\n".join(VOCAB) + "\n")
+    config = BertConfig(vocab_size=len(VOCAB), hidden_size=32, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=64,
+                        max_position_embeddings=64, type_vocab_size=2,
+                        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    config.to_json_file(str(root / "bert_config.json"))
+    return str(vocab), str(root / "bert_config.json")
+
+
+# -- reader --------------------------------------------------------------------
+
+
+def test_reader_documents_sentences_and_labels(tmp_path):
+    path = tmp_path / "train.txt"
+    path.write_text(CONLL)
+    documents = tagging.read_conll(str(path))
+    assert [[s.words for s in d] for d in documents] == [
+        [("EU", "rejects", "German"), ("Peter", "Blackburn")], [("BRUSSELS",)]]
+    assert documents[0][1].tags == ("B-PER", "I-PER")
+    assert documents[0][1].line_numbers == (7, 8)
+    assert tagging.label_list(documents) == ["O", "B-LOC", "B-MISC", "B-ORG", "B-PER", "I-PER"]
+    assert tagging.parse_labels("O, B-PER,I-PER") == ["O", "B-PER", "I-PER"]
+    with pytest.raises(InputError, match="--labels"):
+        tagging.parse_labels("O,O")
+
+
+def test_reader_names_bad_rows_and_unknown_tags(tmp_path):
+    path = tmp_path / "bad.txt"
+    path.write_text(CONLL.replace("rejects VBZ B-VP O", "rejects VBZ O"))
+    with pytest.raises(InputError, match=r"bad.txt:4: 3 columns, expected 4"):
+        tagging.read_conll(str(path))
+    path.write_text(CONLL)
+    with pytest.raises(InputError, match=r"bad.txt:12: tag 'B-LOC' is not one of the labels"):
+        tagging.check_tags(str(path), tagging.read_conll(str(path)), ["O", "B-ORG", "B-MISC",
+                                                                       "B-PER", "I-PER"])
+
+
+# -- alignment and windows -----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tokenizer(model_files):
+    return tokenization.FullTokenizer(model_files[0], do_lower_case=False)
+
+
+def labelled_words(windows):
+    return [word for _, labelled in windows for _, word in labelled]
+
+
+def test_first_sub_token_gets_the_label(tokenizer):
+    words = ("Parisville", "met", "Zzyzx", "Alice")
+    ids, firsts = tagging.word_pieces(words, tokenizer)
+    assert tokenizer.convert_ids_to_tokens(ids) == ["Paris", "##ville", "met", "[UNK]", "Alice"]
+    assert firsts == [0, 2, 3, 4]
+    sentence = tagging.Sentence(words, ("B-LOC", "O", "B-PER", "B-PER"), (1, 2, 3, 4))
+    [(_, windows)] = tagging.document_windows([sentence], tokenizer, 16, False)
+    [(packed, labelled)] = windows
+    record = tagging.window_record(packed, labelled, [1, 0, 2, 2], 7, 16)
+    # [CLS] Paris ##ville met [UNK] Alice [SEP]: one label per word, on its first piece.
+    assert record["label_ids"][:8] == [-1, 1, -1, 0, 2, 2, -1, -1]
+    assert record["word_ids"][:8] == [-1, 0, -1, 1, 2, 3, -1, -1]
+    batch = {key: np.array([record[key]]) for key in ("word_ids", "label_ids")}
+    batch.update(sentence_index=np.array([0]), is_real_example=np.array([1]),
+                 predicted=np.where(batch["word_ids"] >= 0, batch["label_ids"], 5))
+    assert tagging.word_predictions([sentence], [batch]) == [[1, 0, 2, 2]]
+    del batch["predicted"]
+    batch["predicted"] = np.zeros_like(batch["word_ids"])
+    batch["word_ids"] = np.where(batch["word_ids"] == 3, -1, batch["word_ids"])
+    with pytest.raises(InputError, match="word 3 was not predicted"):
+        tagging.word_predictions([sentence], [batch])
+
+
+def test_long_sentence_windows_label_every_word_once(tokenizer):
+    words = tuple("Parisville met Alice Smith in Lima .".split() * 6)  # 48 sub-tokens
+    sentence = tagging.Sentence(words, ("O",) * len(words), tuple(range(len(words))))
+    [(_, windows)] = tagging.document_windows([sentence], tokenizer, MAX_SEQ_LENGTH, False)
+    assert len(windows) > 2
+    assert sorted(labelled_words(windows)) == list(range(len(words)))
+    for packed, labelled in windows:
+        for position, word in labelled:
+            piece = tokenizer.convert_ids_to_tokens([packed["input_word_ids"][position]])[0]
+            assert words[word].startswith(piece)
+
+
+def test_document_context_fills_the_window_around_the_sentence(tokenizer):
+    document = [tagging.Sentence((w, "a"), ("B-LOC", "O"), (1, 2))
+                for w in ["Paris", "Lima", "Oslo", "Quito", "Lagos", "Berlin", "Alice",
+                          "Bruno", "Carla", "Elena"]]
+    results = list(tagging.document_windows(document, tokenizer, 8, True))
+    _, [(packed, labelled)] = results[5]  # "Berlin a", centred in 6 context tokens
+    assert tokenizer.convert_ids_to_tokens(packed["input_word_ids"]) == [
+        "[CLS]", "Lagos", "a", "Berlin", "a", "Alice", "a", "[SEP]"]
+    assert labelled == [(3, 0), (4, 1)]
+    _, [(packed, labelled)] = results[0]  # at the document's start: context on the right
+    assert tokenizer.convert_ids_to_tokens(packed["input_word_ids"])[1:4] == [
+        "Paris", "a", "Lima"]
+    assert labelled == [(1, 0), (2, 1)]
+
+
+def test_graph_windows_match_the_feature_files(model_files, tokenizer):
+    """The export's in-graph packing and word positions equal the records'."""
+    texts = ["Parisville met Zzyzx", "Alice  Smith", " ".join(
+        "Parisville met Alice Smith in Lima .".split() * 6)]
+    graph_tokenizer = BertTokenizer(model_files[0], do_lower_case=False)
+    word_starts, _, ids, is_first, token_words = export_tagging.sentence_pieces(
+        graph_tokenizer, tf.constant(texts))
+    inputs, example_ids, starts = pack_example_windows(
+        [ids], MAX_SEQ_LENGTH, graph_tokenizer.cls_id, graph_tokenizer.sep_id,
+        stride=tagging.window_stride(MAX_SEQ_LENGTH))
+    chosen, token = export_tagging.labelled_positions(
+        inputs["input_mask"], example_ids, starts, tf.cast(ids.row_starts(), tf.int32),
+        is_first)
+    word_ids = np.where(chosen, tf.gather(token_words, tf.where(chosen, token, 0)), -1)
+    word_ids -= np.where(chosen, word_starts.row_starts().numpy()[example_ids][:, None], 0)
+    expected_ids, expected_words = [], []
+    for text in texts:
+        sentence = tagging.Sentence(tuple(text.split()), (), ())
+        [(_, windows)] = tagging.document_windows([sentence], tokenizer, MAX_SEQ_LENGTH, False)
+        for packed, labelled in windows:
+            record = tagging.window_record(packed, labelled, [0] * len(sentence.words), 0,
+                                           MAX_SEQ_LENGTH)
+            expected_ids.append(record["input_ids"])
+            expected_words.append(record["word_ids"])
+    assert len(expected_ids) > len(texts)
+    assert inputs["input_word_ids"].numpy().tolist() == expected_ids
+    assert word_ids.tolist() == expected_words
+
+
+# -- conlleval scores ------------------------------------------------------------------
+
+
+def seqeval_scores(gold, predicted):
+    report = seqeval_metrics.classification_report(gold, predicted, output_dict=True,
+                                                   zero_division=0)
+    return (seqeval_metrics.precision_score(gold, predicted),
+            seqeval_metrics.recall_score(gold, predicted),
+            seqeval_metrics.f1_score(gold, predicted),
+            {name: (r["precision"], r["recall"], r["f1-score"]) for name, r in report.items()
+             if "avg" not in name})
+
+
+def assert_same_as_seqeval(gold, predicted):
+    overall, by_type = entity_scores(gold, predicted)
+    precision, recall, f1, types = seqeval_scores(gold, predicted)
+    assert (overall.precision, overall.recall, overall.f1) == pytest.approx(
+        (precision, recall, f1), abs=1e-12)
+    for name, scores in by_type.items():
+        if scores.num_gold:  # seqeval reports the gold types
+            assert (scores.precision, scores.recall, scores.f1) == pytest.approx(
+                types[name], abs=1e-12), name
+
+
+def test_iob1_chunks_as_conlleval():
+    # IOB1: I- after O or after another type starts a chunk; B- only splits same-type neighbours.
+    tags = ["I-PER", "I-PER", "B-PER", "O", "I-LOC", "I-ORG", "I-ORG", "O", "B-LOC"]
+    assert chunks(tags) == {("PER", 0, 1), ("PER", 2, 2), ("LOC", 4, 4), ("ORG", 5, 6),
+                            ("LOC", 8, 8)}
+    gold = [tags, ["I-MISC", "O"]]
+    predicted = [["I-PER", "I-PER", "I-PER", "O", "I-LOC", "I-LOC", "I-ORG", "O", "I-LOC"],
+                 ["I-MISC", "I-MISC"]]
+    overall, by_type = entity_scores(gold, predicted)
+    assert (overall.num_gold, overall.num_predicted, overall.num_correct) == (6, 5, 1)
+    assert by_type["LOC"].num_correct == 1 and by_type["PER"].num_correct == 0
+    assert_same_as_seqeval(gold, predicted)
+
+
+def test_bio_and_random_tags_match_seqeval():
+    gold = [["B-PER", "I-PER", "O", "B-LOC"], ["O", "B-ORG", "I-ORG", "I-ORG"]]
+    predicted = [["B-PER", "I-PER", "O", "B-ORG"], ["O", "B-ORG", "I-ORG", "O"]]
+    assert_same_as_seqeval(gold, predicted)
+    rng = random.Random(0)
+    tags = ["O", "O", "B-PER", "I-PER", "B-LOC", "I-LOC", "I-MISC"]
+    for _ in range(20):
+        lengths = [rng.randint(1, 12) for _ in range(5)]
+        gold = [[rng.choice(tags) for _ in range(n)] for n in lengths]
+        predicted = [[t if rng.random() < 0.7 else rng.choice(tags) for t in s] for s in gold]
+        assert_same_as_seqeval(gold, predicted)
+
+
+def test_bad_tags_are_refused():
+    with pytest.raises(InputError, match="'PER' is neither O nor"):
+        entity_scores([["PER"]], [["O"]])
+
+
+# -- end to end --------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    root = tmp_path_factory.mktemp("conll")
+    write_conll(root / "train.txt", synthetic_sentences(400, seed=1, long_every=40))
+    write_conll(root / "valid.txt", synthetic_sentences(40, seed=2, long_every=10))
+    write_conll(root / "test.txt", synthetic_sentences(30, seed=3, long_every=10))
+    return str(root)
+
+
+def ner_options(model_files, data_dir, output_dir, **kwargs):
+    vocab, config = model_files
+    settings = dict(max_seq_length=MAX_SEQ_LENGTH, train_batch_size=16, eval_batch_size=8,
+                    predict_batch_size=8, learning_rate=3e-3, num_train_epochs=4.0,
+                    do_train=True, do_eval=True,
+                    training=TrainingOptions(seed=3, steps_per_loop=100))
+    return NerOptions(data_dir=data_dir, vocab_file=vocab, bert_config_file=config,
+                      output_dir=output_dir, **{**settings, **kwargs})
+
+
+SERVE = textwrap.dedent("""
+    import json, sys
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401  (the tokenizer's ops)
+    assert "bert_tf" not in sys.modules
+    serve = tf.saved_model.load(sys.argv[1]).signatures["serving_default"]
+    out = serve(text=tf.constant(json.loads(sys.stdin.read())))
+    print(json.dumps({k: v.numpy().tolist() for k, v in out.items()},
+                     default=lambda b: b.decode()))
+""")
+
+
+def served(export_dir, texts):
+    result = subprocess.run([sys.executable, "-c", SERVE, export_dir], input=json.dumps(texts),
+                            capture_output=True, text=True, check=True,
+                            env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def predicted_sentences(path):
+    """(words, predicted tags) per sentence of a test_predictions.txt."""
+    sentences, words, tags = [], [], []
+    for line in open(path).read().split("\n"):
+        fields = line.split()
+        if not fields or fields[0] == "-DOCSTART-":
+            if words:
+                sentences.append((words, tags))
+            words, tags = [], []
+            continue
+        assert len(fields) == 5, line
+        words.append(fields[0])
+        tags.append(fields[-1])
+    return sentences
+
+
+def test_fine_tuned_ner_end_to_end(model_files, data_dir, tmp_path):
+    output_dir, export_dir = str(tmp_path / "out"), str(tmp_path / "export")
+    results = run_ner(ner_options(model_files, data_dir, output_dir, do_predict=True,
+                                  export_dir=export_dir))
+    assert results["f1"] > 0.95 and results["f1_PER"] > 0.9 and results["f1_LOC"] > 0.9, results
+    stored = dict(line.split(" = ") for line in
+                  open(os.path.join(output_dir, "eval_results.txt")).read().splitlines())
+    assert float(stored["f1"]) == results["f1"] and stored["loss"] == stored["eval_loss"]
+    # Every test word has exactly one prediction, long sentences too, and the
+    # file scores as the gold tags say (conlleval columns: ... gold predicted).
+    test = tagging.sentences_of(tagging.read_conll(os.path.join(data_dir, "test.txt")))
+    predicted = predicted_sentences(os.path.join(output_dir, "test_predictions.txt"))
+    assert [words for words, _ in predicted] == [list(s.words) for s in test]
+    assert max(len(s.words) for s in test) > MAX_SEQ_LENGTH
+    overall, _ = entity_scores([list(s.tags) for s in test], [tags for _, tags in predicted])
+    assert overall.f1 > 0.95
+    # The SavedModel, in a process without bert_tf, tags raw text the same way.
+    texts = [" ".join(words) for words, _ in predicted]
+    outputs = served(export_dir, texts)
+    for text, (words, tags), row_tags, starts, ends in zip(
+            texts, predicted, outputs["tags"], outputs["word_starts"], outputs["word_ends"]):
+        assert row_tags[:len(words)] == tags and set(row_tags[len(words):]) <= {""}
+        assert [text[s:e] for s, e in zip(starts, ends) if s >= 0] == words
+
+
+def test_document_context_ner_learns(model_files, data_dir, tmp_path):
+    results = run_ner(ner_options(model_files, data_dir, str(tmp_path / "doc"),
+                                  document_context=True))
+    assert results["f1"] > 0.95, results
+
+
+def test_feature_based_ner_learns(model_files, data_dir, tmp_path):
+    config = BertConfig.from_json_file(model_files[1])
+    tagger = BertFeatureTagger(config, 5, layers=(-1, -2), combine="sum", lstm_units=8)
+    assert not any(v.path in {w.path for w in tagger.encoder.weights}
+                   for v in tagger.trainable_variables)
+    assert tagger.features({"input_word_ids": tf.ones([2, 6], tf.int32),
+                            "input_mask": tf.ones([2, 6], tf.int32)}).shape == (2, 6, 32)
+    results = run_ner(ner_options(model_files, data_dir, str(tmp_path / "fb"),
+                                  feature_based=True, layers="-1,-2", lstm_units=32,
+                                  learning_rate=1e-2, num_train_epochs=8.0))
+    assert results["f1"] > 0.9, results
+
+
+def test_bad_flags_are_named(model_files, data_dir, tmp_path):
+    with pytest.raises(InputError, match="at least one of --do_train"):
+        run_ner(ner_options(model_files, data_dir, str(tmp_path / "x"), do_train=False,
+                            do_eval=False))
+    with pytest.raises(InputError, match="--layers='a'"):
+        run_ner(ner_options(model_files, data_dir, str(tmp_path / "x"), layers="a"))
+    with pytest.raises(InputError, match="no train.txt to take the labels from: pass --labels"):
+        run_ner(ner_options(model_files, str(tmp_path), str(tmp_path / "x"), do_train=False))
+    with pytest.raises(InputError, match="has no test.txt"):
+        run_ner(ner_options(model_files, str(tmp_path), str(tmp_path / "x"), do_train=False,
+                            do_eval=False, do_predict=True, labels="O,B-PER"))
