@@ -157,7 +157,8 @@ def run(demo):
         do_predict=True, max_seq_length=64, train_batch_size=32, learning_rate=1e-4,
         num_train_epochs=demo.steps(2.0, 0.5), steps_per_loop=5, seed=1,
         export_dir=d("export", "classifier"), overwrite=True),
-        lambda: f"dev accuracy {read_results(d('classifier', 'eval_results.txt'))['eval_accuracy']:.3f}")
+        lambda: "dev accuracy {eval_accuracy:.3f}".format(
+            **read_results(d("classifier", "eval_results.txt"))))
 
     demo.stage("SQuAD fine-tuning", d("squad"), lambda: demo.script(
         "run_squad.py", **model_flags, train_file=os.path.join(DATA, "squad", "train.json"),
@@ -206,7 +207,8 @@ def summary(demo):
     width = max(len(s.name) for s in demo.stages)
     print("\n| stage | output | time | result |\n|---|---|---|---|")
     for s in demo.stages:
-        print(f"| {s.name:<{width}} | {os.path.relpath(s.output)} | {s.seconds:.0f} s | {s.metric} |")
+        print(f"| {s.name:<{width}} | {os.path.relpath(s.output)} | {s.seconds:.0f} s "
+              f"| {s.metric} |")
     print(f"\ntotal {sum(s.seconds for s in demo.stages):.0f} s. Training curves: "
           f"tensorboard --logdir {os.path.relpath(demo.dir)}")
 

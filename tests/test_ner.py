@@ -14,7 +14,8 @@ import pytest
 import tensorflow as tf
 from seqeval import metrics as seqeval_metrics
 
-from bert_tf import export_tagging, tokenization
+from bert_tf import tokenization
+from bert_tf.export import tagging as export_tagging
 from bert_tf.config import BertConfig
 from bert_tf.data import tagging
 from bert_tf.errors import InputError

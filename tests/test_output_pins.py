@@ -96,7 +96,8 @@ def test_pretraining_outputs_are_pinned(model_files):
 def _write_mrpc(data_dir, rng):
     os.makedirs(data_dir)
     for split, n in (("train", 24), ("dev", 13), ("test", 11)):
-        lines = [("Quality" if split != "test" else "index") + "\t#1 ID\t#2 ID\t#1 String\t#2 String"]
+        first = "Quality" if split != "test" else "index"
+        lines = [first + "\t#1 ID\t#2 ID\t#1 String\t#2 String"]
         for i in range(n):
             label = rng.randrange(2)
             a, b = _sentence(rng, rng.randint(2, 30)), _sentence(rng, rng.randint(2, 8))

@@ -10,7 +10,7 @@ import pytest
 from bert_tf.config import BertConfig
 from bert_tf.data.squad import evaluation
 from bert_tf.errors import InputError
-from bert_tf.squad_serving import answer
+from bert_tf.export.squad import answer
 from bert_tf.tasks.squad import SquadOptions, run_squad
 from bert_tf.training.distribution import TrainingOptions
 

@@ -20,7 +20,7 @@ from absl import logging
 from bert_tf import checkpoints, tokenization
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
-from bert_tf.export import check_export_dir
+from bert_tf.export.classifier import check_export_dir
 from bert_tf.training import distribution
 from bert_tf.training.distribution import TrainingOptions
 from bert_tf.training.loop import LoopConfig, Trainer, write_results

@@ -18,7 +18,7 @@ from bert_tf import tokenization
 from bert_tf.data import multiple_choice as mc_data
 from bert_tf.data.classification.outputs import write_test_results
 from bert_tf.errors import InputError
-from bert_tf.export_multiple_choice import export_multiple_choice
+from bert_tf.export.multiple_choice import export_multiple_choice
 from bert_tf.modeling import BertMultipleChoice
 from bert_tf.tasks.classifier import ClassificationTask, cross_entropy, softmax
 from bert_tf.tasks.common import RunOptions, TaskRunner, epoch_schedule, option, run_task

@@ -20,7 +20,7 @@ from absl import logging
 from bert_tf import tokenization
 from bert_tf.data import tagging
 from bert_tf.errors import InputError
-from bert_tf.export_tagging import export_tagger
+from bert_tf.export.tagging import export_tagger
 from bert_tf.metrics_ner import entity_scores
 from bert_tf.modeling.tagging import COMBINE_MODES, BertFeatureTagger, BertTokenClassifier
 from bert_tf.tasks.common import (RunOptions, TaskRunner, epoch_schedule, option, parse_layers,

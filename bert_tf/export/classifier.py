@@ -22,7 +22,9 @@ from bert_tf.packing import average_windows, pack_example_windows
 from bert_tf.preprocessing import BertTokenizer
 
 
-def _outputs(logits, is_regression):
+def classification_outputs(logits, is_regression=False):
+    """Logits `[batch, n]` -> `probabilities` `[batch, n]` and `label_ids` int32
+    `[batch]` (regression: `predictions` `[batch]` from column 0)."""
     if is_regression:
         predictions = logits[:, 0]
         return {"predictions": predictions, "label_ids": tf.zeros_like(predictions, tf.int32)}
@@ -56,7 +58,7 @@ def export_classifier(model, export_dir, vocab_file, do_lower_case, max_seq_leng
     def classify_ids(input_word_ids, input_mask, input_type_ids):
         logits = model({"input_word_ids": input_word_ids, "input_mask": input_mask,
                         "input_type_ids": input_type_ids}, training=False)
-        return _outputs(logits, is_regression)
+        return classification_outputs(logits, is_regression)
 
     def classify_text(text_a, text_b=None):
         segments = [tokenizer(text_a)] + ([tokenizer(text_b)] if text_b is not None else [])
@@ -64,7 +66,7 @@ def export_classifier(model, export_dir, vocab_file, do_lower_case, max_seq_leng
             segments, max_seq_length, tokenizer.cls_id, tokenizer.sep_id, long_text_stride)
         logits = model(inputs, training=False)
         logits = average_windows(logits, example_ids, tf.shape(text_a)[0])
-        return _outputs(logits, is_regression)
+        return classification_outputs(logits, is_regression)
 
     archive = keras.export.ExportArchive()
     archive.track(model)

@@ -46,7 +46,7 @@ import tensorflow as tf
 
 from bert_tf.data.squad.reader import CONTEXT_WHITESPACE
 from bert_tf.errors import InputError
-from bert_tf.export import check_export_dir
+from bert_tf.export.classifier import check_export_dir
 from bert_tf.files import atomic_output
 from bert_tf.packing import pack_example_windows
 from bert_tf.preprocessing import BertTokenizer

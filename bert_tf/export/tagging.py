@@ -5,7 +5,7 @@ returns `tags` tf.string `[batch, max_words]` (padded with ""), and
 `word_starts`, `word_ends` int32 `[batch, max_words]` (each word is
 `text[word_starts:word_ends]`, offsets in Unicode code points; -1 padding).
 It runs `run_ner.py`'s prediction in one graph: words are split on
-whitespace (`squad_serving.context_words`), each WordPiece-tokenized on its
+whitespace (`export.squad.context_words`), each WordPiece-tokenized on its
 own (none -> `[UNK]`), packed into windows `data.tagging.window_stride`
 apart, and each word's tag is the argmax at its first sub-token in the
 window where that sub-token has the most context, as `data.tagging`
@@ -17,11 +17,11 @@ import keras
 import tensorflow as tf
 
 from bert_tf.data.tagging import window_stride
-from bert_tf.export import check_export_dir
+from bert_tf.export.classifier import check_export_dir
 from bert_tf.files import atomic_output
 from bert_tf.packing import pack_example_windows
 from bert_tf.preprocessing import BertTokenizer
-from bert_tf.squad_serving import context_words
+from bert_tf.export.squad import context_words
 
 
 def _cut_words(chars, word_starts, word_ends):

@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import squad_serving, tokenization
+from bert_tf import tokenization
+from bert_tf.export import squad as squad_serving
 from bert_tf.config import BertConfig
 from bert_tf.data.squad import features
 from bert_tf.data.squad.postprocess import SquadPostprocessor

@@ -16,16 +16,10 @@ tensorflow and tensorflow_text; the vocab file travels as an asset.
 import keras
 import tensorflow as tf
 
-from bert_tf.export import check_export_dir
+from bert_tf.export.classifier import check_export_dir, classification_outputs
 from bert_tf.files import atomic_output
 from bert_tf.packing import pack_example_windows
 from bert_tf.preprocessing import BertTokenizer
-
-
-def _outputs(logits):
-    """logits `[batch, n]` -> `probabilities` `[batch, n]`, `label_ids` int32 `[batch]`."""
-    return {"probabilities": tf.nn.softmax(logits, axis=-1),
-            "label_ids": tf.argmax(logits, axis=-1, output_type=tf.int32)}
 
 
 def pack_choices(tokenizer, context, endings, max_seq_length):
@@ -54,12 +48,13 @@ def export_multiple_choice(model, export_dir, vocab_file, do_lower_case, max_seq
     ids_spec = tf.TensorSpec([None, num_choices, max_seq_length], tf.int32)
 
     def choose_ids(input_word_ids, input_mask, input_type_ids):
-        return _outputs(model({"input_word_ids": input_word_ids, "input_mask": input_mask,
-                               "input_type_ids": input_type_ids}, training=False))
+        return classification_outputs(model(
+            {"input_word_ids": input_word_ids, "input_mask": input_mask,
+             "input_type_ids": input_type_ids}, training=False))
 
     def choose_text(context, *endings):
         inputs = pack_choices(tokenizer, context, list(endings), max_seq_length)
-        return _outputs(model(inputs, training=False))
+        return classification_outputs(model(inputs, training=False))
 
     # Varargs take their signature input names from the specs: ending0, ending1, ...
     text_fn = tf.function(choose_text, input_signature=[
