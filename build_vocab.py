@@ -5,7 +5,13 @@ Usage:
       --do_lower_case=true --output_file=vocab.txt
 """
 
-from absl import flags
+import os
+
+# TensorFlow's C++ start-up notices (CUDA, CPU features) hide the script's own
+# lines; a TF_CPP_MIN_LOG_LEVEL you set wins.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+from absl import flags  # noqa: E402
 
 from bert_tf import vocab
 from bert_tf.cli import run_main

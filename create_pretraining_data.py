@@ -9,7 +9,13 @@ Usage:
       --vocab_file=vocab.txt --do_lower_case=true --num_workers=4
 """
 
-from absl import flags
+import os
+
+# TensorFlow's C++ start-up notices (CUDA, CPU features) hide the script's own
+# lines; a TF_CPP_MIN_LOG_LEVEL you set wins.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+from absl import flags  # noqa: E402
 
 from bert_tf.cli import run_main
 from bert_tf.data.pretraining import blocks as pretraining_blocks

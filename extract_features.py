@@ -5,7 +5,13 @@ original's JSON lines (`--output_format=jsonl`, the default) or arrays in an
 .npz file (`--output_format=npz`, for large jobs).
 """
 
-from absl import flags
+import os
+
+# TensorFlow's C++ start-up notices (CUDA, CPU features) hide the script's own
+# lines; a TF_CPP_MIN_LOG_LEVEL you set wins.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+from absl import flags  # noqa: E402
 
 from bert_tf.cli import define_flags, options_from_flags, run_main
 from bert_tf.tasks.features import FeatureOptions, extract_features

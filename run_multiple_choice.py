@@ -4,7 +4,13 @@ Outputs in --output_dir: checkpoints, eval_results.txt and test_results.tsv;
 --export_dir writes a SavedModel (context and endings as raw text) for TF Serving.
 """
 
-from absl import flags
+import os
+
+# TensorFlow's C++ start-up notices (CUDA, CPU features) hide the script's own
+# lines; a TF_CPP_MIN_LOG_LEVEL you set wins.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+from absl import flags  # noqa: E402
 
 from bert_tf.cli import define_flags, options_from_flags, run_main
 from bert_tf.tasks.multiple_choice import MultipleChoiceOptions, run_multiple_choice

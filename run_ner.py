@@ -7,7 +7,13 @@ precision / recall / F1 as fractions, eval_loss) and test_predictions.txt
 SavedModel that tags raw sentences.
 """
 
-from absl import flags
+import os
+
+# TensorFlow's C++ start-up notices (CUDA, CPU features) hide the script's own
+# lines; a TF_CPP_MIN_LOG_LEVEL you set wins.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+from absl import flags  # noqa: E402
 
 from bert_tf.cli import define_flags, options_from_flags, run_main
 from bert_tf.tasks.tagging import NerOptions, run_ner

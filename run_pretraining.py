@@ -4,7 +4,13 @@ The original google-research/bert flags, plus the shared training flags
 (--distribution_strategy, --dtype, --jit_compile, --optimizer, ...).
 """
 
-from absl import flags
+import os
+
+# TensorFlow's C++ start-up notices (CUDA, CPU features) hide the script's own
+# lines; a TF_CPP_MIN_LOG_LEVEL you set wins.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+from absl import flags  # noqa: E402
 
 from bert_tf.cli import define_flags, options_from_flags, run_main
 from bert_tf.tasks.pretraining import PretrainingOptions, run_pretraining

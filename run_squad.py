@@ -6,7 +6,13 @@ null_odds.json (v2.0) and, when --predict_file has answers, eval_results.json
 answers questions from raw text.
 """
 
-from absl import flags
+import os
+
+# TensorFlow's C++ start-up notices (CUDA, CPU features) hide the script's own
+# lines; a TF_CPP_MIN_LOG_LEVEL you set wins.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+from absl import flags  # noqa: E402
 
 from bert_tf.cli import define_flags, options_from_flags, run_main
 from bert_tf.tasks.squad import SquadOptions, run_squad

@@ -67,11 +67,11 @@ def model_files(tmp_path_factory):
 
 def options(model_files, output_dir, **kwargs):
     _, vocab, config = model_files
-    settings = dict(max_seq_length=40, doc_stride=12, max_query_length=8, train_batch_size=16,
-                    predict_batch_size=8, learning_rate=2e-3, num_train_epochs=10.0,
+    settings = dict(vocab_file=vocab, bert_config_file=config, max_seq_length=40, doc_stride=12,
+                    max_query_length=8, train_batch_size=16, predict_batch_size=8,
+                    learning_rate=2e-3, num_train_epochs=10.0,
                     training=TrainingOptions(seed=4, steps_per_loop=100))
-    return SquadOptions(vocab_file=vocab, bert_config_file=config, output_dir=output_dir,
-                        **{**settings, **kwargs})
+    return SquadOptions(output_dir=output_dir, **{**settings, **kwargs})
 
 
 @pytest.mark.slow
@@ -127,3 +127,10 @@ def test_bad_flags_are_named(model_files, tmp_path):
     with pytest.raises(InputError, match="--max_seq_length=11 leaves no room"):
         run_squad(options(model_files, str(tmp_path / "x"), do_predict=True,
                           predict_file="dev.json", max_seq_length=11))
+    small = BertConfig.from_json_file(model_files[2]).replace(vocab_size=10)
+    small.to_json_file(str(tmp_path / "small.json"))
+    with pytest.raises(InputError, match=r"vocab.txt has \d+ tokens, more than vocab_size=10 "
+                                         r"of --bert_config_file .*small.json"):
+        run_squad(options(model_files, str(tmp_path / "x"), do_predict=True,
+                          predict_file="dev.json", bert_config_file=str(tmp_path / "small.json")))
+    assert not (tmp_path / "x").exists()  # stopped before making the output folder

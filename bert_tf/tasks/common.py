@@ -164,6 +164,18 @@ def _check_shared_options(options):
                                                       options.init_checkpoint)
 
 
+def _check_vocab_fits(options, config):
+    """A vocab with more tokens than the model's embedding rows would fail deep
+    in the model on the first unknown id; say so before any work."""
+    if not getattr(options, "vocab_file", None):
+        return
+    size = len(tokenization.load_vocab(options.vocab_file))
+    if size > config.vocab_size:
+        raise InputError(f"--vocab_file {options.vocab_file} has {size} tokens, more than "
+                         f"vocab_size={config.vocab_size} of --bert_config_file "
+                         f"{options.bert_config_file}: they are not the same model's")
+
+
 def run_task(runner):
     """Runs a task's train / eval / predict / export as its options say;
     returns the eval metrics (empty without do_eval)."""
@@ -171,6 +183,7 @@ def run_task(runner):
     _check_shared_options(options)
     runner.validate()
     config = load_bert_config(options.bert_config_file, options.max_seq_length)
+    _check_vocab_fits(options, config)
     tf.io.gfile.makedirs(options.output_dir)
     runner.prepare(config)
     training = options.training
