@@ -123,8 +123,6 @@ class ClassifierRunner(TaskRunner):
 
     def validate(self):
         options = self.options
-        if not (options.do_train or options.do_eval or options.do_predict):
-            raise InputError("at least one of --do_train, --do_eval or --do_predict must be set")
         if options.long_text_stride is not None and options.long_text_stride < 1:
             raise InputError(f"--long_text_stride must be >= 1, got {options.long_text_stride}")
         self.processor = glue.get_processor(options.task_name, **options.processor_options)

@@ -154,9 +154,18 @@ class TaskRunner:
         """With export_dir (where the task has it): writes the SavedModel."""
 
 
+_MODES = ("do_train", "do_eval", "do_predict")
+
+
 def _check_shared_options(options):
-    """Checks of options several tasks have: an export dir that is free, and
-    `--do_lower_case` against a released checkpoint's casing."""
+    """Checks of options several tasks have: one of the task's `--do_*` modes
+    is set, an export dir that is free, and `--do_lower_case` against a
+    released checkpoint's casing."""
+    modes = [f"--{f.name}" for f in dataclasses.fields(options)
+             if f.name in _MODES and "help" in f.metadata]
+    if modes and not any(getattr(options, mode[2:]) for mode in modes):
+        listed = ", ".join(modes[:-1]) + " or " + modes[-1] if len(modes) > 1 else modes[0]
+        raise InputError(f"at least one of {listed} must be set")
     if getattr(options, "export_dir", None):
         check_export_dir(options.export_dir, options.overwrite)
     if hasattr(options, "do_lower_case"):

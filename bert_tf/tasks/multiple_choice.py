@@ -17,7 +17,6 @@ from absl import logging
 from bert_tf import tokenization
 from bert_tf.data import multiple_choice as mc_data
 from bert_tf.data.classification.outputs import write_test_results
-from bert_tf.errors import InputError
 from bert_tf.export.multiple_choice import export_multiple_choice
 from bert_tf.modeling import BertMultipleChoice
 from bert_tf.tasks.classifier import ClassificationTask, cross_entropy, softmax
@@ -56,11 +55,6 @@ class MultipleChoiceRunner(TaskRunner):
         super().__init__(options)
         self.tokenizer = None
         self.train_file = None
-
-    def validate(self):
-        options = self.options
-        if not (options.do_train or options.do_eval or options.do_predict):
-            raise InputError("at least one of --do_train, --do_eval or --do_predict must be set")
 
     def prepare(self, config):
         options = self.options

@@ -6,7 +6,6 @@ import tensorflow as tf
 from keras import ops
 
 from bert_tf.data.pretraining import dataset as pretraining_data
-from bert_tf.errors import InputError
 from bert_tf.files import expand_input_patterns
 from bert_tf.modeling import BertPretrainingModel, pretraining_losses
 from bert_tf.tasks.common import RunOptions, TaskRunner, option, run_task
@@ -69,10 +68,6 @@ class PretrainingTask(Task):
 class PretrainingRunner(TaskRunner):
     """Pre-training on the run skeleton: records from create_pretraining_data.py in,
     checkpoints and `eval_results.txt` out."""
-
-    def validate(self):
-        if not self.options.do_train and not self.options.do_eval:
-            raise InputError("at least one of --do_train or --do_eval must be set")
 
     def prepare(self, config):
         options = self.options

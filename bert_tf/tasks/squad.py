@@ -89,8 +89,6 @@ class SquadRunner(TaskRunner):
 
     def validate(self):
         options = self.options
-        if not options.do_train and not options.do_predict:
-            raise InputError("at least one of --do_train or --do_predict must be set")
         if options.do_train and not options.train_file:
             raise InputError("--do_train needs --train_file")
         if options.do_predict and not options.predict_file:

@@ -109,8 +109,6 @@ class NerRunner(TaskRunner):
 
     def validate(self):
         options = self.options
-        if not (options.do_train or options.do_eval or options.do_predict):
-            raise InputError("at least one of --do_train, --do_eval or --do_predict must be set")
         if options.max_seq_length < 3:
             raise InputError(f"--max_seq_length={options.max_seq_length} leaves no room for "
                              "words after [CLS] and [SEP]")
