@@ -1,6 +1,7 @@
 """Shared plumbing for the flag-driven scripts."""
 
 import dataclasses
+import signal
 import sys
 import types
 
@@ -12,17 +13,58 @@ _DEFINERS = {bool: flags.DEFINE_bool, int: flags.DEFINE_integer, float: flags.DE
              str: flags.DEFINE_string}
 
 
+class Interrupted(KeyboardInterrupt):
+    """Raised in the main thread when the process gets SIGTERM or SIGINT.
+
+    A KeyboardInterrupt, so `finally` blocks and worker pools clean up as for
+    Ctrl-C; training catches it to save a checkpoint before it stops."""
+
+    def __init__(self, signum):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _raise_interrupted(signum, frame):
+    del frame
+    raise Interrupted(signum)
+
+
+def handle_stop_signals():
+    """SIGTERM (what schedulers and preemptible VMs send) and SIGINT both
+    raise `Interrupted` in the main thread from here on."""
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, _raise_interrupted)
+
+
+def _parse_flags(argv):
+    """absl's parser, with its message as one `error:` line and exit 2."""
+    try:
+        return flags.FLAGS(argv)
+    except flags.Error as e:
+        message = "; ".join(line.strip() for line in str(e).splitlines() if line.strip())
+        print(f"error: {message} (see {argv[0]} --help)", file=sys.stderr)
+        sys.exit(2)
+
+
 def run_main(main):
-    """Runs an absl `main(argv)`; a BertTfError becomes one line on stderr and exit 2."""
+    """Runs an absl `main(argv)` as a script: a bad flag or a BertTfError
+    becomes one line on stderr and exit 2; SIGTERM / SIGINT one line and
+    exit 128 + the signal's number, after `finally` blocks cleaned up."""
 
     def wrapped(argv):
+        handle_stop_signals()
         try:
             return main(argv)
         except BertTfError as e:
             print(f"error: {e}", file=sys.stderr)
             sys.exit(2)
+        except KeyboardInterrupt as e:
+            signum = getattr(e, "signum", signal.SIGINT)
+            print(f"interrupted: {signal.Signals(signum).name} stopped {argv[0]}; "
+                  "finished outputs and checkpoints are kept", file=sys.stderr)
+            sys.exit(128 + signum)
 
-    app.run(wrapped)
+    app.run(wrapped, flags_parser=_parse_flags)
 
 
 def _flag_type(annotation):
