@@ -105,6 +105,7 @@ class Trainer:
                               f"{config.gradient_accumulation_steps}")
         self._compute = tf.function(self._compute_losses_and_gradients,
                                     jit_compile=config.jit_compile)
+        self._step = tf.function(self._one_step)
         self._train_loop = tf.function(self._train_steps)
         self._eval_step = tf.function(self._eval_batch)
 
@@ -154,11 +155,14 @@ class Trainer:
     def _train_steps(self, iterator, num_steps):
         """Runs `num_steps` steps; returns mean losses, and the index of the
         first step whose loss was not finite (-1 if none)."""
-        losses = self._one_step(iterator)
-        sums = losses
-        first_bad = tf.where(tf.math.is_finite(losses["loss"]), -1, 0)
-        for i in tf.range(1, num_steps):
-            losses = self._one_step(iterator)
+        # The step appears once in the graph, inside the loop: tracing it and
+        # optimizing the graph (grappler) are most of the time to the first
+        # step. Its traced outputs give the keys the sums start from.
+        traced = self._step.get_concrete_function(iterator).structured_outputs
+        sums = {k: tf.zeros((), v.dtype) for k, v in traced.items()}
+        first_bad = tf.constant(-1)
+        for i in tf.range(num_steps):
+            losses = self._step(iterator)
             sums = {k: sums[k] + losses[k] for k in sums}
             bad_now = tf.logical_and(first_bad < 0,
                                      tf.logical_not(tf.math.is_finite(losses["loss"])))
