@@ -4,7 +4,7 @@ STAMP := $(VENV)/.installed-test
 DEMO_STAMP := $(VENV)/.installed-demo
 DEMO_DIR ?= demo_output
 
-.PHONY: test demo install clean
+.PHONY: test demo install clean bench-peers
 
 $(PY):
 	python3.11 -m venv $(VENV)
@@ -30,5 +30,19 @@ test: $(STAMP)
 demo: $(DEMO_STAMP)
 	$(PY) demo/run_demo.py --demo_dir=$(DEMO_DIR)
 
+# PyTorch peer for bench/train_vs_pytorch.py: its own venv, never used by make test.
+PEERS_VENV := .venv-peers
+PEERS_PY := $(PEERS_VENV)/bin/python
+PEERS_STAMP := $(PEERS_VENV)/.installed
+
+$(PEERS_STAMP):
+	python3.11 -m venv $(PEERS_VENV)
+	$(PEERS_PY) -m pip install --quiet --upgrade pip
+	$(PEERS_PY) -m pip install --quiet torch==2.13.0+cpu transformers==5.18.0
+	touch $(PEERS_STAMP)
+
+bench-peers: $(STAMP) $(PEERS_STAMP)
+	$(PY) bench/train_vs_pytorch.py --peer_python=$(PEERS_PY)
+
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(PEERS_VENV) build *.egg-info

@@ -14,7 +14,6 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import tf_keras  # noqa: E402
 from absl import app, flags  # noqa: E402
@@ -22,11 +21,9 @@ from official.nlp.modeling import layers as mg_layers  # noqa: E402
 from official.nlp.modeling import models as mg_models  # noqa: E402
 from official.nlp.modeling import networks as mg_networks  # noqa: E402
 
+from pretraining_step import bert_tf_step, make_batch, training_flops  # noqa: E402
+
 from bert_tf.config import preset  # noqa: E402
-from bert_tf.modeling import BertPretrainingModel  # noqa: E402
-from bert_tf.tasks.pretraining import PretrainingTask  # noqa: E402
-from bert_tf.training.loop import LoopConfig, Trainer  # noqa: E402
-from bert_tf.training.optimization import create_optimizer  # noqa: E402
 
 flags.DEFINE_list("configs", ["small", "base"], "Configs to run: small (L4 H512), base.")
 flags.DEFINE_integer("batch_size", 8, "Batch size.")
@@ -38,43 +35,6 @@ flags.DEFINE_list("xla", ["off", "on"], "XLA settings to run.")
 FLAGS = flags.FLAGS
 
 CONFIGS = {"small": "bert_small", "base": "bert_base"}
-
-
-def make_batch(config, batch, seq, predictions):
-    rng = np.random.default_rng(0)
-    return {
-        "input_word_ids": rng.integers(5, config.vocab_size, (batch, seq)).astype(np.int32),
-        "input_mask": np.ones((batch, seq), np.int32),
-        "input_type_ids": np.repeat([[0] * (seq // 2) + [1] * (seq - seq // 2)], batch, 0)
-        .astype(np.int32),
-        "masked_lm_positions": np.sort(rng.choice(np.arange(1, seq), (batch, predictions)), 1)
-        .astype(np.int32),
-        "masked_lm_ids": rng.integers(5, config.vocab_size, (batch, predictions)).astype(np.int32),
-        "masked_lm_weights": np.ones((batch, predictions), np.float32),
-        "next_sentence_labels": rng.integers(0, 2, (batch, 1)).astype(np.int32),
-    }
-
-
-def training_flops(config, batch, seq, predictions):
-    """Matmul FLOPs of one training step (forward x 3)."""
-    h, i, v = config.hidden_size, config.intermediate_size, config.vocab_size
-    tokens = batch * seq
-    per_layer = 2 * tokens * (4 * h * h + 2 * h * i) + 2 * 2 * batch * seq * seq * h
-    head = 2 * batch * predictions * (h * h + h * v) + 2 * batch * h * h
-    return 3 * (config.num_hidden_layers * per_layer + head)
-
-
-def bert_tf_step(config, batch, xla):
-    model = BertPretrainingModel(config)
-    optimizer = create_optimizer("adamw", 1e-4, 10_000, 100)
-    trainer = Trainer(tf.distribute.get_strategy(), PretrainingTask(), model, optimizer,
-                      LoopConfig(output_dir="/tmp/bench_unused", num_train_steps=10 ** 9,
-                                 jit_compile=xla))
-    iterator = iter(trainer.distribute(lambda _: tf.data.Dataset.from_tensors(batch).repeat()))
-
-    def run(steps):
-        return trainer.train_steps(iterator, steps)["loss"]
-    return run
 
 
 def model_garden_step(config, batch, xla):

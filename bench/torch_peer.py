@@ -1,0 +1,77 @@
+"""PyTorch peer for bench/train_vs_pytorch.py: Hugging Face BertForPreTraining.
+
+Runs in the peers' virtualenv (`make bench-peers`), never imports bert_tf.
+Random init from the same bert_config.json (no download); the masked-LM head
+runs on the masked positions only; AdamW (weight decay 0.01, epsilon 1e-6)
+with global-norm clipping at 1.0, dropout 0.1, as bert_tf's step.
+
+Protocol: prints `ready <first step seconds>`, then for each line `N` read
+from stdin runs N steps and prints their total seconds.
+
+    python bench/torch_peer.py CONFIG_JSON BATCH_NPZ
+"""
+
+import json
+import sys
+import time
+
+import numpy as np
+import torch
+import transformers
+
+
+def build(config_path):
+    with open(config_path) as f:
+        original = json.load(f)
+    act = {"gelu": "gelu_new"}.get(original["hidden_act"], original["hidden_act"])
+    config = transformers.BertConfig(**{**original, "hidden_act": act})
+    model = transformers.BertForPreTraining(config)
+    model.train()
+    return model
+
+
+def step_fn(model, batch):
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01, eps=1e-6)
+    tensors = {k: torch.from_numpy(v) for k, v in batch.items()}
+    ids = tensors["input_word_ids"].long()
+    mask = tensors["input_mask"].long()
+    types = tensors["input_type_ids"].long()
+    positions = tensors["masked_lm_positions"].long()
+    labels = tensors["masked_lm_ids"].long()
+    weights = tensors["masked_lm_weights"]
+    nsp_labels = tensors["next_sentence_labels"][:, 0].long()
+
+    def step():
+        sequence, pooled = model.bert(ids, attention_mask=mask, token_type_ids=types,
+                                      return_dict=False)[:2]
+        index = positions[:, :, None].expand(-1, -1, sequence.shape[-1])
+        logits = model.cls.predictions(torch.gather(sequence, 1, index))
+        token_loss = torch.nn.functional.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), reduction="none")
+        mlm = (token_loss * weights.reshape(-1)).sum() / (weights.sum() + 1e-5)
+        nsp = torch.nn.functional.cross_entropy(model.cls.seq_relationship(pooled), nsp_labels)
+        loss = mlm + nsp
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        return float(loss.detach())
+    return step
+
+
+def main(config_path, batch_path):
+    torch.manual_seed(0)
+    start = time.perf_counter()
+    step = step_fn(build(config_path), dict(np.load(batch_path)))
+    step()
+    print(f"ready {time.perf_counter() - start:.3f}", flush=True)
+    for line in sys.stdin:
+        steps = int(line)
+        start = time.perf_counter()
+        for _ in range(steps):
+            step()
+        print(f"{time.perf_counter() - start:.6f}", flush=True)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:3])
