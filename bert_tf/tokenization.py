@@ -29,6 +29,7 @@ Character classes come from the running Python's `unicodedata`
 """
 
 import collections
+import os
 import re
 import unicodedata
 
@@ -60,21 +61,28 @@ _CASED_MODELS = (
     "multi_cased_L-12_H-768_A-12",
     "wwm_cased_L-24_H-1024_A-16",
 )
+# The 24 smaller BERTs (uncased_L-2_H-128_A-2 ... uncased_L-12_H-768_A-12).
+_SMALLER_UNCASED_MODEL = re.compile(r"uncased_L-\d+_H-\d+_A-\d+")
 
 
 def validate_case_matches_checkpoint(do_lower_case, init_checkpoint):
     """Raises InputError if `do_lower_case` contradicts a released checkpoint's name.
 
     Like the original, only paths of the form `.../<model_name>/bert_model.ckpt*`
-    naming a known Google release are checked; anything else passes.
+    naming a known Google release are checked, and the release's folder
+    itself (`.../<model_name>`); anything else passes.
     """
     if not init_checkpoint:
         return
     m = re.match(r"^.*?([A-Za-z0-9_-]+)/bert_model.ckpt", init_checkpoint)
-    if m is None:
+    if m is not None:
+        model_name = m.group(1)
+    elif os.path.isdir(init_checkpoint):
+        model_name = os.path.basename(os.path.normpath(init_checkpoint))
+    else:
         return
-    model_name = m.group(1)
-    if model_name in _LOWER_CASED_MODELS and not do_lower_case:
+    lower_cased = model_name in _LOWER_CASED_MODELS or _SMALLER_UNCASED_MODEL.fullmatch(model_name)
+    if lower_cased and not do_lower_case:
         kind, wanted = "lower-cased", True
     elif model_name in _CASED_MODELS and do_lower_case:
         kind, wanted = "cased", False

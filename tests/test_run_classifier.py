@@ -191,9 +191,10 @@ def test_bad_inputs(model_files, tmp_path):
                                          "max_position_embeddings=64"):
         run_classifier(big)
     os.remove(os.path.join(data_dir, "test.tsv"))
-    with pytest.raises(InputError, match="MRPC/test.tsv"):
+    with pytest.raises(InputError, match="MRPC/test.tsv"):  # found before training
         run_classifier(options(model_files, "mrpc", data_dir, str(tmp_path / "o"),
-                               do_predict=True))
+                               do_train=True, do_predict=True))
+    assert not any(name.startswith("model.ckpt") for name in os.listdir(tmp_path / "o"))
 
 
 def test_script_reports_bad_flags_in_one_line(model_files, tmp_path):

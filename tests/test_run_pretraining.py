@@ -4,8 +4,10 @@ import re
 import pytest
 from pretraining_records import write_records
 
+from bert_tf.checkpoints import save_tf1_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.errors import CheckpointError, InputError
+from bert_tf.modeling.models import BertPretrainingModel
 from bert_tf.tasks.pretraining import PretrainingOptions, run_pretraining
 from bert_tf.training.distribution import TrainingOptions
 
@@ -34,8 +36,15 @@ def options(setup, output_dir, **kwargs):
         **kwargs)
 
 
+def untrained_checkpoint(setup):
+    """A freshly initialised model's checkpoint: evaluating needs weights."""
+    model = BertPretrainingModel(BertConfig.from_json_file(setup[0]))
+    return save_tf1_checkpoint(model, str(setup[2] / "untrained" / "bert_model.ckpt"))
+
+
 def test_loss_falls_and_eval_results_have_the_original_keys(setup):
-    before = run_pretraining(options(setup, "untrained", do_eval=True))
+    before = run_pretraining(options(setup, "untrained", do_eval=True,
+                                     init_checkpoint=untrained_checkpoint(setup)))
     after = run_pretraining(options(setup, "trained", do_train=True, do_eval=True))
     assert after["global_step"] == 40 and before["global_step"] == 0
     assert after["masked_lm_loss"] < 0.7 * before["masked_lm_loss"]
@@ -53,7 +62,8 @@ def test_warm_start_and_bad_inputs(setup, tmp_path):
     run_pretraining(trained)
     warm = options(setup, "second", do_eval=True,
                    init_checkpoint=os.path.join(trained.output_dir, "model.ckpt-40"))
-    cold = run_pretraining(options(setup, "cold", do_eval=True))
+    cold = run_pretraining(options(setup, "cold", do_eval=True,
+                                   init_checkpoint=untrained_checkpoint(setup)))
     assert run_pretraining(warm)["masked_lm_loss"] < cold["masked_lm_loss"]
 
     with pytest.raises(InputError, match="at least one of --do_train or --do_eval"):

@@ -132,6 +132,8 @@ class ClassifierRunner(TaskRunner):
         self.tokenizer = tokenization.FullTokenizer(options.vocab_file, options.do_lower_case)
         if options.do_train:
             self.train_file = self._features("train")
+        for split, batch_size in self.eval_splits():
+            self._features(split, pad_to=batch_size)
 
     def _features(self, split, pad_to=None):
         options = self.options
@@ -182,16 +184,18 @@ class ClassifierRunner(TaskRunner):
         options, processor = self.options, self.processor
         logits, _ = self._predict_examples(trainer, "predict", options.predict_batch_size)
         outputs = logits[:, 0] if processor.is_regression else softmax(logits)
-        classifier_outputs.write_test_results(
-            os.path.join(options.output_dir, "test_results.tsv"), outputs)
+        path = os.path.join(options.output_dir, "test_results.tsv")
+        classifier_outputs.write_test_results(path, outputs)
+        self.wrote("predictions", path)
         if processor.submission_name:
-            classifier_outputs.write_glue_submission(
-                classifier_outputs.submission_path(options.output_dir, processor),
-                processor, outputs, processor.get_labels())
+            path = classifier_outputs.submission_path(options.output_dir, processor)
+            classifier_outputs.write_glue_submission(path, processor, outputs,
+                                                     processor.get_labels())
+            self.wrote("GLUE submission", path)
 
     def export(self, model):
         options = self.options
-        export_classifier(model, options.export_dir, options.vocab_file,
+        return export_classifier(model, options.export_dir, options.vocab_file,
                           options.do_lower_case, options.max_seq_length,
                           _has_sentence_pairs(self.processor, options.data_dir),
                           is_regression=self.processor.is_regression,

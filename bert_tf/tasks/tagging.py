@@ -140,6 +140,8 @@ class NerRunner(TaskRunner):
         logging.info("labels: %s", ", ".join(self.labels))
         if options.do_train:
             self.train_file = self._features("train", None)
+        for split, batch_size in self.eval_splits():
+            self._features(split, batch_size)
 
     def _features(self, split, pad_to, documents=None):
         options = self.options
@@ -211,11 +213,11 @@ class NerRunner(TaskRunner):
         sentences, tags, _ = self._tag_split(trainer, "predict", options.predict_batch_size)
         path = os.path.join(options.output_dir, PREDICTIONS_FILE)
         tagging.write_predictions(path, self.input_file("predict"), sentences, tags)
-        logging.info("wrote %s", path)
+        self.wrote("predictions", path)
 
     def export(self, model):
         options = self.options
-        export_tagger(model, options.export_dir, options.vocab_file, options.do_lower_case,
+        return export_tagger(model, options.export_dir, options.vocab_file, options.do_lower_case,
                       options.max_seq_length, self.labels, overwrite=options.overwrite)
 
 
