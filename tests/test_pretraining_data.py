@@ -564,7 +564,7 @@ def test_invalid_utf8_names_file_and_line_or_is_skipped(tmp_path):
         create_pretraining_data(options_for(tmp_path, corpus))
     summary = create_pretraining_data(options_for(tmp_path, corpus, skip_invalid_utf8=True))
     assert summary.skipped_lines == 1 and summary.sentences == 2
-    saved = json.loads((tmp_path / "out.tfrecord.summary.json").read_text())
+    saved = json.loads((tmp_path / "out.summary.json").read_text())
     assert saved["skipped_invalid_utf8_lines"] == 1 and saved["instances"] == summary.instances
 
 
@@ -609,7 +609,7 @@ def test_script_writes_records_and_summary(tmp_path, words):
                "--max_predictions_per_seq=10", "--do_whole_word_mask"]
     done = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
     assert done.returncode == 0, done.stderr
-    summary = json.loads((tmp_path / "a.tfrecord.summary.json").read_text())
+    summary = json.loads((tmp_path / "a.summary.json").read_text())
     written = read_instances([f"{tmp_path}/a.tfrecord", f"{tmp_path}/b.tfrecord"], 64, 10)
     assert summary["instances"] == len(written["input_ids"]) > 0
     assert summary["documents"] == 20
