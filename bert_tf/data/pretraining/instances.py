@@ -69,14 +69,33 @@ def create_training_instances(documents, options, special, rng, convert=None):
     calls depend on the count alone.
     """
     documents = [document for document in documents if document]
-    rng.shuffle(documents)
+    shuffle(documents, rng)
     instances = []
     for _ in range(options.dupe_factor):
         for document_index in range(len(documents)):
             made = create_instances_from_document(documents, document_index, options, special, rng)
             instances.extend(map(convert, made) if convert else made)
-    rng.shuffle(instances)
+    shuffle(instances, rng)
     return instances
+
+
+def shuffle(items, rng):
+    """`rng.shuffle(items)` for a `random.Random`, the same draws and result
+    without its per-element method calls: Fisher-Yates from the end, each
+    index drawn by rejection from `getrandbits(bit length of the bound)`."""
+    if len(items) < 2:
+        return
+    getrandbits = rng.getrandbits
+    bits = len(items).bit_length()
+    fewer_bits_below = (1 << (bits - 1)) - 1  # i + 1 needs fewer bits when i < this
+    for i in range(len(items) - 1, 0, -1):
+        if i < fewer_bits_below:
+            bits -= 1
+            fewer_bits_below >>= 1
+        j = getrandbits(bits)
+        while j > i:
+            j = getrandbits(bits)
+        items[i], items[j] = items[j], items[i]
 
 
 def create_instances_from_document(all_documents, document_index, options, special, rng):
@@ -165,33 +184,61 @@ def create_masked_lm_predictions(tokens, options, special, rng):
     random vocabulary token.
     """
     special_ids = (special.cls_id, special.sep_id)
-    cand_indexes = []
-    for i, token in enumerate(tokens):
-        if token >> 1 in special_ids:
-            continue
-        if options.do_whole_word_mask and cand_indexes and token & 1:
-            cand_indexes[-1].append(i)
-        else:
-            cand_indexes.append([i])
-    rng.shuffle(cand_indexes)
-
     original_ids = [token >> 1 for token in tokens]
+    if options.do_whole_word_mask:
+        cand_indexes = []
+        for i, token in enumerate(tokens):
+            if token >> 1 in special_ids:
+                continue
+            if cand_indexes and token & 1:
+                cand_indexes[-1].append(i)
+            else:
+                cand_indexes.append([i])
+    else:  # each candidate a single index: ints shuffle the same as [i] lists
+        cand_indexes = _positions_except(original_ids, special_ids)
+    shuffle(cand_indexes, rng)
+
     input_ids = list(original_ids)
     num_to_predict = min(options.max_predictions_per_seq,
                          max(1, int(round(len(tokens) * options.masked_lm_prob))))
-    # The original also skips candidates whose indexes are already covered; the
+    # Which candidates are taken depends on their sizes only, so they are chosen
+    # first and masked after, in the same order (the same random calls). The
+    # original also skips candidates whose indexes are already covered; the
     # candidates are disjoint, so that never happens and is left out.
-    masked_positions = []
-    for index_set in cand_indexes:
-        if len(masked_positions) >= num_to_predict:
-            break
-        if len(masked_positions) + len(index_set) > num_to_predict:
-            continue
-        for index in index_set:
-            if rng.random() < 0.8:
-                input_ids[index] = special.mask_id
-            elif rng.random() >= 0.5:  # < 0.5 keeps the original token
-                input_ids[index] = special.vocab_ids[rng.randint(0, len(special.vocab_ids) - 1)]
-            masked_positions.append(index)
+    if options.do_whole_word_mask:
+        masked_positions = []
+        for index_set in cand_indexes:
+            if len(masked_positions) >= num_to_predict:
+                break
+            if len(masked_positions) + len(index_set) <= num_to_predict:
+                masked_positions.extend(index_set)
+    else:
+        masked_positions = cand_indexes[:num_to_predict]
+    random = rng.random
+    for index in masked_positions:
+        if random() < 0.8:
+            input_ids[index] = special.mask_id
+        elif random() >= 0.5:  # < 0.5 keeps the original token
+            input_ids[index] = special.vocab_ids[rng.randint(0, len(special.vocab_ids) - 1)]
     masked_positions.sort()
     return input_ids, masked_positions, [original_ids[p] for p in masked_positions]
+
+
+def _positions_except(ids, excluded):
+    """The positions of `ids` whose id is not in `excluded`, in order (found by
+    `list.index`: the excluded ids are few)."""
+    skipped = []
+    for excluded_id in excluded:
+        start = 0
+        try:
+            while True:
+                start = ids.index(excluded_id, start) + 1
+                skipped.append(start - 1)
+        except ValueError:
+            pass
+    positions, start = [], 0
+    for position in sorted(skipped):
+        positions.extend(range(start, position))
+        start = position + 1
+    positions.extend(range(start, len(ids)))
+    return positions

@@ -44,17 +44,17 @@ class InstanceEncoder:
         return prefix
 
     def __call__(self, instance):
-        v = self._varints
+        v = self._varints.__getitem__
         n = len(instance.input_ids)
         pad = b"\x00" * (self.max_seq_length - n)
         m = len(instance.masked_lm_positions)
         prediction_pad = b"\x00" * (self.max_predictions_per_seq - m)
         packed = (
-            ("input_ids", b"".join([v[i] for i in instance.input_ids]) + pad),
+            ("input_ids", b"".join(map(v, instance.input_ids)) + pad),
             ("input_mask", b"\x01" * n + pad),
-            ("masked_lm_ids", b"".join([v[i] for i in instance.masked_lm_ids]) + prediction_pad),
+            ("masked_lm_ids", b"".join(map(v, instance.masked_lm_ids)) + prediction_pad),
             ("masked_lm_positions",
-             b"".join([v[i] for i in instance.masked_lm_positions]) + prediction_pad),
+             b"".join(map(v, instance.masked_lm_positions)) + prediction_pad),
             ("masked_lm_weights", _ONE_FLOAT * m + _ZERO_FLOAT * len(prediction_pad)),
             ("next_sentence_labels", b"\x01" if instance.is_random_next else b"\x00"),
             ("segment_ids", bytes(instance.segment_ids) + pad),
