@@ -70,12 +70,6 @@ def frame(record):
             + _UINT32.pack(masked_crc32c(record)))
 
 
-def is_tfrecord_header(header):
-    """Whether 12 bytes are a valid TFRecord header (length and its checksum)."""
-    return (len(header) == 12
-            and _UINT32.unpack(header[8:])[0] == masked_crc32c(header[:8]))
-
-
 class TFRecordFile:
     """A new TFRecord file (local or remote) to append records to; a context
     manager. Raises OSError if `path` cannot be written."""
