@@ -19,7 +19,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf import tokenization
-from bert_tf.data.pretraining.instances import shuffle
+from bert_tf.data.pretraining.instances import randint, shuffle
 from bert_tf.data.pretraining.writer import (BlockInterleaver, PretrainingDataOptions,
                                              create_pretraining_data, summary_path)
 from bert_tf.errors import InputError
@@ -635,3 +635,11 @@ def test_workers_end_when_the_main_process_is_killed(tmp_path, words):
     process.kill()
     process.communicate(timeout=30)
     _assert_all_end(children)
+
+
+def test_randint_draws_exactly_as_random_randint():
+    for seed in range(20):
+        ours, theirs = random.Random(seed), random.Random(seed)
+        for low, high in [(0, 0), (1, 1), (0, 1), (2, 125), (0, 30521), (5, 2**33 + 7)] * 30:
+            assert randint(ours.getrandbits, low, high) == theirs.randint(low, high)
+        assert ours.getstate() == theirs.getstate()

@@ -8,7 +8,7 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf.data import tfrecord
-from bert_tf.data.pretraining.instances import TrainingInstance
+from bert_tf.data.pretraining.instances import TrainingInstance, pack_token
 from bert_tf.data.pretraining.records import InstanceEncoder
 from bert_tf.data.pretraining.schema import pretraining_schema
 
@@ -55,21 +55,23 @@ def test_instances_are_the_bytes_of_the_schema():
         for _ in range(100):
             n = rng.randint(5, max_seq_length)
             m = rng.randint(1, min(n, max_predictions))
+            input_ids = [rng.randrange(vocab_size) for _ in range(n)]
+            masked_lm_ids = [rng.randrange(vocab_size) for _ in range(m)]
             instance = TrainingInstance(
-                input_ids=[rng.randrange(vocab_size) for _ in range(n)],
+                input_tokens=[pack_token(i, rng.random() < 0.3) for i in input_ids],
                 segment_ids=sorted(rng.randint(0, 1) for _ in range(n)),
                 masked_lm_positions=sorted(rng.sample(range(n), m)),
-                masked_lm_ids=[rng.randrange(vocab_size) for _ in range(m)],
+                masked_lm_tokens=[pack_token(i, rng.random() < 0.3) for i in masked_lm_ids],
                 is_random_next=rng.random() < 0.5)
             pad, prediction_pad = [0] * (max_seq_length - n), [0] * (max_predictions - m)
             expected = schema.serialize({
-                "input_ids": instance.input_ids + pad,
+                "input_ids": input_ids + pad,
                 "input_mask": [1] * n + pad,
                 "segment_ids": instance.segment_ids + pad,
                 "masked_lm_positions": instance.masked_lm_positions + prediction_pad,
-                "masked_lm_ids": instance.masked_lm_ids + prediction_pad,
+                "masked_lm_ids": masked_lm_ids + prediction_pad,
                 "masked_lm_weights": [1.0] * m + prediction_pad,
                 "next_sentence_labels": [int(instance.is_random_next)]})
             assert encode(instance) == expected
         parsed = schema.parse(tf.constant([encode(instance)]))
-        np.testing.assert_array_equal(parsed["input_word_ids"][0, :n], instance.input_ids)
+        np.testing.assert_array_equal(parsed["input_word_ids"][0, :n], input_ids)

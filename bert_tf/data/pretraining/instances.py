@@ -44,12 +44,13 @@ class SpecialTokens:
 
 @dataclasses.dataclass(frozen=True)
 class TrainingInstance:
-    """`[CLS] A [SEP] B [SEP]` after masking; no padding."""
+    """`[CLS] A [SEP] B [SEP]` after masking, as packed tokens (`pack_token`:
+    the id is `token >> 1`); no padding."""
 
-    input_ids: list
+    input_tokens: list
     segment_ids: list
     masked_lm_positions: list  # sorted
-    masked_lm_ids: list  # the ids that were at masked_lm_positions before masking
+    masked_lm_tokens: list  # the tokens that were at masked_lm_positions before masking
     is_random_next: bool
 
 
@@ -98,6 +99,19 @@ def shuffle(items, rng):
         items[i], items[j] = items[j], items[i]
 
 
+def randint(getrandbits, low, high):
+    """`rng.randint(low, high)` with `getrandbits = rng.getrandbits`: the same
+    draws (`low` + a `getrandbits` rejection sample below the width) in one call."""
+    width = high - low + 1
+    if width <= 0:
+        raise ValueError(f"empty range for randint({low}, {high})")
+    bits = width.bit_length()
+    r = getrandbits(bits)
+    while r >= width:
+        r = getrandbits(bits)
+    return low + r
+
+
 def create_instances_from_document(all_documents, document_index, options, special, rng):
     """The instances of one document (the original's function of the same name).
 
@@ -108,10 +122,11 @@ def create_instances_from_document(all_documents, document_index, options, speci
     random other document (then the sentences not used go back).
     """
     document = all_documents[document_index]
+    getrandbits = rng.getrandbits
     max_num_tokens = options.max_seq_length - 3  # [CLS], [SEP], [SEP]
     target_seq_length = max_num_tokens
     if rng.random() < options.short_seq_prob:
-        target_seq_length = rng.randint(2, max_num_tokens)
+        target_seq_length = randint(getrandbits, 2, max_num_tokens)
 
     instances = []
     current_chunk = []
@@ -124,7 +139,7 @@ def create_instances_from_document(all_documents, document_index, options, speci
         if i == len(document) - 1 or current_length >= target_seq_length:
             a_end = 1
             if len(current_chunk) >= 2:
-                a_end = rng.randint(1, len(current_chunk) - 1)
+                a_end = randint(getrandbits, 1, len(current_chunk) - 1)
             tokens_a = []
             for j in range(a_end):
                 tokens_a.extend(current_chunk[j])
@@ -135,11 +150,11 @@ def create_instances_from_document(all_documents, document_index, options, speci
                 target_b_length = target_seq_length - len(tokens_a)
                 # Up to 10 draws to avoid the current document, as the original.
                 for _ in range(10):
-                    random_document_index = rng.randint(0, len(all_documents) - 1)
+                    random_document_index = randint(getrandbits, 0, len(all_documents) - 1)
                     if random_document_index != document_index:
                         break
                 random_document = all_documents[random_document_index]
-                random_start = rng.randint(0, len(random_document) - 1)
+                random_start = randint(getrandbits, 0, len(random_document) - 1)
                 for j in range(random_start, len(random_document)):
                     tokens_b.extend(random_document[j])
                     if len(tokens_b) >= target_b_length:
@@ -153,9 +168,9 @@ def create_instances_from_document(all_documents, document_index, options, speci
             cls, sep = pack_token(special.cls_id, False), pack_token(special.sep_id, False)
             tokens = [cls, *tokens_a, sep, *tokens_b, sep]
             segment_ids = [0] * (len(tokens_a) + 2) + [1] * (len(tokens_b) + 1)
-            input_ids, positions, labels = create_masked_lm_predictions(
+            input_tokens, positions, labels = create_masked_lm_predictions(
                 tokens, options, special, rng)
-            instances.append(TrainingInstance(input_ids, segment_ids, positions, labels,
+            instances.append(TrainingInstance(input_tokens, segment_ids, positions, labels,
                                               is_random_next))
             current_chunk = []
             current_length = 0
@@ -175,7 +190,8 @@ def truncate_seq_pair(tokens_a, tokens_b, max_num_tokens, rng):
 
 
 def create_masked_lm_predictions(tokens, options, special, rng):
-    """Masks packed `tokens`; returns `(input_ids, masked_positions, masked_ids)`.
+    """Masks packed `tokens`; returns `(input_tokens, masked_positions,
+    masked_tokens)`, all tokens packed.
 
     `min(max_predictions_per_seq, max(1, round(len(tokens) * masked_lm_prob)))`
     positions are chosen in random order among all but [CLS] / [SEP] (with
@@ -183,22 +199,23 @@ def create_masked_lm_predictions(tokens, options, special, rng):
     would overshoot). Of the chosen, 80% become [MASK], 10% stay, 10% become a
     random vocabulary token.
     """
-    special_ids = (special.cls_id, special.sep_id)
-    original_ids = [token >> 1 for token in tokens]
+    # [CLS] and [SEP] are only ever the ones create_instances_from_document
+    # puts in (text never tokenizes to them), packed as not continuing a word.
+    special_tokens = (pack_token(special.cls_id, False), pack_token(special.sep_id, False))
     if options.do_whole_word_mask:
         cand_indexes = []
         for i, token in enumerate(tokens):
-            if token >> 1 in special_ids:
+            if token in special_tokens:
                 continue
             if cand_indexes and token & 1:
                 cand_indexes[-1].append(i)
             else:
                 cand_indexes.append([i])
     else:  # each candidate a single index: ints shuffle the same as [i] lists
-        cand_indexes = _positions_except(original_ids, special_ids)
+        cand_indexes = _positions_except(tokens, special_tokens)
     shuffle(cand_indexes, rng)
 
-    input_ids = list(original_ids)
+    input_tokens = list(tokens)
     num_to_predict = min(options.max_predictions_per_seq,
                          max(1, int(round(len(tokens) * options.masked_lm_prob))))
     # Which candidates are taken depends on their sizes only, so they are chosen
@@ -215,24 +232,26 @@ def create_masked_lm_predictions(tokens, options, special, rng):
     else:
         masked_positions = cand_indexes[:num_to_predict]
     random = rng.random
+    mask_token = pack_token(special.mask_id, False)
     for index in masked_positions:
         if random() < 0.8:
-            input_ids[index] = special.mask_id
+            input_tokens[index] = mask_token
         elif random() >= 0.5:  # < 0.5 keeps the original token
-            input_ids[index] = special.vocab_ids[rng.randint(0, len(special.vocab_ids) - 1)]
+            replacement = randint(rng.getrandbits, 0, len(special.vocab_ids) - 1)
+            input_tokens[index] = pack_token(special.vocab_ids[replacement], False)
     masked_positions.sort()
-    return input_ids, masked_positions, [original_ids[p] for p in masked_positions]
+    return input_tokens, masked_positions, [tokens[p] for p in masked_positions]
 
 
-def _positions_except(ids, excluded):
-    """The positions of `ids` whose id is not in `excluded`, in order (found by
-    `list.index`: the excluded ids are few)."""
+def _positions_except(tokens, excluded):
+    """The positions of `tokens` not in `excluded`, in order (found by
+    `list.index`: the excluded tokens are few)."""
     skipped = []
-    for excluded_id in excluded:
+    for excluded_token in excluded:
         start = 0
         try:
             while True:
-                start = ids.index(excluded_id, start) + 1
+                start = tokens.index(excluded_token, start) + 1
                 skipped.append(start - 1)
         except ValueError:
             pass
@@ -240,5 +259,5 @@ def _positions_except(ids, excluded):
     for position in sorted(skipped):
         positions.extend(range(start, position))
         start = position + 1
-    positions.extend(range(start, len(ids)))
+    positions.extend(range(start, len(tokens)))
     return positions
