@@ -82,21 +82,20 @@ def create_training_instances(documents, options, special, rng, convert=None):
 
 def shuffle(items, rng):
     """`rng.shuffle(items)` for a `random.Random`, the same draws and result
-    without its per-element method calls: Fisher-Yates from the end, each
-    index drawn by rejection from `getrandbits(bit length of the bound)`."""
-    if len(items) < 2:
-        return
+    without its per-element method calls: Fisher-Yates from the end, index `i`
+    swapped with `j` drawn by rejection from `getrandbits(bit length of i + 1)`;
+    the indexes are walked in runs of the same bit length."""
     getrandbits = rng.getrandbits
-    bits = len(items).bit_length()
-    fewer_bits_below = (1 << (bits - 1)) - 1  # i + 1 needs fewer bits when i < this
-    for i in range(len(items) - 1, 0, -1):
-        if i < fewer_bits_below:
-            bits -= 1
-            fewer_bits_below >>= 1
-        j = getrandbits(bits)
-        while j > i:
+    top = len(items) - 1
+    while top > 0:
+        bits = (top + 1).bit_length()
+        low = (1 << (bits - 1)) - 1  # the smallest i with (i + 1).bit_length() == bits
+        for i in range(top, low - 1, -1):
             j = getrandbits(bits)
-        items[i], items[j] = items[j], items[i]
+            while j > i:
+                j = getrandbits(bits)
+            items[i], items[j] = items[j], items[i]
+        top = low - 1
 
 
 def randint(getrandbits, low, high):

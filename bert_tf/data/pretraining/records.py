@@ -6,6 +6,8 @@ varints: one instance takes a few microseconds instead of a protobuf
 object per feature.
 """
 
+import operator
+
 from bert_tf.data.tfrecord import varint
 
 _ONE_FLOAT = b"\x00\x00\x80\x3f"  # 1.0 as little-endian float32
@@ -56,7 +58,9 @@ class InstanceEncoder:
         pad = b"\x00" * (self.max_seq_length - n)
         m = len(instance.masked_lm_positions)
         prediction_pad = b"\x00" * (self.max_predictions_per_seq - m)
-        input_ids = b"".join(map(t, instance.input_tokens)) + pad
+        # itemgetter of 2+ items (an instance has 5 tokens at least) returns a tuple.
+        input_ids = b"".join(operator.itemgetter(*instance.input_tokens)(self._token_varints))
+        input_ids += pad
         masked_lm_ids = b"".join(map(t, instance.masked_lm_tokens)) + prediction_pad
         positions = b"".join(map(v, instance.masked_lm_positions)) + prediction_pad
         entries = b"".join((
