@@ -230,9 +230,9 @@ class WordCache(dict):
 
 class _CleaningTable(dict):
     """`str.translate` table doing the original's `_clean_text` then
-    `_tokenize_chinese_chars`, both maps of single characters: deleted -> None, whitespace -> " ", CJK
-    ideograph -> " c ", any other character -> itself. Filled as characters
-    are first seen."""
+    `_tokenize_chinese_chars`, both maps of single characters: deleted ->
+    None, whitespace -> " ", CJK ideograph -> " c ", any other character ->
+    itself. Filled as characters are first seen."""
 
     def __missing__(self, code_point):
         char = chr(code_point)

@@ -244,13 +244,15 @@ def _terminate_workers(pool):
     if hasattr(pool, "terminate_workers"):  # Python 3.14+
         pool.terminate_workers()
         return
+    # Before 3.14 the executor has no public way to stop a busy worker.
     for process in list((pool._processes or {}).values()):
         process.terminate()
 
 
 class _RecordFiles:
-    """TFRecord files (`tfrecord.TFRecordFile`) on temporary files, used round-robin; each replaces its
-    path on success and is removed on error (`files.atomic_output`)."""
+    """TFRecord files (`tfrecord.TFRecordFile`) on temporary files, used
+    round-robin; each replaces its path on success and is removed on error
+    (`files.atomic_output`)."""
 
     def __init__(self, paths):
         self._paths = paths
