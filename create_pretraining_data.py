@@ -2,11 +2,22 @@
 
 The original google-research/bert flags, defaults and output schema, plus
 parallel workers and streaming (see bert_tf/data/pretraining/writer.py).
+Neither this process nor its workers import TensorFlow for local files.
 
 Usage:
   python create_pretraining_data.py --input_file='corpus/*.txt' \
       --output_file=out/train.tfrecord-0,out/train.tfrecord-1 \
       --vocab_file=vocab.txt --do_lower_case=true --num_workers=4
+
+Besides the records, a summary of the run (instances, masking, lengths,
+truncated sentences, skipped lines) is written beside the first output file,
+named without its `.tfrecord...` part and shard number: here
+`out/train.summary.json`, which `--input_file=out/train.tfrecord-*` of
+run_pretraining.py does not match.
+
+SIGTERM or Ctrl-C stops the workers too, removes the unfinished outputs
+(earlier files of the same names stay as they were) and exits with 128 + the
+signal's number.
 """
 
 import os
