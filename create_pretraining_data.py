@@ -75,7 +75,7 @@ flags.mark_flags_as_required(["input_file", "output_file", "vocab_file"])
 
 def main(argv):
     del argv
-    create_pretraining_data(PretrainingDataOptions(
+    options = PretrainingDataOptions(
         input_patterns=tuple(p for p in FLAGS.input_file.split(",") if p),
         output_files=tuple(p for p in FLAGS.output_file.split(",") if p),
         vocab_file=FLAGS.vocab_file,
@@ -93,7 +93,11 @@ def main(argv):
         interleave_blocks=FLAGS.interleave_blocks,
         skip_invalid_utf8=FLAGS.skip_invalid_utf8,
         show_progress=FLAGS.show_progress,
-    ))
+    )
+    create_pretraining_data(options)
+    for path in options.output_files:
+        print(f"records: {path}")
+    print(f"summary: {options.summary_file}")
 
 
 if __name__ == "__main__":

@@ -78,13 +78,13 @@ def expand_input_patterns(patterns, flag="--input_file"):
 
 def check_output_file(path, flag):
     """An output file's path must not be a folder (checked before any work)."""
-    if tf.io.gfile.isdir(path):
+    if isdir(path):
         raise InputError(f"{flag}={path} is a folder; expected a file path")
 
 
 def check_output_dir(path, flag):
     """An output folder's path must not be a file (checked before any work)."""
-    if tf.io.gfile.exists(path) and not tf.io.gfile.isdir(path):
+    if exists(path) and not isdir(path):
         raise InputError(f"{flag}={path} is a file; expected a folder")
 
 

@@ -267,3 +267,32 @@ def test_a_hugging_face_folder_needs_no_bert_config_file(server, data_dir, tmp_p
     assert finished.status == 0, finished.stderr[-3000:]
     assert f"eval results: {out}/eval_results.txt" in finished.stdout
     assert "warm start from" in finished.stderr
+
+
+def test_pretraining_records_and_the_readme_glob(server, tmp_path):
+    """The README's commands: records into a folder that does not exist yet,
+    read back with `train.tfrecord-*` although the summary lies beside them."""
+    corpus = _write(str(tmp_path / "corpus.txt"), "\n\n".join(
+        "\n".join(f"Sentence {d} {i} says the cat sat on a mat ." for i in range(6))
+        for d in range(12)) + "\n")
+    vocab = _write(str(tmp_path / "vocab.txt"), "\n".join(
+        ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", "sentence", "says", "the", "cat",
+         "sat", "on", "a", "mat", *map(str, range(12))]) + "\n")
+    data = tmp_path / "data"
+    made = server.run("create_pretraining_data.py", f"--input_file={corpus}",
+                      f"--output_file={data}/train.tfrecord-0,{data}/train.tfrecord-1",
+                      f"--vocab_file={vocab}", "--max_seq_length=16",
+                      "--max_predictions_per_seq=3", "--dupe_factor=1")
+    assert made.status == 0, made.stderr[-3000:]
+    assert made.stdout.splitlines() == [f"records: {data}/train.tfrecord-0",
+                                        f"records: {data}/train.tfrecord-1",
+                                        f"summary: {data}/train.summary.json"]
+    config = str(tmp_path / "bert_config.json")
+    BertConfig(vocab_size=26, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+               intermediate_size=32, max_position_embeddings=16).to_json_file(config)
+    trained = server.run("run_pretraining.py", f"--input_file={data}/train.tfrecord-*",
+                         f"--bert_config_file={config}", f"--output_dir={tmp_path}/out",
+                         "--max_seq_length=16", "--max_predictions_per_seq=3", "--do_train",
+                         "--train_batch_size=4", "--num_train_steps=2", "--num_warmup_steps=1")
+    assert trained.status == 0, trained.stderr[-3000:]
+    assert trained.stdout.splitlines() == [f"checkpoint: {tmp_path}/out/model.ckpt-2"]

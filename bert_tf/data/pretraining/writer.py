@@ -45,7 +45,8 @@ from absl import logging
 from bert_tf.data import tfrecord
 from bert_tf.data.pretraining import blocks as pretraining_blocks
 from bert_tf.data.pretraining.corpus import CorpusReader
-from bert_tf.files import atomic_output, expand_input_patterns, write_text_atomically
+from bert_tf.files import (atomic_output, check_output_file, expand_input_patterns,
+                           write_text_atomically)
 from bert_tf.data.pretraining.instances import InstanceOptions
 from bert_tf.data.pretraining.summary import PretrainingSummary
 from bert_tf.errors import InputError
@@ -114,6 +115,8 @@ def validate_options(options):
     duplicates = sorted(p for p, n in collections.Counter(o.output_files).items() if n > 1)
     if duplicates:
         raise InputError(f"--output_file names {', '.join(duplicates)} more than once")
+    for path in o.output_files:
+        check_output_file(path, "--output_file")
     if o.max_seq_length < 5:
         raise InputError(f"--max_seq_length={o.max_seq_length}: expected at least 5 "
                          "([CLS] A [SEP] B [SEP] with A and B of at least one token)")
