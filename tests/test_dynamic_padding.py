@@ -1,0 +1,119 @@
+"""Dynamic padding: batches cut to their longest example, grouping by length,
+and results equal to padding every batch to max_seq_length."""
+
+import numpy as np
+import tensorflow as tf
+
+from bert_tf.data.classification import features as cf
+from bert_tf.data.features import SORT_WINDOW_BATCHES, trim_to_longest
+from bert_tf.modeling import BertClassifier
+from bert_tf.training.loop import LoopConfig, Trainer
+
+MAX_SEQ_LENGTH = 40
+
+
+def write_records(path, lengths, padding=0):
+    """Classifier records whose example i has `lengths[i]` real tokens (ids
+    i * 1000 + position) and `padding` all-zero padding records after them."""
+    features = []
+    for index, length in enumerate(lengths):
+        ids = [index * 1000 + p + 1 for p in range(length)] + [0] * (MAX_SEQ_LENGTH - length)
+        mask = [1] * length + [0] * (MAX_SEQ_LENGTH - length)
+        features.append(cf.InputFeatures(ids, mask, [0] * MAX_SEQ_LENGTH, index % 2,
+                                         example_index=index))
+    features += [cf.padding_features(MAX_SEQ_LENGTH)] * padding
+    with tf.io.TFRecordWriter(str(path)) as writer:
+        for f in features:
+            writer.write(cf.serialize_features(f))
+
+
+def read(path, batch_size, **kwargs):
+    return [{k: v.numpy() for k, v in batch.items()}
+            for batch in cf.make_dataset(str(path), MAX_SEQ_LENGTH, batch_size, False, **kwargs)]
+
+
+def test_batches_are_cut_to_their_longest_example_rounded_up(tmp_path):
+    lengths = [3, 5, 9, 2, 17, 4, 40, 6, 1, 8, 11, 7]
+    write_records(tmp_path / "r", lengths)
+    full = read(tmp_path / "r", 4)
+    trimmed = read(tmp_path / "r", 4, pad_to_multiple=8)
+    assert [b["input_word_ids"].shape for b in full] == [(4, MAX_SEQ_LENGTH)] * 3
+    assert [b["input_word_ids"].shape[1] for b in trimmed] == [16, 40, 16]
+    for f, t in zip(full, trimmed):
+        length = t["input_mask"].shape[1]
+        for key in ("input_word_ids", "input_mask", "input_type_ids"):
+            np.testing.assert_array_equal(t[key], f[key][:, :length])
+            assert not f[key][:, length:].any()
+        np.testing.assert_array_equal(t["example_index"], f["example_index"])
+    # A batch of padding records only still keeps one multiple.
+    batch = {"input_mask": tf.zeros([2, 40], tf.int32), "x": tf.ones([2, 40])}
+    cut = trim_to_longest(batch, 8, ("input_mask",))
+    assert cut["input_mask"].shape == (2, 8) and cut["x"].shape == (2, 40)
+
+
+def test_grouping_sorts_within_windows_and_keeps_every_record(tmp_path):
+    rng = np.random.default_rng(0)
+    batch_size = 4
+    num = batch_size * SORT_WINDOW_BATCHES + 3 * batch_size - 2
+    lengths = rng.integers(1, MAX_SEQ_LENGTH + 1, num).tolist()
+    write_records(tmp_path / "r", lengths, padding=2)
+    batches = read(tmp_path / "r", batch_size, pad_to_multiple=8, group_by_length=True)
+    index = np.concatenate([b["example_index"] for b in batches])
+    real = np.concatenate([b["is_real_example"] for b in batches]) == 1
+    assert sorted(index[real]) == list(range(num)) and (index[~real] == -1).all()
+    window = batch_size * SORT_WINDOW_BATCHES
+    got = [int(b["input_mask"][i].sum()) for b in batches for i in range(batch_size)]
+    assert got[:window] == sorted(lengths[:window])
+    for b in batches:
+        longest = b["input_mask"].sum(axis=1).max()
+        assert b["input_mask"].shape[1] == min(MAX_SEQ_LENGTH, max(8, -(-longest // 8) * 8))
+        ids = b["input_word_ids"]
+        for row, i in enumerate(b["example_index"]):
+            if i >= 0:
+                n = lengths[i]
+                np.testing.assert_array_equal(ids[row, :n], i * 1000 + np.arange(1, n + 1))
+
+
+def test_training_groups_shuffle_batches_of_similar_length(tmp_path):
+    rng = np.random.default_rng(1)
+    lengths = rng.integers(1, MAX_SEQ_LENGTH + 1, 300).tolist()
+    write_records(tmp_path / "r", lengths)
+    dataset = cf.make_dataset(str(tmp_path / "r"), MAX_SEQ_LENGTH, 4, True, seed=1,
+                              pad_to_multiple=8, group_by_length=True)
+    widths = [b["input_mask"].shape[1] for b in dataset.take(60)]
+    assert len(set(widths)) > 1 and widths != sorted(widths)
+    spreads = [np.ptp(b["input_mask"].numpy().sum(1)) for b in dataset.take(60)]
+    assert np.mean(spreads) < 8  # random batches of 4 would spread ~20 tokens
+
+
+def test_model_outputs_do_not_depend_on_trailing_padding(tiny_config):
+    """The attention mask makes the cut positions inert for a [CLS] head."""
+    from tests.conftest import random_inputs
+    model = BertClassifier(tiny_config, 3)
+    inputs = random_inputs(tiny_config, batch=3, seq=tiny_config.max_position_embeddings,
+                           lengths=[5, 9, 2])
+    full = model(inputs, training=False).numpy()
+    short = model({k: v[:, :16] for k, v in inputs.items()}, training=False).numpy()
+    np.testing.assert_allclose(short, full, atol=1e-5)
+
+
+def test_trainer_predicts_the_same_with_grouped_short_batches(tmp_path, tiny_config):
+    rng = np.random.default_rng(2)
+    lengths = rng.integers(1, 25, 40).tolist()
+    write_records(tmp_path / "r", lengths)
+    model = BertClassifier(tiny_config, 2)
+    trainer = Trainer(tf.distribute.get_strategy(), None, model, None,
+                      LoopConfig(output_dir=str(tmp_path / "out"), num_train_steps=1))
+
+    def predict(**kwargs):
+        def dataset_fn(context):
+            dataset = cf.make_dataset(str(tmp_path / "r"), MAX_SEQ_LENGTH, 4, False, **kwargs)
+            # The tiny model has 24 positions (no record is longer) and 97 ids.
+            return dataset.map(lambda b: {**{k: v[:, :24] if v.shape.rank == 2 else v
+                                             for k, v in b.items()},
+                                          "input_word_ids": b["input_word_ids"][:, :24] % 89})
+        out = trainer.predict(dataset_fn, passthrough=("example_index",))
+        return out["logits"][np.argsort(out["example_index"])]
+
+    np.testing.assert_allclose(predict(pad_to_multiple=8, group_by_length=True), predict(),
+                               atol=1e-5)
