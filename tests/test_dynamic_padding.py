@@ -4,9 +4,12 @@ and results equal to padding every batch to max_seq_length."""
 import numpy as np
 import tensorflow as tf
 
+from bert_tf import tokenization
 from bert_tf.data.classification import features as cf
 from bert_tf.data.features import SORT_WINDOW_BATCHES, trim_to_longest
+from bert_tf.export import export_classifier
 from bert_tf.modeling import BertClassifier
+from bert_tf.packing import pack_inputs
 from bert_tf.training.loop import LoopConfig, Trainer
 
 MAX_SEQ_LENGTH = 40
@@ -117,3 +120,53 @@ def test_trainer_predicts_the_same_with_grouped_short_batches(tmp_path, tiny_con
 
     np.testing.assert_allclose(predict(pad_to_multiple=8, group_by_length=True), predict(),
                                atol=1e-5)
+
+
+WORDS = ["good", "bad", "movie", "film", "plot", "actor", "the", "a", "was", "is", "very"]
+
+
+def test_exported_classifier_pads_a_request_to_its_longest_example(tmp_path, tiny_config):
+    """Short sentences through the raw-text signature (packed to their own
+    length in the graph) give the probabilities of padding to max_seq_length."""
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", ".", *WORDS]) + "\n")
+    max_seq_length = tiny_config.max_position_embeddings
+    model = BertClassifier(tiny_config, 3)
+    export_dir = str(tmp_path / "export")
+    export_classifier(model, export_dir, str(vocab), True, max_seq_length, sentence_pairs=True)
+    rng = np.random.default_rng(3)
+    pairs = [(" ".join(rng.choice(WORDS, rng.integers(1, 5))),
+              " ".join(rng.choice(WORDS, rng.integers(0, 4)))) for _ in range(6)]
+    tokenizer = tokenization.FullTokenizer(str(vocab), do_lower_case=True)
+    packed = [pack_inputs(*(tokenizer.convert_tokens_to_ids(tokenizer.tokenize(t))
+                            for t in pair), max_seq_length, 2, 3) for pair in pairs]
+    ids = {k: tf.constant([p[k] for p in packed], tf.int32) for k in packed[0]}
+    assert max(sum(p["input_mask"]) for p in packed) < max_seq_length / 2
+
+    loaded = tf.saved_model.load(export_dir)
+    served = loaded.signatures["serving_default"](
+        text_a=tf.constant([a for a, _ in pairs]), text_b=tf.constant([b for _, b in pairs]))
+    padded = loaded.signatures["serving_ids"](**ids)
+    np.testing.assert_allclose(served["probabilities"], padded["probabilities"], atol=1e-6)
+    # The text signature's graph leaves the sequence length open (the model
+    # runs at the request's length); the ids signature's is max_seq_length.
+    hidden = tiny_config.hidden_size
+    assert _embedding_shapes(loaded, "serving_default") == {(None, None, hidden)}
+    assert _embedding_shapes(loaded, "serving_ids") == {(None, max_seq_length, hidden)}
+
+
+def _embedding_shapes(loaded, signature):
+    """Shapes of the `[batch, seq, hidden]` gathers (embedding lookups) in the
+    functions a signature calls."""
+    shapes, pending, seen = set(), [loaded.signatures[signature].graph], set()
+    while pending:
+        for name, function in pending.pop()._functions.items():  # noqa: SLF001
+            if name in seen or not hasattr(function, "graph"):
+                continue
+            seen.add(name)
+            pending.append(function.graph)
+            shapes |= {tuple(op.outputs[0].shape.as_list())
+                       for op in function.graph.get_operations()
+                       if op.type in ("GatherV2", "ResourceGather")
+                       and op.outputs[0].shape.rank == 3}
+    return shapes

@@ -58,8 +58,8 @@ class RunOptions:
             "trace and compile).")
     group_by_length: bool = option(
         False, "With --dynamic_padding: train on batches of similar lengths (sorted within "
-               "windows of 32 batches, the batches then shuffled). Classifier eval and "
-               "predict always do so, and write results in the original order.")
+               "windows of 32 batches, the batches then shuffled). Classifier and NER eval "
+               "and predict always do so, and write results in the original order.")
     training: TrainingOptions = dataclasses.field(default_factory=TrainingOptions)
 
 
