@@ -1,6 +1,11 @@
 """Dynamic padding: batches cut to their longest example, grouping by length,
 and results equal to padding every batch to max_seq_length."""
 
+import os
+import subprocess
+import sys
+
+import keras
 import numpy as np
 import tensorflow as tf
 
@@ -10,7 +15,9 @@ from bert_tf.data.features import SORT_WINDOW_BATCHES, trim_to_longest
 from bert_tf.export import export_classifier
 from bert_tf.modeling import BertClassifier
 from bert_tf.packing import pack_inputs
+from bert_tf.tasks.classifier import ClassificationTask
 from bert_tf.training.loop import LoopConfig, Trainer
+from bert_tf.training.optimization import create_optimizer
 
 MAX_SEQ_LENGTH = 40
 
@@ -100,26 +107,107 @@ def test_model_outputs_do_not_depend_on_trailing_padding(tiny_config):
     np.testing.assert_allclose(short, full, atol=1e-5)
 
 
+def fit_tiny_model(dataset):
+    """The tiny configs have 24 positions (no test record is longer) and 97 ids."""
+    return dataset.map(lambda b: {**{k: v[:, :24] if v.shape.rank == 2 else v
+                                     for k, v in b.items()},
+                                  "input_word_ids": b["input_word_ids"][:, :24] % 89})
+
+
 def test_trainer_predicts_the_same_with_grouped_short_batches(tmp_path, tiny_config):
     rng = np.random.default_rng(2)
-    lengths = rng.integers(1, 25, 40).tolist()
-    write_records(tmp_path / "r", lengths)
+    write_records(tmp_path / "r", rng.integers(1, 25, 40).tolist())
     model = BertClassifier(tiny_config, 2)
     trainer = Trainer(tf.distribute.get_strategy(), None, model, None,
                       LoopConfig(output_dir=str(tmp_path / "out"), num_train_steps=1))
 
     def predict(**kwargs):
         def dataset_fn(context):
-            dataset = cf.make_dataset(str(tmp_path / "r"), MAX_SEQ_LENGTH, 4, False, **kwargs)
-            # The tiny model has 24 positions (no record is longer) and 97 ids.
-            return dataset.map(lambda b: {**{k: v[:, :24] if v.shape.rank == 2 else v
-                                             for k, v in b.items()},
-                                          "input_word_ids": b["input_word_ids"][:, :24] % 89})
+            return fit_tiny_model(cf.make_dataset(str(tmp_path / "r"), MAX_SEQ_LENGTH, 4, False,
+                                                  input_context=context, **kwargs))
         out = trainer.predict(dataset_fn, passthrough=("example_index",))
         return out["logits"][np.argsort(out["example_index"])]
 
     np.testing.assert_allclose(predict(pad_to_multiple=8, group_by_length=True), predict(),
                                atol=1e-5)
+
+
+def test_xla_training_on_short_batches_equals_padded_training(tmp_path, tiny_config):
+    """Same batches (same seed), cut or not: the same losses and weights, with
+    the train step compiled by XLA for each batch length."""
+    rng = np.random.default_rng(4)
+    write_records(tmp_path / "r", rng.integers(1, 25, 64).tolist())
+
+    def train(pad_to_multiple):
+        keras.utils.set_random_seed(0)
+        model = BertClassifier(tiny_config, 2)
+        trainer = Trainer(tf.distribute.get_strategy(), ClassificationTask(False), model,
+                          create_optimizer("adamw", 1e-3, 6, 0),
+                          LoopConfig(output_dir=str(tmp_path / f"out{pad_to_multiple}"),
+                                     num_train_steps=6, jit_compile=True))
+
+        def dataset_fn(context):
+            return fit_tiny_model(cf.make_dataset(str(tmp_path / "r"), MAX_SEQ_LENGTH, 8, True,
+                                                  input_context=context, seed=1,
+                                                  pad_to_multiple=pad_to_multiple))
+        iterator = iter(trainer.distribute(dataset_fn))
+        losses = [trainer.train_steps(iterator, 1)["loss"] for _ in range(6)]
+        # One trace for every batch length (XLA compiles one program per length).
+        assert trainer._train_loop.experimental_get_tracing_count() == 1  # noqa: SLF001
+        return losses, [v.numpy() for v in model.trainable_variables]
+
+    padded_losses, padded_weights = train(None)
+    losses, weights = train(8)
+    np.testing.assert_allclose(losses, padded_losses, atol=1e-5)
+    for got, expected in zip(weights, padded_weights):
+        np.testing.assert_allclose(got, expected, atol=1e-5)
+
+
+MIRRORED = """
+import sys
+import numpy as np
+import tensorflow as tf
+cpu = tf.config.list_physical_devices("CPU")[0]
+tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+from test_dynamic_padding import MAX_SEQ_LENGTH, fit_tiny_model
+from bert_tf.config import BertConfig
+from bert_tf.data.classification import features as cf
+from bert_tf.modeling import BertClassifier
+from bert_tf.training.loop import LoopConfig, Trainer
+strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+with strategy.scope():
+    model = BertClassifier(BertConfig(vocab_size=97, hidden_size=32, num_hidden_layers=2,
+                                      num_attention_heads=4, intermediate_size=64,
+                                      max_position_embeddings=24), 2)
+trainer = Trainer(strategy, None, model, None, LoopConfig(output_dir=sys.argv[2],
+                                                          num_train_steps=1))
+def predict(**kwargs):
+    def dataset_fn(context):
+        return fit_tiny_model(cf.make_dataset(sys.argv[1], MAX_SEQ_LENGTH, 8, False,
+                                              input_context=context, **kwargs))
+    widths = set()
+    for batch in trainer.predict_batches(dataset_fn, ("example_index", "input_mask")):
+        widths.add(batch["input_mask"].shape[1])
+    out = trainer.predict(dataset_fn, passthrough=("example_index",))
+    return out["logits"][np.argsort(out["example_index"])], widths
+short, widths = predict(pad_to_multiple=4, group_by_length=True)
+padded, _ = predict()
+assert len(widths) > 2, widths
+np.testing.assert_allclose(short, padded, atol=1e-5)
+print("ok", sorted(widths))
+"""
+
+
+def test_mirrored_replicas_get_batches_of_different_lengths(tmp_path):
+    rng = np.random.default_rng(5)
+    write_records(tmp_path / "r", rng.integers(1, 25, 48).tolist())
+    tests = os.path.dirname(__file__)
+    env = {**os.environ, "PYTHONPATH": f"{tests}:{os.path.dirname(tests)}",
+           "TF_CPP_MIN_LOG_LEVEL": "2"}
+    result = subprocess.run([sys.executable, "-c", MIRRORED, str(tmp_path / "r"),
+                             str(tmp_path / "out")], env=env, capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0 and "ok" in result.stdout, result.stderr[-3000:]
 
 
 WORDS = ["good", "bad", "movie", "film", "plot", "actor", "the", "a", "was", "is", "very"]
