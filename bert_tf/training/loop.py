@@ -266,8 +266,8 @@ class Trainer:
             except (StopIteration, tf.errors.OutOfRangeError):
                 return
             local = {k: self.strategy.experimental_local_results(v) for k, v in result.items()}
-            for replica in range(len(next(iter(local.values())))):
-                yield {k: np.asarray(values[replica]) for k, values in local.items()}
+            for index in range(len(next(iter(local.values())))):
+                yield {k: np.asarray(values[index]) for k, values in local.items()}
 
     def predict(self, dataset_fn, passthrough=()):
         """`predict_batches` concatenated over all batches."""
