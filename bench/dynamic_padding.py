@@ -18,6 +18,7 @@ request's longest pair, and prints examples/s.
 
 import importlib.resources
 import os
+import shutil
 import statistics
 import tempfile
 import time
@@ -148,6 +149,14 @@ def main(argv):
     del argv
     logging.set_verbosity(logging.WARNING)
     root = tempfile.mkdtemp(prefix="bench_dynamic_padding_")
+    try:
+        measure(root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)  # checkpoints and exports: ~1 GB
+
+
+def measure(root):
+    """Writes the task under `root` and prints the measurements."""
     data_dir = os.path.join(root, "MRPC")
     texts = write_task(data_dir, np.random.default_rng(0))
     config_file = os.path.join(root, "bert_config.json")
