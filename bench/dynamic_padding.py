@@ -161,7 +161,7 @@ def measure(root):
     texts = write_task(data_dir, np.random.default_rng(0))
     config_file = os.path.join(root, "bert_config.json")
     preset(FLAGS.config, max_position_embeddings=512).to_json_file(config_file)
-    print(f"{FLAGS.config}, {FLAGS.train_examples} training pairs (1 epoch, batch 32) + "
+    print(f"{FLAGS.config}, {FLAGS.train_examples} training pairs per epoch (batch 32) + "
           f"{FLAGS.predict_examples} predicted, max_seq_length {FLAGS.max_seq_length}; "
           f"{os.cpu_count()} CPUs (shared)")
 
