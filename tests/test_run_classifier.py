@@ -66,7 +66,7 @@ def options(model_files, task, data_dir, output_dir, **kwargs):
                              bert_config_file=config, output_dir=output_dir,
                              max_seq_length=32, train_batch_size=16, eval_batch_size=8,
                              predict_batch_size=8, learning_rate=1e-3, num_train_epochs=20.0,
-                             **kwargs)
+                             padding_multiple=4, **kwargs)
 
 
 SERVE = """
@@ -93,6 +93,10 @@ def serve_in_fresh_process(export_dir, texts, tmp_path):
 
 def read_test_results(path):
     return np.array([[float(x) for x in line.split("\t")] for line in open(path)])
+
+
+def read_eval_results(path):
+    return dict(line.rstrip("\n").split(" = ") for line in open(path))
 
 
 @pytest.mark.slow
@@ -131,6 +135,20 @@ def test_mrpc_trains_predicts_and_exports(model_files, tmp_path):
                      "outputs['label_ids'] tensor_info:"):
         assert expected in shown, expected
 
+    # Batches padded to max_seq_length (as the original) give the same results
+    # as the default dynamic padding (pairs of ~17 tokens in batches of 20).
+    checkpoint = os.path.join(output_dir, "model.ckpt-300")
+    padded_out = str(tmp_path / "padded")
+    run_classifier(options(model_files, "MRPC", data_dir, padded_out, do_eval=True,
+                           do_predict=True, init_checkpoint=checkpoint, dynamic_padding=False))
+    padded, dynamic = (read_eval_results(os.path.join(d, "eval_results.txt"))
+                       for d in (padded_out, output_dir))
+    assert padded.keys() == dynamic.keys()
+    for key in padded.keys() - {"global_step"}:  # 0 after a warm start
+        assert float(padded[key]) == pytest.approx(float(dynamic[key]), abs=1e-5), key
+    np.testing.assert_allclose(read_test_results(os.path.join(padded_out, "test_results.tsv")),
+                               probabilities, atol=1e-5)
+
     with pytest.raises(InputError, match="--export_dir .* already exists; pass --overwrite"):
         run_classifier(options(model_files, "MRPC", data_dir, output_dir, do_eval=True,
                                export_dir=export_dir))
@@ -139,7 +157,6 @@ def test_mrpc_trains_predicts_and_exports(model_files, tmp_path):
     long_dir = str(tmp_path / "MRPC-long")
     long_rows = write_mrpc(long_dir, random.Random(1), sizes=(0, 16, 16), length=30)
     long_out, long_export = str(tmp_path / "long"), str(tmp_path / "long-export")
-    checkpoint = os.path.join(output_dir, "model.ckpt-300")
     run_classifier(options(model_files, "MRPC", long_dir, long_out, do_eval=True,
                            do_predict=True, init_checkpoint=checkpoint, long_text_stride=5,
                            export_dir=long_export))

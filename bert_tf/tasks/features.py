@@ -175,7 +175,7 @@ class FeatureRunner(TaskRunner):
         def dataset_fn(input_context):
             return make_dataset(self.records, _schema(options.max_seq_length), options.batch_size,
                                 is_training=False, input_context=input_context,
-                                shard_by="records")
+                                shard_by="records", pad_to_multiple=self.pad_to_multiple)
 
         rows = ((int(uid), values)
                 for batch in trainer.predict_batches(dataset_fn, passthrough=("unique_ids",))

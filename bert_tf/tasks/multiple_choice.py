@@ -76,7 +76,8 @@ class MultipleChoiceRunner(TaskRunner):
 
         def dataset_fn(input_context):
             return mc_data.make_dataset(path, options.max_seq_length, batch_size, is_training,
-                                        input_context=input_context, seed=options.training.seed)
+                                        input_context=input_context, seed=options.training.seed,
+                                        pad_to_multiple=self.pad_to_multiple)
         return dataset_fn
 
     def train_schedule(self):

@@ -182,10 +182,15 @@ def strategy_from_options(options):
     return strategy
 
 
+def is_tpu_strategy(strategy):
+    """Whether `strategy` runs on TPUs (which need static shapes)."""
+    return isinstance(strategy, _TPU_STRATEGIES)
+
+
 def set_precision_policy(dtype, strategy):
     """Sets the global Keras dtype policy; returns whether loss scaling is needed."""
     _check_choice("dtype", dtype, DTYPES)
-    if dtype == "mixed_float16" and isinstance(strategy, _TPU_STRATEGIES):
+    if dtype == "mixed_float16" and is_tpu_strategy(strategy):
         raise InputError("--dtype mixed_float16 is not supported on TPU; use mixed_bfloat16")
     keras.mixed_precision.set_dtype_policy(dtype)
     return dtype == "mixed_float16"

@@ -286,9 +286,10 @@ class Trainer:
 
     def predict_batches(self, dataset_fn, passthrough=()):
         """Runs the model once over the dataset, yielding one dict of numpy
-        arrays per global batch: the model's outputs (`logits` when the model
-        returns a single tensor) and the feature keys in `passthrough`,
-        concatenated over this worker's replicas. Nothing is kept between
+        arrays per replica batch, in order: the model's outputs (`logits`
+        when the model returns a single tensor) and the feature keys in
+        `passthrough`. (Replicas' batches are not concatenated: with dynamic
+        padding their sequence lengths differ.) Nothing is kept between
         batches, so callers can stream results of any size."""
         def replica(features):
             outputs = self.model(features, training=False)
@@ -305,9 +306,9 @@ class Trainer:
                 result = step(iterator)
             except (StopIteration, tf.errors.OutOfRangeError):
                 return
-            yield {k: np.concatenate([np.asarray(x) for x in
-                                      self.strategy.experimental_local_results(v)])
-                   for k, v in result.items()}
+            local = {k: self.strategy.experimental_local_results(v) for k, v in result.items()}
+            for index in range(len(next(iter(local.values())))):
+                yield {k: np.asarray(values[index]) for k, values in local.items()}
 
     def predict(self, dataset_fn, passthrough=()):
         """`predict_batches` concatenated over all batches."""
