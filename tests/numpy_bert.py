@@ -54,7 +54,8 @@ def encoder(w, config, inputs):
     def split(x):  # [b, s, h] -> [b, heads, s, size]
         return x.reshape(batch, seq, heads, size).transpose(0, 2, 1, 3)
 
-    x = (w["bert/embeddings/word_embeddings"][ids] + w["bert/embeddings/token_type_embeddings"][types]
+    x = (w["bert/embeddings/word_embeddings"][ids]
+         + w["bert/embeddings/token_type_embeddings"][types]
          + w["bert/embeddings/position_embeddings"][:seq])
     x = norm(x, "bert/embeddings/LayerNorm")
     adder = (1.0 - mask[:, None, None, :]) * -10000.0
