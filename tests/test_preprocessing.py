@@ -195,6 +195,9 @@ def test_layer_special_ids_and_config():
     assert (clone.vocab_file, clone.do_lower_case, clone.name) == (layer.vocab_file, True, "tok")
     restored = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(layer))
     assert isinstance(restored, preprocessing.BertTokenizer)
+    text = tf.constant(["Héllo, WORLD! unaffable"])
+    for tokenizer in (clone, restored):
+        assert tokenizer(text).to_list() == layer(text).to_list()
     packer = packing.BertPackInputs(16, 101, 102, pad_id=5)
     assert packing.BertPackInputs.from_config(packer.get_config()).get_config() == (
         packer.get_config())
