@@ -15,8 +15,9 @@ from bert_tf.training.distribution import TrainingOptions
 SEQ, PRED = 24, 4
 
 
-@pytest.fixture
-def setup(tmp_path):
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("pretraining")
     config = BertConfig(vocab_size=60, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
                         intermediate_size=64, max_position_embeddings=32, type_vocab_size=2)
     config_file = str(tmp_path / "bert_config.json")
@@ -77,11 +78,18 @@ def numpy_eval_metrics(prefix, config_file, files):
     return metrics
 
 
-def test_loss_falls_and_eval_results_have_the_original_keys(setup):
-    before = run_pretraining(options(setup, "untrained", do_eval=True))
-    # 16 batches of 8: every record once.
+@pytest.fixture(scope="module")
+def runs(setup):
+    """Eval metrics of the untrained model and of the one trained for 40 steps
+    (in `trained/`), each over every record (16 batches of 8)."""
+    before = run_pretraining(options(setup, "untrained", do_eval=True, max_eval_steps=16))
     after = run_pretraining(options(setup, "trained", do_train=True, do_eval=True,
                                     max_eval_steps=16))
+    return before, after
+
+
+def test_loss_falls_and_eval_results_have_the_original_keys(setup, runs):
+    before, after = runs
     assert after["global_step"] == 40 and before["global_step"] == 0
     assert after["masked_lm_loss"] < 0.7 * before["masked_lm_loss"]
     assert after["loss"] < before["loss"]
@@ -101,13 +109,16 @@ def test_loss_falls_and_eval_results_have_the_original_keys(setup):
         {k: float(after[k]) for k in expected}
 
 
-def test_warm_start_and_bad_inputs(setup, tmp_path):
-    trained = options(setup, "first", do_train=True)
-    run_pretraining(trained)
-    warm = options(setup, "second", do_eval=True,
-                   init_checkpoint=os.path.join(trained.output_dir, "model.ckpt-40"))
-    cold = run_pretraining(options(setup, "cold", do_eval=True))
-    assert run_pretraining(warm)["masked_lm_loss"] < cold["masked_lm_loss"]
+def test_warm_start_and_bad_inputs(setup, runs, tmp_path):
+    cold, trained = runs
+    warm = options(setup, "second", do_eval=True, max_eval_steps=16,
+                   init_checkpoint=str(setup[2] / "trained" / "model.ckpt-40"))
+    warm_metrics = run_pretraining(warm)
+    # Warm start from step 40's weights (not its step: global_step is 0).
+    assert warm_metrics["global_step"] == 0
+    for key in ("masked_lm_loss", "masked_lm_accuracy", "next_sentence_loss"):
+        assert abs(warm_metrics[key] - trained[key]) < 1e-6, key
+    assert warm_metrics["masked_lm_loss"] < cold["masked_lm_loss"]
 
     with pytest.raises(InputError, match="at least one of --do_train or --do_eval"):
         run_pretraining(options(setup, "x"))
