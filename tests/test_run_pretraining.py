@@ -30,13 +30,13 @@ def setup(tmp_path_factory):
 def options(setup, output_dir, **kwargs):
     config_file, input_file, tmp_path = setup
     training = kwargs.pop("training", TrainingOptions(seed=1, steps_per_loop=5))
-    kwargs.setdefault("max_eval_steps", 8)
+    kwargs = {"max_eval_steps": 8, "num_train_steps": 40, "save_checkpoints_steps": 20,
+              **kwargs}
     return PretrainingOptions(
         bert_config_file=config_file, input_file=input_file,
         output_dir=str(tmp_path / output_dir), max_seq_length=SEQ, max_predictions_per_seq=PRED,
-        train_batch_size=8, eval_batch_size=8, learning_rate=2e-3, num_train_steps=40,
-        num_warmup_steps=4, save_checkpoints_steps=20, training=training,
-        **kwargs)
+        train_batch_size=8, eval_batch_size=8, learning_rate=2e-3, num_warmup_steps=4,
+        training=training, **kwargs)
 
 
 def read_records(files):
@@ -141,3 +141,30 @@ def test_warm_start_and_bad_inputs(setup, runs, tmp_path):
 
 def dict_replace(opts, **changes):
     return opts.__class__(**{**opts.__dict__, **changes})
+
+
+def test_float16_with_accumulation_resumes_like_an_uninterrupted_run(setup):
+    """--dtype=mixed_float16 (dynamic loss scaling), 2 accumulated micro-batches:
+    the loss scale is saved with the checkpoint, and a run that resumes from
+    step 5 ends with the same weights, slots and loss scale at step 10."""
+    training = TrainingOptions(seed=1, steps_per_loop=5, dtype="mixed_float16",
+                               gradient_accumulation_steps=2, deterministic=True)
+    run = options(setup, "fp16", do_train=True, training=training, num_train_steps=10,
+                  save_checkpoints_steps=5)
+    run_pretraining(run)
+    output = setup[2] / "fp16"
+    finished = {name: tf.train.load_checkpoint(str(output / "model.ckpt-10")).get_tensor(name)
+                for name, _ in tf.train.list_variables(str(output / "model.ckpt-10"))}
+    scales = [name for name in finished if "scale" in name]
+    assert scales and "global_step" in finished
+
+    # As if killed after the step-5 save: step 10's files and entry gone.
+    for path in output.glob("model.ckpt-10.*"):
+        path.unlink()
+    (output / "checkpoint").write_text('model_checkpoint_path: "model.ckpt-5"\n'
+                                       'all_model_checkpoint_paths: "model.ckpt-5"\n')
+    run_pretraining(run)
+    resumed = tf.train.load_checkpoint(str(output / "model.ckpt-10"))
+    for name, value in finished.items():
+        np.testing.assert_allclose(resumed.get_tensor(name), value, rtol=1e-5, atol=1e-7,
+                                   err_msg=name)
