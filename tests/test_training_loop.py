@@ -44,6 +44,10 @@ def test_mirrored_over_two_cpus_equals_one_device(tmp_path):
     # Same global batch, losses normalised over it: equal up to float32 rounding.
     np.testing.assert_allclose(result["mirrored"], result["single"], rtol=1e-5)
     assert result["final_weight_diff"] < 1e-5
+    # Evaluation and prediction of the trained model agree too (all 96 records,
+    # each counted once).
+    assert result["metrics_diff"] < 1e-5
+    assert result["predictions_diff"] < 1e-4
     # Gradient accumulation under mirrored equals it on one device too.
     single, mirrored, final_diff = result["accumulated"]
     assert len(single) == 3
