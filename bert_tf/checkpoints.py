@@ -6,6 +6,7 @@ folder) is read into that form, and every model is loaded from it through
 `tf1_variable_map`, so there is a single name map to get right.
 """
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -148,14 +149,39 @@ def resolve_checkpoint_prefix(path):
                           f"'{os.path.basename(path) or 'x'}.index', or a directory with one)")
 
 
-def _read_all(prefix):
-    reader = tf.train.load_checkpoint(prefix)
-    return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()}
+class UnreadableCheckpointError(CheckpointError):
+    """The checkpoint's files are missing, truncated or corrupt."""
+
+
+@contextlib.contextmanager
+def _read_errors_name(prefix):
+    """A checkpoint that does not read (truncated, corrupt) becomes a
+    CheckpointError naming it and what is wrong."""
+    try:
+        yield
+    except (tf.errors.OpError, IndexError, ValueError) as e:
+        reason = getattr(e, "message", None) or str(e) or type(e).__name__
+        raise UnreadableCheckpointError(f"checkpoint {prefix} does not read: "
+                              f"{reason.splitlines()[0]}") from None
+
+
+def variable_shapes(prefix):
+    """`{name: shape}` of the checkpoint at `prefix` (read from its index)."""
+    with _read_errors_name(prefix):
+        return tf.train.load_checkpoint(prefix).get_variable_to_shape_map()
+
+
+def read_tensors(prefix, names=None):
+    """`{name: ndarray}` of the checkpoint at `prefix`: all of it, or `names`."""
+    with _read_errors_name(prefix):
+        reader = tf.train.load_checkpoint(prefix)
+        names = reader.get_variable_to_shape_map() if names is None else names
+        return {name: reader.get_tensor(name) for name in names}
 
 
 def read_tf1_checkpoint(path):
     """Reads an original TF1 checkpoint (e.g. `bert_model.ckpt`) as `{name: ndarray}`."""
-    return _read_all(resolve_checkpoint_prefix(path))
+    return read_tensors(resolve_checkpoint_prefix(path))
 
 
 # Model Garden transformer-layer attributes -> TF1 scope under layer_N.
@@ -207,7 +233,7 @@ def read_model_garden_checkpoint(path):
     saved as `tf.train.Checkpoint(encoder=...)` (any root attribute name).
     Only encoder weights are returned.
     """
-    raw = _read_all(resolve_checkpoint_prefix(path))
+    raw = read_tensors(resolve_checkpoint_prefix(path))
     matches = {key: _MG_KEY.match(key) for key in raw}
     roots = {m["root"] for m in matches.values()
              if m and m["owner"] in ("layer_with_weights-0", "_embedding_layer")
@@ -248,9 +274,6 @@ _HF_RULES = [
 # Derived or duplicated tensors of a Hugging Face BERT (tied decoder, buffers).
 _HF_SKIPPED = re.compile(r"(position_ids|cls\.predictions\.decoder\.(weight|bias))$")
 
-HF_ACTIVATIONS = {"gelu": "gelu_exact", "gelu_new": "gelu", "gelu_pytorch_tanh": "gelu",
-                  "relu": "relu", "tanh": "tanh", "linear": "linear"}
-
 
 def _hf_tf1_name(key):
     key = key[len("bert."):] if key.startswith("bert.") else key
@@ -260,26 +283,6 @@ def _hf_tf1_name(key):
             name = re.sub(r"/layer/(\d+)/", r"/layer_\1/", name)
             return name if name.startswith("cls/") else "bert/" + name
     return key
-
-
-def bert_config_from_hf(values, source="config.json"):
-    """Maps a Hugging Face BERT `config.json` dict to a BertConfig.
-
-    Hugging Face's `gelu` is the exact (erf) gelu, which is `gelu_exact`
-    here; `gelu_new` is the original BERT's tanh approximation (`gelu`).
-    """
-    act = values.get("hidden_act", "gelu")
-    if act not in HF_ACTIVATIONS:
-        raise CheckpointError(f"{source}: unsupported hidden_act {act!r}")
-    eps = values.get("layer_norm_eps", 1e-12)
-    if eps != 1e-12:
-        raise CheckpointError(f"{source}: layer_norm_eps {eps} is not BERT's 1e-12")
-    if values.get("position_embedding_type", "absolute") != "absolute":
-        raise CheckpointError(f"{source}: only absolute position embeddings are supported")
-    fields = [f.name for f in dataclasses.fields(BertConfig)]
-    return BertConfig.from_dict(
-        {**{k: values[k] for k in fields if k in values}, "hidden_act": HF_ACTIVATIONS[act]},
-        source=source)
 
 
 def read_hf_folder(folder):
@@ -292,7 +295,7 @@ def read_hf_folder(folder):
         if not os.path.isfile(path):
             raise CheckpointError(f"Hugging Face folder {folder!r}: missing {os.path.basename(path)}")
     with open(config_path, encoding="utf-8") as f:
-        config = bert_config_from_hf(json.load(f), source=config_path)
+        config = BertConfig.from_hf_dict(json.load(f), source=config_path)
     weights = {}
     for key, value in load_file(weights_path).items():
         if _HF_SKIPPED.search(key):
@@ -307,7 +310,7 @@ def checkpoint_format(path):
     """Returns 'huggingface', 'model_garden' or 'tf1' for a checkpoint path."""
     if os.path.isfile(os.path.join(path, "model.safetensors")):
         return "huggingface"
-    names = [n for n, _ in tf.train.list_variables(resolve_checkpoint_prefix(path))]
+    names = variable_shapes(resolve_checkpoint_prefix(path))
     if any(_MG_KEY.match(n) for n in names):
         return "model_garden"
     return "tf1"

@@ -19,6 +19,14 @@ _IGNORED_RELEASE_KEYS = frozenset({
     "pooler_num_fc_layers", "pooler_size_per_head", "pooler_type",
 })
 
+# Hugging Face `hidden_act` -> ours: its `gelu` is the exact (erf) form.
+HF_ACTIVATIONS = {"gelu": "gelu_exact", "gelu_new": "gelu", "gelu_pytorch_tanh": "gelu",
+                  "relu": "relu", "tanh": "tanh", "linear": "linear"}
+
+# Keys only a Hugging Face config.json has; one of them marks the file as one.
+_HF_MARKERS = frozenset({"model_type", "architectures", "transformers_version",
+                         "_name_or_path", "layer_norm_eps"})
+
 
 @dataclasses.dataclass(frozen=True)
 class BertConfig:
@@ -69,9 +77,13 @@ class BertConfig:
 
         `vocab_size` is required (as in the original); an unknown key is an
         error, except the unused pooler keys of Google's multilingual configs.
+        A Hugging Face `config.json` is recognised and translated
+        (`from_hf_dict`).
         """
         if not isinstance(values, dict):
             raise ConfigError(f"{source}: expected a JSON object, got {type(values).__name__}")
+        if _HF_MARKERS & set(values):
+            return cls.from_hf_dict(values, source)
         fields = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(values) - fields - _IGNORED_RELEASE_KEYS)
         if unknown:
@@ -87,8 +99,31 @@ class BertConfig:
             raise ConfigError(f"{source}: {e}") from None
 
     @classmethod
+    def from_hf_dict(cls, values, source="config.json"):
+        """Maps a Hugging Face BERT `config.json` dict to a BertConfig: its
+        `gelu` becomes `gelu_exact` (`gelu_new` is the original's tanh
+        `gelu`); keys the model does not use are dropped, settings it cannot
+        honour are errors."""
+        act = values.get("hidden_act", "gelu")
+        if act not in HF_ACTIVATIONS:
+            raise ConfigError(f"{source}: unsupported hidden_act {act!r}")
+        eps = values.get("layer_norm_eps", 1e-12)
+        if eps != 1e-12:
+            raise ConfigError(f"{source}: layer_norm_eps {eps} is not BERT's 1e-12")
+        if values.get("position_embedding_type", "absolute") != "absolute":
+            raise ConfigError(f"{source}: only absolute position embeddings are supported")
+        fields = [f.name for f in dataclasses.fields(cls)]
+        kept = {k: values[k] for k in fields if k in values}
+        if "vocab_size" not in kept:
+            raise ConfigError(f"{source}: missing field 'vocab_size'")
+        try:
+            return cls(**{**kept, "hidden_act": HF_ACTIVATIONS[act]})
+        except ConfigError as e:
+            raise ConfigError(f"{source}: {e}") from None
+
+    @classmethod
     def from_json_file(cls, path):
-        """Reads an original `bert_config.json`."""
+        """Reads an original `bert_config.json` (or a Hugging Face `config.json`)."""
         if not os.path.isfile(path):
             raise ConfigError(f"bert config: no such file {path!r}")
         with open(path, encoding="utf-8") as f:

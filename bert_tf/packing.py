@@ -193,15 +193,19 @@ def _graph_kept_lengths(len_a, len_b, max_seq_length, window_over, max_fixed_len
 
 
 def pack_example_windows(segments, max_seq_length, cls_id, sep_id, stride=None, window_over=0,
-                         max_fixed_length=None, pad_id=0):
+                         max_fixed_length=None, pad_id=0, pad_to_longest=False):
     """In-graph `pack_windows` for a batch of examples.
 
     Args:
       segments: `[A]` or `[A, B]`, int RaggedTensors `[batch, (tokens)]`.
+      pad_to_longest: pad to the longest window of the batch instead of
+        `max_seq_length` (the model's results are the same: padding is
+        masked; the cost follows the real lengths).
       Others: as `pack_windows`.
     Returns:
       (inputs, example_ids, starts): a dict of int32 `[windows,
-      max_seq_length]` (`input_word_ids`, `input_mask`, `input_type_ids`),
+      max_seq_length]` (`input_word_ids`, `input_mask`, `input_type_ids`;
+      `[windows, longest]` with `pad_to_longest`),
       int32 `[windows]` the example each window comes from, and int32
       `[windows]` the position of each window's first token in its segment.
     """
@@ -244,7 +248,7 @@ def pack_example_windows(segments, max_seq_length, cls_id, sep_id, stride=None, 
     word_ids = tf.concat([column(cls_id), a_ids, column(sep_id), b_ids,
                           column(sep_id, second_sep)], axis=1)
     type_ids = tf.concat([column(0, a_lengths + 2), column(1, b_lengths + second_sep)], axis=1)
-    shape = [None, max_seq_length]
+    shape = None if pad_to_longest else [None, max_seq_length]
     inputs = {
         "input_word_ids": word_ids.to_tensor(pad_id, shape=shape),
         "input_mask": tf.ones_like(word_ids).to_tensor(0, shape=shape),
@@ -267,10 +271,12 @@ class BertPackInputs(keras.layers.Layer):
     Call on an int RaggedTensor [batch, (tokens)] (segment A) or a list of one
     or two of them ([A] or [A, B]); 3-D [batch, (words), (pieces)] inputs are
     flattened to [batch, (tokens)]. Returns a dict of int32 Tensors
-    [batch, max_seq_length]: `input_word_ids`, `input_mask`, `input_type_ids`.
+    [batch, max_seq_length] (with `pad_to_longest`: [batch, the batch's
+    longest]): `input_word_ids`, `input_mask`, `input_type_ids`.
     """
 
-    def __init__(self, max_seq_length, cls_id, sep_id, pad_id=0, **kwargs):
+    def __init__(self, max_seq_length, cls_id, sep_id, pad_id=0, pad_to_longest=False,
+                 **kwargs):
         super().__init__(**kwargs)
         self._convert_input_args = False
         self._allow_non_tensor_positional_args = True
@@ -278,6 +284,7 @@ class BertPackInputs(keras.layers.Layer):
         self.cls_id = cls_id
         self.sep_id = sep_id
         self.pad_id = pad_id
+        self.pad_to_longest = pad_to_longest
 
     def __call__(self, inputs, **kwargs):
         # Checked here, not in call(): Keras rewrites errors raised in call() to many lines.
@@ -293,7 +300,8 @@ class BertPackInputs(keras.layers.Layer):
         """[A] or [A, B] (int RaggedTensors [batch, (tokens)]) -> dict of int32 Tensors."""
         segments = [s.merge_dims(1, -1) if s.ragged_rank > 1 else s for s in inputs]
         packed, _, _ = pack_example_windows(segments, self.max_seq_length, self.cls_id,
-                                            self.sep_id, pad_id=self.pad_id)
+                                            self.sep_id, pad_id=self.pad_id,
+                                            pad_to_longest=self.pad_to_longest)
         return packed
 
     def get_config(self):
@@ -303,5 +311,6 @@ class BertPackInputs(keras.layers.Layer):
             cls_id=self.cls_id,
             sep_id=self.sep_id,
             pad_id=self.pad_id,
+            pad_to_longest=self.pad_to_longest,
         )
         return config

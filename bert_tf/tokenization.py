@@ -29,12 +29,13 @@ Character classes come from the running Python's `unicodedata`
 """
 
 import collections
+import os
 import re
 import unicodedata
 
 from absl import logging
-import tensorflow as tf
 
+from bert_tf import files
 from bert_tf.errors import InputError
 
 UNK_TOKEN = "[UNK]"
@@ -60,21 +61,28 @@ _CASED_MODELS = (
     "multi_cased_L-12_H-768_A-12",
     "wwm_cased_L-24_H-1024_A-16",
 )
+# The 24 smaller BERTs (uncased_L-2_H-128_A-2 ... uncased_L-12_H-768_A-12).
+_SMALLER_UNCASED_MODEL = re.compile(r"uncased_L-\d+_H-\d+_A-\d+")
 
 
 def validate_case_matches_checkpoint(do_lower_case, init_checkpoint):
     """Raises InputError if `do_lower_case` contradicts a released checkpoint's name.
 
     Like the original, only paths of the form `.../<model_name>/bert_model.ckpt*`
-    naming a known Google release are checked; anything else passes.
+    naming a known Google release are checked, and the release's folder
+    itself (`.../<model_name>`); anything else passes.
     """
     if not init_checkpoint:
         return
     m = re.match(r"^.*?([A-Za-z0-9_-]+)/bert_model.ckpt", init_checkpoint)
-    if m is None:
+    if m is not None:
+        model_name = m.group(1)
+    elif os.path.isdir(init_checkpoint):
+        model_name = os.path.basename(os.path.normpath(init_checkpoint))
+    else:
         return
-    model_name = m.group(1)
-    if model_name in _LOWER_CASED_MODELS and not do_lower_case:
+    lower_cased = model_name in _LOWER_CASED_MODELS or _SMALLER_UNCASED_MODEL.fullmatch(model_name)
+    if lower_cased and not do_lower_case:
         kind, wanted = "lower-cased", True
     elif model_name in _CASED_MODELS and do_lower_case:
         kind, wanted = "cased", False
@@ -109,9 +117,9 @@ def iter_utf8_lines(path, skip_invalid=False, on_skip=None):
     `skip_invalid=True`, is skipped: `on_skip(message)` is called for it
     (default: the message is logged as a warning). Line numbers start at 1.
     """
-    if not tf.io.gfile.exists(path):
+    if not files.exists(path):
         raise InputError(f"input file {path} does not exist")
-    with tf.io.gfile.GFile(path, "rb") as f:
+    with files.open_file(path, "rb") as f:
         for line_number, raw in enumerate(f, start=1):
             raw = raw.rstrip(b"\n").rstrip(b"\r")
             try:
@@ -133,7 +141,7 @@ def load_vocab(vocab_file):
     its id is its 0-based line number; an empty line becomes the token "".
     Raises InputError for a missing or empty file or a line that is not UTF-8.
     """
-    if not tf.io.gfile.exists(vocab_file):
+    if not files.exists(vocab_file):
         raise InputError(f"vocab file {vocab_file} does not exist")
     vocab = collections.OrderedDict()
     for index, (_, token) in enumerate(iter_utf8_lines(vocab_file)):
@@ -166,6 +174,10 @@ def whitespace_tokenize(text):
 class FullTokenizer:
     """Text -> WordPiece tokens and ids, as the original `FullTokenizer`.
 
+    Each whitespace-separated word of the cleaned text is tokenized once and
+    remembered (`WordCache`): natural text repeats its words, so most words
+    cost a dict lookup.
+
     Raises InputError if the vocab file is missing, empty, or lacks any of
     [UNK], [CLS], [SEP].
     """
@@ -183,14 +195,17 @@ class FullTokenizer:
         self.inv_vocab = {v: k for k, v in self.vocab.items()}
         self.basic_tokenizer = BasicTokenizer(do_lower_case=do_lower_case)
         self.wordpiece_tokenizer = WordpieceTokenizer(vocab=self.vocab)
+        self._pieces = WordCache(self.word_pieces)
 
     def tokenize(self, text):
         """Returns the list of WordPiece token strings of `text` (str or UTF-8 bytes)."""
-        return [
-            piece
-            for word in self.basic_tokenizer.tokenize(text)
-            for piece in self.wordpiece_tokenizer.tokenize(word)
-        ]
+        pieces = self._pieces
+        return [piece for word in self.basic_tokenizer.raw_words(text) for piece in pieces[word]]
+
+    def word_pieces(self, raw_word):
+        """The WordPiece tokens (a tuple) of one word of `BasicTokenizer.raw_words`."""
+        return tuple(piece for word in self.basic_tokenizer.split_word(raw_word)
+                     for piece in self.wordpiece_tokenizer.tokenize(word))
 
     def convert_tokens_to_ids(self, tokens):
         """Token strings -> ids (KeyError for a token not in the vocab)."""
@@ -201,21 +216,80 @@ class FullTokenizer:
         return convert_by_vocab(self.inv_vocab, ids)
 
 
+class WordCache(dict):
+    """word -> `compute(word)`, computed on the first lookup (`cache[word]`).
+
+    Emptied when it holds `max_size` words, so memory stays bounded on any
+    corpus while the frequent words are back after a few lines.
+    """
+
+    def __init__(self, compute, max_size=1 << 18):
+        super().__init__()
+        self._compute = compute
+        self._max_size = max_size
+
+    def __missing__(self, word):
+        value = self._compute(word)
+        if len(self) >= self._max_size:
+            self.clear()
+        self[word] = value
+        return value
+
+
+class _CleaningTable(dict):
+    """`str.translate` table doing the original's `_clean_text` then
+    `_tokenize_chinese_chars`, both maps of single characters: deleted ->
+    None, whitespace -> " ", CJK ideograph -> " c ", any other character ->
+    itself. Filled as characters are first seen."""
+
+    def __missing__(self, code_point):
+        char = chr(code_point)
+        if char in ("\x00", "\ufffd") or _is_control(char):
+            value = None
+        elif _is_whitespace(char):
+            value = " "
+        elif _is_chinese_char(code_point):
+            value = f" {char} "
+        else:
+            value = code_point
+        self[code_point] = value
+        return value
+
+
+_CLEANING_TABLE = _CleaningTable()
+# Pieces of a word of printable ASCII: runs of letters and digits, and each
+# other character (all of them punctuation) alone.
+_ASCII_PIECES = re.compile(r"[0-9A-Za-z]+|[^0-9A-Za-z]")
+
+
 class BasicTokenizer:
-    """Cleaning, CJK and punctuation splitting, optional lower-casing (no WordPiece)."""
+    """Cleaning, CJK and punctuation splitting, optional lower-casing (no WordPiece).
+
+    `tokenize(text)` is `split_word` over `raw_words(text)`: the text is
+    cleaned and split on whitespace first, then each word is lower-cased,
+    stripped of accents and split at punctuation on its own.
+    """
 
     def __init__(self, do_lower_case=True):
         self.do_lower_case = do_lower_case
 
     def tokenize(self, text):
         """Returns the list of basic tokens ("words") of `text`."""
-        text = self._tokenize_chinese_chars(self._clean_text(convert_to_unicode(text)))
-        pieces = []
-        for token in whitespace_tokenize(text):
-            if self.do_lower_case:
-                token = self._run_strip_accents(token.lower())
-            pieces.extend(self._run_split_on_punc(token))
-        return whitespace_tokenize(" ".join(pieces))
+        return [piece for word in self.raw_words(text) for piece in self.split_word(word)]
+
+    @staticmethod
+    def raw_words(text):
+        """`text` (str or UTF-8 bytes) cleaned, CJK ideographs spaced, split on whitespace."""
+        return convert_to_unicode(text).translate(_CLEANING_TABLE).split()
+
+    def split_word(self, word):
+        """The basic tokens of one word of `raw_words`."""
+        if word.isascii():  # the common case, without a loop over characters
+            return _ASCII_PIECES.findall(word.lower() if self.do_lower_case else word)
+        if self.do_lower_case:
+            word = self._run_strip_accents(word.lower())
+        # Lower-casing and NFD could in principle make whitespace: split again.
+        return whitespace_tokenize(" ".join(self._run_split_on_punc(word)))
 
     @staticmethod
     def _run_strip_accents(text):
@@ -239,21 +313,6 @@ class BasicTokenizer:
                     start_new_piece = False
                 pieces[-1] += char
         return pieces
-
-    @staticmethod
-    def _tokenize_chinese_chars(text):
-        """Surrounds every CJK ideograph with spaces."""
-        return "".join(f" {c} " if _is_chinese_char(ord(c)) else c for c in text)
-
-    @staticmethod
-    def _clean_text(text):
-        """Drops NUL, U+FFFD and control characters; turns whitespace into " "."""
-        out = []
-        for char in text:
-            if char in ("\x00", "\ufffd") or _is_control(char):
-                continue
-            out.append(" " if _is_whitespace(char) else char)
-        return "".join(out)
 
 
 class WordpieceTokenizer:

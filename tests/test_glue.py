@@ -225,12 +225,13 @@ def test_unknown_task_lists_valid_names():
         assert name in message
 
 
-def test_tsv_split_matches_original_csv_reader():
+def test_tsv_rows_match_original_csv_reader(tmp_path):
     """Quotes are literal, exactly as csv.reader(delimiter='\\t', quotechar=None)."""
     lines = ['"a b"\tc"d\t"e', '"\t"', "x\t\ty", '""quoted"" \t  ', "a'b\t'"]
     expected = list(csv.reader(io.StringIO("\n".join(lines) + "\n"), delimiter="\t",
                                quotechar=None))
-    assert [line.split("\t") for line in lines] == expected
+    path = write(tmp_path, {"rows.tsv": lines}) + "/rows.tsv"
+    assert [fields for _, _, fields in glue.read_rows(path)] == expected
 
 
 def test_wrong_column_count_names_file_and_line(tmp_path):
@@ -353,6 +354,14 @@ def test_generic_argument_errors():
         get_processor("generic", text_a_column=0, label_column=1, labels="a,a")
 
 
-def test_config_differs_between_settings():
-    assert get_processor("xnli").config() != get_processor("xnli", language="de").config()
-    assert get_processor("mnli").config() != get_processor("mnli-mm").config()
+def test_config_differs_between_settings_exactly_where_they_differ():
+    """The config keys cached features: each setting that changes the examples is in it."""
+    xnli = get_processor("xnli").config()
+    assert xnli == {"task": "xnli", "labels": ["contradiction", "entailment", "neutral"],
+                    "is_regression": False, "skip_malformed": False, "language": "zh"}
+    assert get_processor("xnli", language="de").config() == {**xnli, "language": "de"}
+    mnli = get_processor("mnli").config()
+    assert get_processor("mnli-mm").config() == {**mnli, "task": "mnli-mm"}
+    assert get_processor("mnli", skip_malformed=True).config() == {**mnli,
+                                                                    "skip_malformed": True}
+    assert get_processor("sts-b").config()["is_regression"] is True

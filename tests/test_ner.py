@@ -16,10 +16,12 @@ from seqeval import metrics as seqeval_metrics
 
 from bert_tf import tokenization
 from bert_tf.export import tagging as export_tagging
+from bert_tf.checkpoints import save_tf1_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.data import tagging
 from bert_tf.errors import InputError
 from bert_tf.metrics_ner import chunks, entity_scores
+from bert_tf.modeling import BertEncoder
 from bert_tf.modeling.tagging import BertFeatureTagger
 from bert_tf.packing import pack_example_windows
 from bert_tf.preprocessing import BertTokenizer
@@ -385,13 +387,19 @@ def test_feature_based_ner_learns(model_files, data_dir, tmp_path):
 
 
 def test_bad_flags_are_named(model_files, data_dir, tmp_path):
+    # Eval / predict without training need weights: any checkpoint will do,
+    # each case stops before loading it.
+    trained_checkpoint = save_tf1_checkpoint(
+        BertEncoder(BertConfig.from_json_file(model_files[1])), str(tmp_path / "ckpt" / "m"))
     with pytest.raises(InputError, match="at least one of --do_train"):
         run_ner(ner_options(model_files, data_dir, str(tmp_path / "x"), do_train=False,
                             do_eval=False))
     with pytest.raises(InputError, match="--layers='a'"):
         run_ner(ner_options(model_files, data_dir, str(tmp_path / "x"), layers="a"))
     with pytest.raises(InputError, match="no train.txt to take the labels from: pass --labels"):
-        run_ner(ner_options(model_files, str(tmp_path), str(tmp_path / "x"), do_train=False))
+        run_ner(ner_options(model_files, str(tmp_path), str(tmp_path / "x"), do_train=False,
+                            init_checkpoint=trained_checkpoint))
     with pytest.raises(InputError, match="has no test.txt"):
         run_ner(ner_options(model_files, str(tmp_path), str(tmp_path / "x"), do_train=False,
-                            do_eval=False, do_predict=True, labels="O,B-PER"))
+                            do_eval=False, do_predict=True, labels="O,B-PER",
+                            init_checkpoint=trained_checkpoint))

@@ -224,6 +224,8 @@ def test_schedule_serialises():
     assert restored.get_config() == {
         "init_lr": 2e-5, "num_train_steps": 1000, "num_warmup_steps": 100
     }
+    steps = (0, 50, 100, 550, 1000)
+    assert [float(restored(s)) for s in steps] == [float(schedule(s)) for s in steps]
 
 
 @pytest.mark.parametrize("kwargs", [{"num_train_steps": 0}, {"num_warmup_steps": -1}])

@@ -102,6 +102,23 @@ def test_packer_in_tf_function_has_static_width():
         "input_word_ids": [None, 10], "input_mask": [None, 10], "input_type_ids": [None, 10]}
 
 
+def test_packer_pads_to_the_longest_example_on_request():
+    rng = np.random.default_rng(1)
+    a = [list(rng.integers(1000, 2000, rng.integers(0, 12))) for _ in range(30)]
+    b = [list(rng.integers(1000, 2000, rng.integers(0, 12))) for _ in range(30)]
+    segments = [tf.ragged.constant(s, dtype=tf.int64, ragged_rank=1) for s in (a, b)]
+    full = packing.BertPackInputs(45, 101, 102)(segments)
+    short = packing.BertPackInputs(45, 101, 102, pad_to_longest=True)(segments)
+    longest = max(len(x) + len(y) + (3 if y else 2) for x, y in zip(a, b))
+    for key in full:
+        assert short[key].shape == (30, longest)
+        np.testing.assert_array_equal(short[key], full[key][:, :longest])
+    packer = packing.BertPackInputs(10, 101, 102, pad_to_longest=True)
+    assert packer.get_config()["pad_to_longest"]
+    cut = packer(segments)  # longer pairs are still truncated to max_seq_length
+    assert cut["input_word_ids"].shape == (30, 10)
+
+
 @pytest.mark.parametrize("segments,max_seq_length", [(1, 1), (2, 2)])
 def test_max_seq_length_too_small(segments, max_seq_length):
     b = [3] if segments == 2 else None

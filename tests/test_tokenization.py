@@ -7,12 +7,14 @@ facts each case relies on are asserted in `test_vocab_facts_behind_expectations`
 """
 
 import importlib.resources
+import random
 import re
 
 import pytest
 
 from bert_tf import tokenization
 from bert_tf.errors import InputError
+from original_bert import OriginalTokenizer
 
 
 def uncased_vocab_file():
@@ -311,3 +313,37 @@ def test_validate_case_matches_checkpoint(do_lower_case, checkpoint, bad):
             tokenization.validate_case_matches_checkpoint(do_lower_case, checkpoint)
     else:
         tokenization.validate_case_matches_checkpoint(do_lower_case, checkpoint)
+
+
+# The characters random text is made of: ASCII of every class, whitespace and
+# control characters, accents (precomposed and combining), CJK, Hangul, kana,
+# symbols, format characters, U+FFFD, characters whose lower case is longer.
+_FUZZ_CHARS = (
+    "abcxyzABCXYZ0189" * 4 + " " * 12 + "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
+    "\t\n\r\x00\x07\x0b\x0c\x1c\x1f\x7f\x85\xa0\xad\u200b\u2028\u3000\ufeff\ufffd"
+    "éèüñçÅØßİıΣσς\u0301\u0308\u064e\ufe0f我爱東京\u4e00\uf900\U00020000한국がぎ"
+    "€£°½ＡＢ\ufb01\ue000“”‘’—–…¿¡")
+
+
+def _fuzz_texts(seed, count):
+    rng = random.Random(seed)
+    texts = []
+    for _ in range(count):
+        words = ["".join(rng.choice(_FUZZ_CHARS) for _ in range(rng.randint(0, 12)))
+                 for _ in range(rng.randint(0, 8))]
+        if rng.random() < 0.05:
+            words.append(rng.choice(["a", "é", "ab"]) * rng.randint(150, 260))
+        texts.append(rng.choice([" ", "", "\t"]).join(words))
+    return texts
+
+
+@pytest.mark.parametrize("do_lower_case", [True, False])
+def test_tokens_are_the_originals_on_any_text(do_lower_case):
+    """The fast paths (ASCII words, cached words, the cleaning table) give the
+    original's tokens, compared with a character-by-character transcription."""
+    original = OriginalTokenizer(uncased_vocab_file(), do_lower_case)
+    ours = tokenization.FullTokenizer(uncased_vocab_file(), do_lower_case)
+    texts = TEXTS + _fuzz_texts(do_lower_case, 1500)
+    for text in texts + texts:  # the second time from the word cache
+        assert ours.tokenize(text) == original.tokenize(text), repr(text)
+        assert ours.basic_tokenizer.tokenize(text) == original.basic_tokenize(text), repr(text)

@@ -20,6 +20,8 @@ from bert_tf.errors import InputError
 from bert_tf.files import atomic_output, write_text_atomically
 
 _MAX_PARALLEL_FILES = 16
+# group_by_length sorts records by length within windows of this many batches.
+SORT_WINDOW_BATCHES = 32
 _KINDS = {tf.int64: "int64_list", tf.float32: "float_list"}
 
 
@@ -31,7 +33,9 @@ class Feature:
     names the flag that sets `length` in error messages; `scalar` features
     (length 1) come as `[batch]` instead of `[batch, 1]`; a feature with a
     `default` may be missing from a record, and with `default_is_position`
-    a missing value becomes the record's position in its file.
+    a missing value becomes the record's position in its file. `per_token`
+    features hold one value per position of the sequence (its last
+    `length` axis): dynamic padding trims them with the inputs.
     """
 
     name: str
@@ -42,15 +46,18 @@ class Feature:
     scalar: bool = False
     default: int | None = None
     default_is_position: bool = False
+    per_token: bool = False
 
 
 def input_features(length, length_flag="max_seq_length"):
     """The three features every task's records start with: int64 `input_ids`,
     `input_mask`, `segment_ids` `[length]`, read by the model as
     `input_word_ids`, `input_mask`, `input_type_ids`."""
-    return [Feature("input_ids", length, model_name="input_word_ids", length_flag=length_flag),
-            Feature("input_mask", length, length_flag=length_flag),
-            Feature("segment_ids", length, model_name="input_type_ids", length_flag=length_flag)]
+    return [Feature("input_ids", length, model_name="input_word_ids", length_flag=length_flag,
+                    per_token=True),
+            Feature("input_mask", length, length_flag=length_flag, per_token=True),
+            Feature("segment_ids", length, model_name="input_type_ids", length_flag=length_flag,
+                    per_token=True)]
 
 
 class FeatureSchema:
@@ -59,6 +66,10 @@ class FeatureSchema:
     def __init__(self, features, description):
         self.features = tuple(features)
         self.description = description
+
+    def per_token_names(self):
+        """The batch keys of the `per_token` features."""
+        return tuple(f.model_name or f.name for f in self.features if f.per_token)
 
     def spec(self):
         """`{name: tf.io.FixedLenFeature}` for `tf.io.parse_example`."""
@@ -137,14 +148,15 @@ class FeatureSchema:
 
 
 def make_dataset(files, schema, batch_size, is_training, input_context=None, seed=None,
-                 shuffle_buffer_size=10000, shard_by="files", check_files=True):
-    """A `tf.data.Dataset` of batches (dicts of static-shape tensors, see
+                 shuffle_buffer_size=10000, shard_by="files", check_files=True,
+                 pad_to_multiple=None, group_by_length=False):
+    """A `tf.data.Dataset` of batches (dicts of tensors, see
     `FeatureSchema.parse`) from TFRecord `files`.
 
     `batch_size` is global; with a `tf.distribute.InputContext` each input
     pipeline reads its share and yields per-replica batches. Training
     shuffles and repeats; eval/predict read every record once, in order. The
-    remainder is dropped so every shape is static (pad eval files to a
+    remainder is dropped so every batch is full (pad eval files to a
     multiple of the batch).
 
     `shard_by="files"` (many large files, e.g. pre-training): each pipeline
@@ -153,6 +165,16 @@ def make_dataset(files, schema, batch_size, is_training, input_context=None, see
     of `shuffle_buffer_size`. `shard_by="records"` (one feature file of a
     fine-tuning task): each pipeline reads every n-th record; training
     shuffles each epoch anew, then repeats.
+
+    Dynamic padding: with `pad_to_multiple=m` the `per_token` features of
+    each batch are cut to its longest example rounded up to a multiple of `m`
+    (`trim_to_longest`), so the sequence axis varies (at most
+    `length / m` shapes); None keeps every shape static (TPUs).
+    `group_by_length` (with `shard_by="records"`) sorts the records by length
+    within windows of `SORT_WINDOW_BATCHES` batches before batching, so
+    batches hold similar lengths; in training the window's batches are then
+    shuffled. Eval/predict batches are then no longer in file order: carry
+    an example index to restore it.
     """
     files = [files] if isinstance(files, str) else list(files)
     if check_files:
@@ -162,6 +184,8 @@ def make_dataset(files, schema, batch_size, is_training, input_context=None, see
     if input_context is not None:
         batch_size = input_context.get_per_replica_batch_size(batch_size)
     if shard_by == "files":
+        if group_by_length:
+            raise ValueError("group_by_length needs shard_by='records'")
         dataset = _records_by_file(files, is_training, input_context, seed,
                                    shuffle_buffer_size)
         dataset = dataset.batch(batch_size, drop_remainder=True)
@@ -174,12 +198,48 @@ def make_dataset(files, schema, batch_size, is_training, input_context=None, see
         if is_training:
             dataset = dataset.shuffle(shuffle_buffer_size, seed=seed,
                                       reshuffle_each_iteration=True).repeat()
-        dataset = dataset.batch(batch_size, drop_remainder=True)
+        chunk = batch_size * SORT_WINDOW_BATCHES if group_by_length else batch_size
+        dataset = dataset.batch(chunk, drop_remainder=not group_by_length)
         dataset = dataset.map(lambda positions, records: schema.parse(records, positions),
                               num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+        if group_by_length:
+            dataset = dataset.map(_sort_by_length).unbatch()
+            dataset = dataset.batch(batch_size, drop_remainder=True)
+            if is_training:
+                dataset = dataset.shuffle(SORT_WINDOW_BATCHES, seed=seed)
     else:
         raise ValueError(f"shard_by must be 'files' or 'records', got {shard_by!r}")
+    if pad_to_multiple:
+        names = schema.per_token_names()
+        dataset = dataset.map(lambda batch: trim_to_longest(batch, pad_to_multiple, names),
+                              num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
     return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+def sequence_lengths(input_mask):
+    """Positions up to and including the last non-zero of `input_mask`
+    `[..., seq]` -> int32 `[...]`."""
+    positions = tf.range(1, tf.shape(input_mask)[-1] + 1, dtype=tf.int32)
+    return tf.reduce_max(tf.where(input_mask != 0, positions, 0), axis=-1)
+
+
+def trim_to_longest(batch, multiple, names):
+    """Cuts the last axis of the batch's features `names` to the batch's
+    longest `input_mask` rounded up to a multiple of `multiple` (at least
+    `multiple`, at most their length). Positions cut are padding, which the
+    attention mask makes inert."""
+    full = tf.shape(batch["input_mask"])[-1]
+    longest = tf.reduce_max(sequence_lengths(batch["input_mask"]))
+    length = tf.minimum(tf.maximum((longest + multiple - 1) // multiple * multiple, multiple),
+                        full)
+    return {name: value[..., :length] if name in names else value
+            for name, value in batch.items()}
+
+
+def _sort_by_length(batch):
+    """The batch's rows ordered by length (stable)."""
+    order = tf.argsort(sequence_lengths(batch["input_mask"]), stable=True)
+    return {name: tf.gather(value, order) for name, value in batch.items()}
 
 
 def _records_by_file(files, is_training, input_context, seed, shuffle_buffer_size):

@@ -159,16 +159,25 @@ def ensure_swag_features(data_dir, output_dir, split, tokenizer, *, vocab_file, 
                                              fingerprint, write_records)
 
 
-def make_dataset(path, max_seq_length, batch_size, is_training, input_context=None, seed=None):
+def make_dataset(path, max_seq_length, batch_size, is_training, input_context=None, seed=None,
+                 pad_to_multiple=None):
     """Batches of the records at `path` (`features.make_dataset` sharded by
     record): int32 `input_word_ids`, `input_mask`, `input_type_ids`
-    `[batch, num_choices, max_seq_length]`, `label_ids` and `is_real_example`
-    `[batch]`. Pad eval / predict files to a multiple of the batch size."""
-    def unflatten(batch):
-        return {name: tf.reshape(value, [-1, NUM_CHOICES, max_seq_length])
-                if value.shape.rank == 2 else value for name, value in batch.items()}
+    `[batch, num_choices, max_seq_length]` (with `pad_to_multiple`: the
+    batch's longest pair rounded up to a multiple of it), `label_ids` and
+    `is_real_example` `[batch]`. Pad eval / predict files to a multiple of
+    the batch size."""
+    schema = multiple_choice_schema(max_seq_length)
 
-    dataset = feature_files.make_dataset(path, multiple_choice_schema(max_seq_length),
-                                         batch_size, is_training, input_context=input_context,
-                                         seed=seed, shard_by="records")
+    def unflatten(batch):
+        batch = {name: tf.reshape(value, [-1, NUM_CHOICES, max_seq_length])
+                 if value.shape.rank == 2 else value for name, value in batch.items()}
+        if pad_to_multiple:
+            batch = feature_files.trim_to_longest(batch, pad_to_multiple,
+                                                  schema.per_token_names())
+        return batch
+
+    dataset = feature_files.make_dataset(path, schema, batch_size, is_training,
+                                         input_context=input_context, seed=seed,
+                                         shard_by="records")
     return dataset.map(unflatten)

@@ -202,7 +202,7 @@ def tagging_schema(max_seq_length):
     """The `FeatureSchema` of tagging records."""
     def sequence(name, model_name=None):
         return Feature(name, max_seq_length, model_name=model_name,
-                       length_flag="max_seq_length")
+                       length_flag="max_seq_length", per_token=True)
 
     return FeatureSchema([
         *input_features(max_seq_length),
@@ -279,13 +279,17 @@ def ensure_tagging_features(output_dir, split, input_file, documents, labels, to
         pad_to_multiple_of))
 
 
-def make_dataset(path, max_seq_length, batch_size, is_training, input_context=None, seed=None):
+def make_dataset(path, max_seq_length, batch_size, is_training, input_context=None, seed=None,
+                 pad_to_multiple=None, group_by_length=False):
     """Batches of tagging records: int32 `[batch, max_seq_length]` `input_word_ids`,
-    `input_mask`, `input_type_ids`, `label_ids`, `word_ids`, and int32
-    `[batch]` `sentence_index`, `is_real_example`."""
+    `input_mask`, `input_type_ids`, `label_ids`, `word_ids` (with
+    `pad_to_multiple`, `[batch, longest rounded up]`; see
+    `features.make_dataset`), and int32 `[batch]` `sentence_index`,
+    `is_real_example`."""
     return feature_files.make_dataset(path, tagging_schema(max_seq_length), batch_size,
                                       is_training, input_context=input_context, seed=seed,
-                                      shard_by="records")
+                                      shard_by="records", pad_to_multiple=pad_to_multiple,
+                                      group_by_length=group_by_length)
 
 
 def word_predictions(sentences, batches):

@@ -63,7 +63,8 @@ def export_classifier(model, export_dir, vocab_file, do_lower_case, max_seq_leng
     def classify_text(text_a, text_b=None):
         segments = [tokenizer(text_a)] + ([tokenizer(text_b)] if text_b is not None else [])
         inputs, example_ids, _ = pack_example_windows(
-            segments, max_seq_length, tokenizer.cls_id, tokenizer.sep_id, long_text_stride)
+            segments, max_seq_length, tokenizer.cls_id, tokenizer.sep_id, long_text_stride,
+            pad_to_longest=True)
         logits = model(inputs, training=False)
         logits = average_windows(logits, example_ids, tf.shape(text_a)[0])
         return classification_outputs(logits, is_regression)

@@ -24,16 +24,17 @@ from bert_tf.preprocessing import BertTokenizer
 
 def pack_choices(tokenizer, context, endings, max_seq_length):
     """tf.string `context` `[batch]` and a list of n tf.string `[batch]`
-    endings -> dict of int32 `[batch, n, max_seq_length]` model inputs
-    (pair i of example b is `[CLS] context_b [SEP] ending_i_b [SEP]`)."""
+    endings -> dict of int32 `[batch, n, longest]` model inputs, padded to
+    the longest pair (at most `max_seq_length`); pair i of example b is
+    `[CLS] context_b [SEP] ending_i_b [SEP]`."""
     num_choices = len(endings)
     context_ids = tokenizer(context)
     contexts = tf.concat([context_ids[:, None]] * num_choices, axis=1).merge_dims(0, 1)
     choices = tf.concat([tokenizer(ending)[:, None] for ending in endings],
                         axis=1).merge_dims(0, 1)
     packed, _, _ = pack_example_windows([contexts, choices], max_seq_length, tokenizer.cls_id,
-                                        tokenizer.sep_id)
-    return {name: tf.reshape(value, [-1, num_choices, max_seq_length])
+                                        tokenizer.sep_id, pad_to_longest=True)
+    return {name: tf.reshape(value, [-1, num_choices, tf.shape(value)[1]])
             for name, value in packed.items()}
 
 

@@ -98,7 +98,7 @@ def tag_sentences(model, tokenizer, labels, max_seq_length, text):
     word_starts, word_ends, ids, is_first, token_words = sentence_pieces(tokenizer, text)
     inputs, example_ids, starts = pack_example_windows(
         [ids], max_seq_length, tokenizer.cls_id, tokenizer.sep_id,
-        stride=window_stride(max_seq_length))
+        stride=window_stride(max_seq_length), pad_to_longest=True)
     predicted = tf.argmax(model(inputs, training=False), axis=-1, output_type=tf.int32)
     chosen, token = labelled_positions(inputs["input_mask"], example_ids, starts,
                                        tf.cast(ids.row_starts(), tf.int32), is_first)

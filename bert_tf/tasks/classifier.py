@@ -132,6 +132,8 @@ class ClassifierRunner(TaskRunner):
         self.tokenizer = tokenization.FullTokenizer(options.vocab_file, options.do_lower_case)
         if options.do_train:
             self.train_file = self._features("train")
+        for split, batch_size in self.eval_splits():
+            self._features(split, pad_to=batch_size)
 
     def _features(self, split, pad_to=None):
         options = self.options
@@ -143,11 +145,16 @@ class ClassifierRunner(TaskRunner):
     def _dataset_fn(self, path, batch_size, is_training):
         options = self.options
 
+        # Eval and predict results are put back in example_index order, so
+        # their batches can always be grouped by length.
+        group = self.pad_to_multiple is not None and (options.group_by_length or not is_training)
+
         def dataset_fn(input_context):
             return classifier_features.make_dataset(
                 path, options.max_seq_length, batch_size, is_training,
                 is_regression=self.processor.is_regression, input_context=input_context,
-                seed=options.training.seed)
+                seed=options.training.seed, pad_to_multiple=self.pad_to_multiple,
+                group_by_length=group)
         return dataset_fn
 
     def train_schedule(self):
@@ -182,16 +189,18 @@ class ClassifierRunner(TaskRunner):
         options, processor = self.options, self.processor
         logits, _ = self._predict_examples(trainer, "predict", options.predict_batch_size)
         outputs = logits[:, 0] if processor.is_regression else softmax(logits)
-        classifier_outputs.write_test_results(
-            os.path.join(options.output_dir, "test_results.tsv"), outputs)
+        path = os.path.join(options.output_dir, "test_results.tsv")
+        classifier_outputs.write_test_results(path, outputs)
+        self.wrote("predictions", path)
         if processor.submission_name:
-            classifier_outputs.write_glue_submission(
-                classifier_outputs.submission_path(options.output_dir, processor),
-                processor, outputs, processor.get_labels())
+            path = classifier_outputs.submission_path(options.output_dir, processor)
+            classifier_outputs.write_glue_submission(path, processor, outputs,
+                                                     processor.get_labels())
+            self.wrote("GLUE submission", path)
 
     def export(self, model):
         options = self.options
-        export_classifier(model, options.export_dir, options.vocab_file,
+        return export_classifier(model, options.export_dir, options.vocab_file,
                           options.do_lower_case, options.max_seq_length,
                           _has_sentence_pairs(self.processor, options.data_dir),
                           is_regression=self.processor.is_regression,

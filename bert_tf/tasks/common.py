@@ -11,6 +11,7 @@ or `restore` -> evaluate (writes `eval_results.txt`) -> predict -> export.
 
 import contextlib
 import dataclasses
+import numbers
 import os
 
 import keras
@@ -19,8 +20,9 @@ from absl import logging
 
 from bert_tf import checkpoints, tokenization
 from bert_tf.config import BertConfig
-from bert_tf.errors import InputError
+from bert_tf.errors import BertTfError, InputError
 from bert_tf.export.classifier import check_export_dir
+from bert_tf.files import check_output_dir
 from bert_tf.training import distribution
 from bert_tf.training.distribution import TrainingOptions
 from bert_tf.training.loop import LoopConfig, Trainer, write_results
@@ -36,7 +38,9 @@ def option(default=dataclasses.MISSING, help=""):  # noqa: A002  (absl's word fo
 class RunOptions:
     """The flags every training script shares, with the original's defaults."""
 
-    bert_config_file: str = option(help="bert_config.json of the model: its architecture.")
+    bert_config_file: str | None = option(
+        None, "bert_config.json of the model: its architecture. Not needed when "
+              "--init_checkpoint is a folder with one (Google's release, Hugging Face).")
     output_dir: str = option(help="Where checkpoints and results are written.")
     init_checkpoint: str | None = option(
         None, "Checkpoint to start from: Google's bert_model.ckpt, a bert_tf or Model "
@@ -49,16 +53,56 @@ class RunOptions:
     learning_rate: float = option(5e-5, "Peak learning rate.")
     save_checkpoints_steps: int = option(1000, "Updates between checkpoints.")
     keep_checkpoint_max: int = option(5, "Checkpoints kept in --output_dir.")
+    dynamic_padding: bool = option(
+        True, "Pad each batch only to its longest example, rounded up to --padding_multiple, "
+              "not to --max_seq_length (same results, less compute). Off under TPUStrategy, "
+              "which needs static shapes; pre-training and SQuAD always pad fully.")
+    padding_multiple: int = option(
+        16, "With --dynamic_padding: batch lengths are multiples of this (fewer shapes to "
+            "trace and compile).")
+    group_by_length: bool = option(
+        False, "With --dynamic_padding: train on batches of similar lengths (sorted within "
+               "windows of 32 batches, the batches then shuffled). Classifier and NER eval "
+               "and predict always do so, and write results in the original order.")
     training: TrainingOptions = dataclasses.field(default_factory=TrainingOptions)
 
 
-def load_bert_config(bert_config_file, max_seq_length):
-    """Reads `--bert_config_file` and checks `--max_seq_length` against it."""
-    config = BertConfig.from_json_file(bert_config_file)
-    if max_seq_length > config.max_position_embeddings:
-        raise InputError(f"--max_seq_length={max_seq_length} is larger than "
-                         f"max_position_embeddings={config.max_position_embeddings} "
-                         f"of {bert_config_file}")
+# Config files beside a checkpoint: Google's releases, then Hugging Face folders.
+_CONFIG_NAMES = ("bert_config.json", "config.json")
+
+
+def config_file_of(options):
+    """`--bert_config_file`, else the config beside `--init_checkpoint` (a
+    release or Hugging Face folder, or the prefix of a checkpoint in one)."""
+    if options.bert_config_file:
+        return options.bert_config_file
+    checkpoint = options.init_checkpoint
+    if checkpoint:
+        folder = checkpoint if tf.io.gfile.isdir(checkpoint) else os.path.dirname(checkpoint)
+        for name in _CONFIG_NAMES:
+            if tf.io.gfile.exists(os.path.join(folder, name)):
+                return os.path.join(folder, name)
+        raise InputError(f"--bert_config_file is needed: --init_checkpoint={checkpoint} has no "
+                         f"{' or '.join(_CONFIG_NAMES)} beside it")
+    raise InputError("--bert_config_file is needed (or an --init_checkpoint folder with one)")
+
+
+def _config_source(options):
+    """How to name the config in a message: the flag when it was given."""
+    if options.bert_config_file:
+        return f"--bert_config_file {options.bert_config_file}"
+    return config_file_of(options)
+
+
+def load_bert_config(options):
+    """Reads the model's config (`config_file_of`) and checks
+    `--max_seq_length` against it."""
+    path = config_file_of(options)
+    config = BertConfig.from_json_file(path)
+    if options.max_seq_length > config.max_position_embeddings:
+        raise InputError(f"--max_seq_length={options.max_seq_length} is larger than "
+                         f"max_position_embeddings={config.max_position_embeddings} of "
+                         f"{_config_source(options)}")
     return config
 
 
@@ -114,6 +158,24 @@ class TaskRunner:
 
     def __init__(self, options):
         self.options = options
+        self.written = []  # (what, path) of each output, listed when the run ends
+        # Set by run_task: the multiple batches are padded to under
+        # --dynamic_padding, None for static --max_seq_length shapes.
+        self.pad_to_multiple = None
+
+    def wrote(self, what, path):
+        """Records an output file or folder for the run's closing list."""
+        logging.info("wrote %s", path)
+        self.written.append((what, path))
+
+    def eval_splits(self):
+        """`(split, batch size)` of the eval and predict modes that are set,
+        to make their features in `prepare`: bad data there stops the run
+        before training, not after."""
+        options = self.options
+        return [(split, getattr(options, f"{split}_batch_size"))
+                for split, mode in (("eval", "do_eval"), ("predict", "do_predict"))
+                if getattr(options, mode, False)]
 
     def validate(self):
         """Checks the options before any work (raise InputError)."""
@@ -139,8 +201,9 @@ class TaskRunner:
 
     def restore(self, trainer):
         """Without do_train: the weights to evaluate / predict with. Default:
-        the newest checkpoint in `output_dir`, else `init_checkpoint`."""
-        if not trainer.checkpoints.restore_latest() and self.options.init_checkpoint:
+        the newest checkpoint in `output_dir`, else `init_checkpoint`
+        (`_check_weights_exist` made sure there is one)."""
+        if not trainer.checkpoints.restore_latest():
             warm_start(trainer.model, self.options.init_checkpoint)
 
     def evaluate(self, trainer):
@@ -151,7 +214,8 @@ class TaskRunner:
         """With do_predict (where the task has it): writes the prediction files."""
 
     def export(self, model):
-        """With export_dir (where the task has it): writes the SavedModel."""
+        """With export_dir (where the task has it): writes the SavedModel;
+        returns its folder."""
 
 
 _MODES = ("do_train", "do_eval", "do_predict")
@@ -159,18 +223,37 @@ _MODES = ("do_train", "do_eval", "do_predict")
 
 def _check_shared_options(options):
     """Checks of options several tasks have: one of the task's `--do_*` modes
-    is set, an export dir that is free, and `--do_lower_case` against a
-    released checkpoint's casing."""
+    is set, `--output_dir` is a folder (or not there yet), an export dir that
+    is free, and `--do_lower_case` against a released checkpoint's casing."""
     modes = [f"--{f.name}" for f in dataclasses.fields(options)
              if f.name in _MODES and "help" in f.metadata]
     if modes and not any(getattr(options, mode[2:]) for mode in modes):
         listed = ", ".join(modes[:-1]) + " or " + modes[-1] if len(modes) > 1 else modes[0]
         raise InputError(f"at least one of {listed} must be set")
+    check_output_dir(options.output_dir, "--output_dir")
+    if options.padding_multiple < 1:
+        raise InputError(f"--padding_multiple must be >= 1, got {options.padding_multiple}")
     if getattr(options, "export_dir", None):
         check_export_dir(options.export_dir, options.overwrite)
     if hasattr(options, "do_lower_case"):
         tokenization.validate_case_matches_checkpoint(options.do_lower_case,
                                                       options.init_checkpoint)
+
+
+def _check_weights_exist(runner):
+    """`--init_checkpoint` reads; and evaluating, predicting or exporting
+    without training needs trained weights: a checkpoint in `--output_dir` or
+    `--init_checkpoint` (a random model's results would look like real ones)."""
+    options = runner.options
+    if options.init_checkpoint:
+        checkpoints.checkpoint_format(options.init_checkpoint)  # reads its index
+    if options.do_train or options.init_checkpoint or \
+            type(runner).restore is not TaskRunner.restore:
+        return
+    if not tf.train.get_checkpoint_state(options.output_dir):
+        raise InputError(f"nothing to evaluate, predict or export: no checkpoint in "
+                         f"--output_dir={options.output_dir} and no --init_checkpoint "
+                         "(pass --do_train, or the checkpoint to use)")
 
 
 def _check_vocab_fits(options, config):
@@ -181,24 +264,52 @@ def _check_vocab_fits(options, config):
     size = len(tokenization.load_vocab(options.vocab_file))
     if size > config.vocab_size:
         raise InputError(f"--vocab_file {options.vocab_file} has {size} tokens, more than "
-                         f"vocab_size={config.vocab_size} of --bert_config_file "
-                         f"{options.bert_config_file}: they are not the same model's")
+                         f"vocab_size={config.vocab_size} of {_config_source(options)}: "
+                         "they are not the same model's")
+
+
+def _pad_to_multiple(options, strategy):
+    """--padding_multiple under --dynamic_padding off TPUs, else None."""
+    if not options.dynamic_padding:
+        return None
+    if distribution.is_tpu_strategy(strategy):
+        logging.info("--dynamic_padding is off under TPUStrategy: static shapes")
+        return None
+    return options.padding_multiple
 
 
 def run_task(runner):
     """Runs a task's train / eval / predict / export as its options say;
-    returns the eval metrics (empty without do_eval)."""
+    returns the eval metrics (empty without do_eval). An error before any
+    output was written leaves no new `--output_dir` behind."""
+    options = runner.options
+    created_output_dir = not tf.io.gfile.exists(options.output_dir)
+    try:
+        metrics = _run(runner)
+    except BertTfError:
+        if created_output_dir and tf.io.gfile.isdir(options.output_dir) \
+                and not tf.io.gfile.listdir(options.output_dir):
+            tf.io.gfile.rmtree(options.output_dir)
+        raise
+    for what, path in runner.written:
+        print(f"{what}: {path}")
+    return metrics
+
+
+def _run(runner):
     options = runner.options
     _check_shared_options(options)
     runner.validate()
-    config = load_bert_config(options.bert_config_file, options.max_seq_length)
+    config = load_bert_config(options)
     _check_vocab_fits(options, config)
+    _check_weights_exist(runner)
     tf.io.gfile.makedirs(options.output_dir)
     runner.prepare(config)
     training = options.training
     with training_environment(training) as strategy:
         for name in runner.batch_size_options:
             distribution.check_batch_divisible(getattr(options, name), strategy, name)
+        runner.pad_to_multiple = _pad_to_multiple(options, strategy)
         num_train_steps, optimizer = 1, None
         with strategy.scope():
             model = runner.build_model(config)
@@ -217,15 +328,29 @@ def run_task(runner):
             init_fn = (lambda: warm_start(model, options.init_checkpoint)) \
                 if options.init_checkpoint else None
             trainer.train(runner.train_dataset_fn(), options.train_batch_size, init_fn=init_fn)
+            if trainer.checkpoints.is_chief:
+                runner.wrote("checkpoint", trainer.checkpoints.latest())
         else:
             runner.restore(trainer)
         metrics = {}
         if options.do_eval:
             metrics = runner.evaluate(trainer)
             metrics.setdefault("global_step", int(trainer.global_step.numpy()))
-            write_results(os.path.join(options.output_dir, "eval_results.txt"), metrics)
+            path = os.path.join(options.output_dir, "eval_results.txt")
+            write_results(path, metrics)
+            _write_eval_summaries(os.path.join(options.output_dir, "eval"), metrics)
+            runner.wrote("eval results", path)
         if getattr(options, "do_predict", False):
             runner.predict(trainer)
         if getattr(options, "export_dir", None):
-            runner.export(model)
+            runner.wrote("SavedModel", runner.export(model))
         return metrics
+
+
+def _write_eval_summaries(log_dir, metrics):
+    """The eval metrics as TensorBoard scalars at their global step (the
+    original Estimator's `eval` folder beside the training curves)."""
+    with tf.summary.create_file_writer(log_dir).as_default(step=metrics["global_step"]):
+        for name, value in metrics.items():
+            if name != "global_step" and isinstance(value, numbers.Real):
+                tf.summary.scalar(name, value)

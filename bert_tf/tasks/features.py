@@ -30,7 +30,7 @@ from bert_tf import checkpoints, tokenization
 from bert_tf.data.features import (Feature, FeatureSchema, input_features, make_dataset,
                                    write_record_file)
 from bert_tf.errors import CheckpointError, InputError
-from bert_tf.files import atomic_output
+from bert_tf.files import atomic_output, check_output_file
 from bert_tf.modeling import BertEncoder
 from bert_tf.packing import pack_inputs
 from bert_tf.tasks.common import RunOptions, TaskRunner, option, parse_layers, run_task
@@ -115,6 +115,7 @@ class FeatureRunner(TaskRunner):
 
     def validate(self):
         options = self.options
+        check_output_file(options.output_file, "--output_file")
         if options.output_format not in OUTPUT_FORMATS:
             raise InputError(f"--output_format must be one of {', '.join(OUTPUT_FORMATS)}, got "
                              f"{options.output_format!r}")
@@ -174,7 +175,7 @@ class FeatureRunner(TaskRunner):
         def dataset_fn(input_context):
             return make_dataset(self.records, _schema(options.max_seq_length), options.batch_size,
                                 is_training=False, input_context=input_context,
-                                shard_by="records")
+                                shard_by="records", pad_to_multiple=self.pad_to_multiple)
 
         rows = ((int(uid), values)
                 for batch in trainer.predict_batches(dataset_fn, passthrough=("unique_ids",))
@@ -185,6 +186,7 @@ class FeatureRunner(TaskRunner):
         else:
             _write_jsonl(options.output_file, rows, self.tokens, self.layer_indexes)
         tf.io.gfile.remove(self.records)
+        self.wrote("features", options.output_file)
 
 
 def _write_jsonl(path, rows, tokens, layer_indexes):

@@ -61,6 +61,8 @@ class MultipleChoiceRunner(TaskRunner):
         self.tokenizer = tokenization.FullTokenizer(options.vocab_file, options.do_lower_case)
         if options.do_train:
             self.train_file = self._features("train")
+        for split, batch_size in self.eval_splits():
+            self._features(split, pad_to=batch_size)
 
     def _features(self, split, pad_to=None):
         options = self.options
@@ -74,7 +76,8 @@ class MultipleChoiceRunner(TaskRunner):
 
         def dataset_fn(input_context):
             return mc_data.make_dataset(path, options.max_seq_length, batch_size, is_training,
-                                        input_context=input_context, seed=options.training.seed)
+                                        input_context=input_context, seed=options.training.seed,
+                                        pad_to_multiple=self.pad_to_multiple)
         return dataset_fn
 
     def train_schedule(self):
@@ -108,12 +111,13 @@ class MultipleChoiceRunner(TaskRunner):
     def predict(self, trainer):
         options = self.options
         logits, _ = self._predict_split(trainer, "predict", options.predict_batch_size)
-        write_test_results(os.path.join(options.output_dir, "test_results.tsv"),
-                           softmax(logits.astype(np.float64)))
+        path = os.path.join(options.output_dir, "test_results.tsv")
+        write_test_results(path, softmax(logits.astype(np.float64)))
+        self.wrote("predictions", path)
 
     def export(self, model):
         options = self.options
-        export_multiple_choice(model, options.export_dir, options.vocab_file,
+        return export_multiple_choice(model, options.export_dir, options.vocab_file,
                                options.do_lower_case, options.max_seq_length,
                                overwrite=options.overwrite)
 

@@ -172,7 +172,7 @@ class SquadRunner(TaskRunner):
             processor.add(windows[unique_id], start_logits, end_logits)
         outputs = processor.finish()
         for path in postprocess.write_prediction_files(options.output_dir, outputs):
-            logging.info("wrote %s", path)
+            self.wrote("predictions", path)
         if squad_features.has_answers(examples):
             self.eval_results = self._score(examples, outputs)
 
@@ -194,11 +194,12 @@ class SquadRunner(TaskRunner):
         path = os.path.join(self.options.output_dir, EVAL_RESULTS_FILE)
         write_text_atomically(path, json.dumps(results, indent=2) + "\n")
         logging.info("%s: %s", path, json.dumps(results))
+        self.wrote("scores", path)
         return results
 
     def export(self, model):
         options = self.options
-        export_span_labeler(
+        return export_span_labeler(
             model, options.export_dir, options.vocab_file, options.do_lower_case,
             max_seq_length=options.max_seq_length, doc_stride=options.doc_stride,
             max_query_length=options.max_query_length,

@@ -140,6 +140,8 @@ class NerRunner(TaskRunner):
         logging.info("labels: %s", ", ".join(self.labels))
         if options.do_train:
             self.train_file = self._features("train", None)
+        for split, batch_size in self.eval_splits():
+            self._features(split, batch_size)
 
     def _features(self, split, pad_to, documents=None):
         options = self.options
@@ -155,9 +157,15 @@ class NerRunner(TaskRunner):
     def _dataset_fn(self, path, batch_size, is_training):
         options = self.options
 
+        # Words are mapped back through sentence_index and word_ids, so eval
+        # and predict batches can always be grouped by length.
+        group = self.pad_to_multiple is not None and (options.group_by_length or not is_training)
+
         def dataset_fn(input_context):
             return tagging.make_dataset(path, options.max_seq_length, batch_size, is_training,
-                                        input_context=input_context, seed=options.training.seed)
+                                        input_context=input_context, seed=options.training.seed,
+                                        pad_to_multiple=self.pad_to_multiple,
+                                        group_by_length=group)
         return dataset_fn
 
     def train_schedule(self):
@@ -211,11 +219,11 @@ class NerRunner(TaskRunner):
         sentences, tags, _ = self._tag_split(trainer, "predict", options.predict_batch_size)
         path = os.path.join(options.output_dir, PREDICTIONS_FILE)
         tagging.write_predictions(path, self.input_file("predict"), sentences, tags)
-        logging.info("wrote %s", path)
+        self.wrote("predictions", path)
 
     def export(self, model):
         options = self.options
-        export_tagger(model, options.export_dir, options.vocab_file, options.do_lower_case,
+        return export_tagger(model, options.export_dir, options.vocab_file, options.do_lower_case,
                       options.max_seq_length, self.labels, overwrite=options.overwrite)
 
 

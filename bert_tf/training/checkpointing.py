@@ -18,7 +18,8 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from bert_tf.checkpoints import tf1_variable_map, write_checkpoint
+from bert_tf.checkpoints import (UnreadableCheckpointError, read_tensors, tf1_variable_map,
+                                 variable_shapes, write_checkpoint)
 from bert_tf.errors import CheckpointError
 from bert_tf.files import write_text_atomically
 
@@ -100,9 +101,10 @@ class CheckpointManager:
         return prefix
 
     def restore(self, prefix):
-        """Restores model, optimizer and global step from `prefix` (strict)."""
-        reader = tf.train.load_checkpoint(prefix)
-        available = reader.get_variable_to_shape_map()
+        """Restores model, optimizer and global step from `prefix` (strict).
+        Every tensor is read before any is assigned: a checkpoint that does
+        not read leaves the model as it was."""
+        available = variable_shapes(prefix)
         variables = self._variables()
         missing = sorted(set(variables) - set(available))
         if missing:
@@ -110,18 +112,31 @@ class CheckpointManager:
                 f"{prefix}: cannot resume, missing {', '.join(missing[:8])}"
                 + (f" ... and {len(missing) - 8} more" if len(missing) > 8 else "")
                 + " (was it written with another model, optimizer or --output_dir?)")
+        values = read_tensors(prefix, list(variables))
         for name, variable in variables.items():
-            value = reader.get_tensor(name)
-            if tuple(value.shape) != tuple(variable.shape):
-                raise CheckpointError(f"{prefix}: {name} has shape {list(value.shape)}, "
+            if tuple(values[name].shape) != tuple(variable.shape):
+                raise CheckpointError(f"{prefix}: {name} has shape {list(values[name].shape)}, "
                                       f"the model expects {list(variable.shape)}")
-            variable.assign(np.asarray(value, dtype=tf.as_dtype(variable.dtype).as_numpy_dtype))
+        for name, variable in variables.items():
+            variable.assign(np.asarray(values[name],
+                                       dtype=tf.as_dtype(variable.dtype).as_numpy_dtype))
         logging.info("resumed from %s at step %d", prefix, int(self.global_step.numpy()))
 
     def restore_latest(self):
-        """Restores the newest checkpoint if there is one; returns whether it did."""
-        prefix = self.latest()
-        if prefix is None:
-            return False
-        self.restore(prefix)
-        return True
+        """Restores the newest checkpoint that reads; returns whether one did.
+        A newer one that does not read (a crash or a full disk mid-copy) is
+        skipped with a warning naming it."""
+        prefixes = [os.path.join(self.output_dir, p) for p in _read_state(self.output_dir)]
+        broken = []
+        for prefix in reversed(prefixes):
+            try:
+                self.restore(prefix)
+            except UnreadableCheckpointError as e:
+                logging.warning("%s; trying an older one", e)
+                broken.append(str(e))
+                continue
+            return True
+        if broken:
+            raise CheckpointError(f"no checkpoint in {self.output_dir} reads ({broken[0]}); "
+                                  "remove them or choose another --output_dir")
+        return False

@@ -89,8 +89,11 @@ def define_training_flags(flag_values=flags.FLAGS):
     define(flags.DEFINE_integer, "num_tpu_cores", "Expected TPU cores (TPUStrategy uses all).")
     define(flags.DEFINE_string, "dtype", f"Compute precision, one of: {', '.join(DTYPES)}.")
     define(flags.DEFINE_bool, "jit_compile", "Compile the train step with XLA.")
-    define(flags.DEFINE_integer, "steps_per_loop", "Train steps per tf.function call.")
-    flags.DEFINE_alias("iterations_per_loop", "steps_per_loop", flag_values=flag_values)
+    define(flags.DEFINE_integer, "steps_per_loop",
+           "At most this many train steps per tf.function call (fewer when a progress line, "
+           "about every 10 s, or a checkpoint is due).")
+    flags.DEFINE_alias("iterations_per_loop", "steps_per_loop", flag_values=flag_values,
+                       module_name=module_name)
     define(flags.DEFINE_string, "optimizer", f"One of: {', '.join(OPTIMIZERS)}.")
     define(flags.DEFINE_integer, "gradient_accumulation_steps", "Batches averaged per update.")
     define(flags.DEFINE_integer, "seed", "Random seed (Python, NumPy, TensorFlow, Keras).")
@@ -179,10 +182,15 @@ def strategy_from_options(options):
     return strategy
 
 
+def is_tpu_strategy(strategy):
+    """Whether `strategy` runs on TPUs (which need static shapes)."""
+    return isinstance(strategy, _TPU_STRATEGIES)
+
+
 def set_precision_policy(dtype, strategy):
     """Sets the global Keras dtype policy; returns whether loss scaling is needed."""
     _check_choice("dtype", dtype, DTYPES)
-    if dtype == "mixed_float16" and isinstance(strategy, _TPU_STRATEGIES):
+    if dtype == "mixed_float16" and is_tpu_strategy(strategy):
         raise InputError("--dtype mixed_float16 is not supported on TPU; use mixed_bfloat16")
     keras.mixed_precision.set_dtype_policy(dtype)
     return dtype == "mixed_float16"

@@ -2,8 +2,10 @@
 
 A task supplies its model, how its loss is computed and normalised, and its
 evaluation sums (see `Task`); the loop supplies the rest: distribution over
-replicas, optional XLA, `steps_per_loop` steps per host round trip,
-checkpoints with automatic resume, TensorBoard summaries and a progress line.
+replicas, optional XLA, up to `steps_per_loop` steps per host round trip
+(fewer when that would leave the log silent for more than PROGRESS_SECONDS),
+checkpoints with automatic resume (and one saved on SIGTERM / Ctrl-C),
+TensorBoard summaries and a progress line.
 
 Losses are normalised by totals over the *global* batch (all-reduced before
 the loss is computed), so each replica's loss is its share of the global loss
@@ -22,6 +24,16 @@ from absl import logging
 from bert_tf.errors import BertTfError
 from bert_tf.files import write_text_atomically
 from bert_tf.training.checkpointing import CheckpointManager
+
+
+# A training progress line (and TensorBoard point) at least this often.
+PROGRESS_SECONDS = 10.0
+
+
+def _duration(seconds):
+    minutes, seconds = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes}:{seconds:02d}"
 
 
 class TrainingError(BertTfError, RuntimeError):
@@ -206,20 +218,46 @@ class Trainer:
         writer = (tf.summary.create_file_writer(config.output_dir)
                   if is_chief(self.strategy) else tf.summary.create_noop_writer())
         history = []
-        while step < config.num_train_steps:
-            next_save = (step // config.save_checkpoints_steps + 1) * config.save_checkpoints_steps
-            num_steps = min(config.steps_per_loop, config.num_train_steps - step,
-                            next_save - step)
-            start = time.time()
-            losses = self.train_steps(iterator, num_steps)
-            step += num_steps
-            seconds = time.time() - start
-            history.append((step, losses))
-            self._log(writer, step, losses, num_steps / seconds, global_batch_size)
-            if step % config.save_checkpoints_steps == 0 or step == config.num_train_steps:
+        seconds_per_step = None  # unknown until a call without tracing ran
+        saved_step = step
+        try:
+            while step < config.num_train_steps:
+                num_steps = self._steps_in_next_call(step, seconds_per_step)
+                start = time.time()
+                losses = self.train_steps(iterator, num_steps)
+                seconds = time.time() - start
+                if history:
+                    seconds_per_step = seconds / num_steps
+                step += num_steps
+                history.append((step, losses))
+                self._log(writer, step, losses, num_steps / seconds, global_batch_size,
+                          seconds_per_step)
+                if step % config.save_checkpoints_steps == 0 or step == config.num_train_steps:
+                    self.checkpoints.save()
+                    saved_step = step
+        except KeyboardInterrupt:
+            # SIGTERM (preemption, a scheduler) or Ctrl-C between steps: keep
+            # the steps done since the last checkpoint.
+            step = int(self.global_step.numpy())
+            logging.warning("interrupted at step %d%s", step,
+                            ": saving a checkpoint" if step > saved_step else "")
+            if step > saved_step:
                 self.checkpoints.save()
-        writer.flush()
+            raise
+        finally:
+            writer.flush()
         return history
+
+    def _steps_in_next_call(self, step, seconds_per_step):
+        """Steps for the next tf.function call: up to `steps_per_loop`, the
+        next checkpoint and the end, and few enough for a progress line about
+        every PROGRESS_SECONDS (one step while the step time is unknown)."""
+        config = self.config
+        next_save = (step // config.save_checkpoints_steps + 1) * config.save_checkpoints_steps
+        num_steps = min(config.steps_per_loop, config.num_train_steps - step, next_save - step)
+        if seconds_per_step is None:
+            return 1
+        return max(1, min(num_steps, int(PROGRESS_SECONDS / seconds_per_step)))
 
     def train_steps(self, iterator, num_steps):
         """Runs `num_steps` updates from `iterator` (of `distribute`) in one
@@ -234,12 +272,15 @@ class Trainer:
                 f"Last good checkpoint: {last or 'none'}")
         return {k: float(v) for k, v in means.items()}
 
-    def _log(self, writer, step, losses, steps_per_second, global_batch_size):
+    def _log(self, writer, step, losses, steps_per_second, global_batch_size, seconds_per_step):
         learning_rate = float(self.optimizer.learning_rate)
-        logging.info("step %d/%d  %s  lr %.3g  %.2f steps/s  %.1f examples/s", step,
+        remaining = self.config.num_train_steps - step
+        eta = (f"  ETA {_duration(remaining * seconds_per_step)}"
+               if seconds_per_step is not None and remaining else "")
+        logging.info("step %d/%d  %s  lr %.3g  %.2f steps/s  %.1f examples/s%s", step,
                      self.config.num_train_steps,
                      "  ".join(f"{k} {v:.4f}" for k, v in sorted(losses.items())),
-                     learning_rate, steps_per_second, steps_per_second * global_batch_size)
+                     learning_rate, steps_per_second, steps_per_second * global_batch_size, eta)
         with writer.as_default(step=step):
             for name, value in losses.items():
                 tf.summary.scalar(name, value)
@@ -249,9 +290,10 @@ class Trainer:
 
     def predict_batches(self, dataset_fn, passthrough=()):
         """Runs the model once over the dataset, yielding one dict of numpy
-        arrays per global batch: the model's outputs (`logits` when the model
-        returns a single tensor) and the feature keys in `passthrough`,
-        concatenated over this worker's replicas. Nothing is kept between
+        arrays per replica batch, in order: the model's outputs (`logits`
+        when the model returns a single tensor) and the feature keys in
+        `passthrough`. (Replicas' batches are not concatenated: with dynamic
+        padding their sequence lengths differ.) Nothing is kept between
         batches, so callers can stream results of any size."""
         def replica(features):
             outputs = self.model(features, training=False)
@@ -268,9 +310,9 @@ class Trainer:
                 result = step(iterator)
             except (StopIteration, tf.errors.OutOfRangeError):
                 return
-            yield {k: np.concatenate([np.asarray(x) for x in
-                                      self.strategy.experimental_local_results(v)])
-                   for k, v in result.items()}
+            local = {k: self.strategy.experimental_local_results(v) for k, v in result.items()}
+            for index in range(len(next(iter(local.values())))):
+                yield {k: np.asarray(values[index]) for k, values in local.items()}
 
     def predict(self, dataset_fn, passthrough=()):
         """`predict_batches` concatenated over all batches."""

@@ -284,17 +284,21 @@ def check_features_file(input_file, max_seq_length, is_regression=False):
 
 
 def make_dataset(input_file, max_seq_length, batch_size, is_training, is_regression=False,
-                 input_context=None, seed=None, shuffle_buffer_size=10000, check_file=True):
+                 input_context=None, seed=None, shuffle_buffer_size=10000, check_file=True,
+                 pad_to_multiple=None, group_by_length=False):
     """A `tf.data.Dataset` of classifier batches from one features file
     (`features.make_dataset` sharded by record).
 
-    Batches are dicts of static-shape tensors: int32 `input_word_ids`,
-    `input_mask`, `input_type_ids` [batch, max_seq_length], `label_ids`
+    Batches are dicts of tensors: int32 `input_word_ids`, `input_mask`,
+    `input_type_ids` [batch, max_seq_length] (with `pad_to_multiple`: the
+    batch's longest example rounded up to a multiple of it), `label_ids`
     [batch] (int32, float32 for regression), int32 `is_real_example` and
     `example_index` [batch]. Pad eval/predict files to a multiple of the
-    batch size: the remainder is dropped.
+    batch size: the remainder is dropped. `group_by_length` reorders the
+    records (see `features.make_dataset`): `example_index` restores the order.
     """
     return feature_files.make_dataset(
         input_file, classifier_schema(max_seq_length, is_regression), batch_size, is_training,
         input_context=input_context, seed=seed, shuffle_buffer_size=shuffle_buffer_size,
-        shard_by="records", check_files=check_file)
+        shard_by="records", check_files=check_file, pad_to_multiple=pad_to_multiple,
+        group_by_length=group_by_length)

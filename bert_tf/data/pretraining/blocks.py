@@ -8,13 +8,19 @@ original's instances; every block's output depends only on its documents, the
 seed and its index, never on which process made it.
 """
 
+import ctypes
 import dataclasses
 import logging
+import multiprocessing
+import os
 import random
+import signal
+import sys
 
 from bert_tf import tokenization
+from bert_tf.data import tfrecord
 from bert_tf.data.pretraining import instances as pretraining_instances
-from bert_tf.data.pretraining import schema as pretraining_schema
+from bert_tf.data.pretraining.records import InstanceEncoder
 from bert_tf.data.pretraining.summary import PretrainingSummary
 from bert_tf.errors import InputError
 
@@ -32,7 +38,8 @@ class TokenizerOptions:
 
 @dataclasses.dataclass(frozen=True)
 class BlockResult:
-    """One block's serialized instances (in the block's shuffled order) and its counts."""
+    """One block's instances as TFRecord-framed `tf.train.Example` bytes (in the
+    block's shuffled order) and its counts."""
 
     records: list
     summary: PretrainingSummary
@@ -63,8 +70,10 @@ class SentenceTokenizer:
     """A line of text -> packed tokens (`pretraining_instances.pack_token`).
 
     Without a segmenter, a line is tokenized by `FullTokenizer` and `##` pieces
-    continue the word before them. With one, each word of the segmenter is
-    tokenized on its own and all its pieces after the first continue it.
+    continue the word before them; the packed tokens of each word are
+    remembered (`tokenization.WordCache`). With a segmenter, each word of the
+    segmenter is tokenized on its own and all its pieces after the first
+    continue it.
     """
 
     def __init__(self, options):
@@ -76,13 +85,20 @@ class SentenceTokenizer:
         self.special = pretraining_instances.SpecialTokens(
             cls_id=vocab[tokenization.CLS_TOKEN], sep_id=vocab[tokenization.SEP_TOKEN],
             mask_id=vocab[tokenization.MASK_TOKEN], vocab_ids=tuple(vocab.values()))
+        self._packed = tokenization.WordCache(self._pack_word)
+
+    def _pack_word(self, raw_word):
+        vocab = self.tokenizer.vocab
+        return tuple(pretraining_instances.pack_token(vocab[piece], piece.startswith("##"))
+                     for piece in self.tokenizer.word_pieces(raw_word))
 
     def __call__(self, line):
+        if self._segment is None:
+            packed = self._packed
+            return [token for word in self.tokenizer.basic_tokenizer.raw_words(line)
+                    for token in packed[word]]
         vocab = self.tokenizer.vocab
         pack = pretraining_instances.pack_token
-        if self._segment is None:
-            return [pack(vocab[piece], piece.startswith("##"))
-                    for piece in self.tokenizer.tokenize(line)]
         tokens = []
         for word in self._segment(line):
             pieces = self.tokenizer.tokenize(word)
@@ -97,6 +113,9 @@ class BlockProcessor:
         self.tokenize = SentenceTokenizer(tokenizer_options)
         self.instance_options = instance_options
         self.random_seed = random_seed
+        self.encode = InstanceEncoder(instance_options.max_seq_length,
+                                      instance_options.max_predictions_per_seq,
+                                      max(self.tokenize.tokenizer.vocab.values()) + 1)
 
     def __call__(self, block_index, raw_documents):
         options = self.instance_options
@@ -109,8 +128,7 @@ class BlockProcessor:
 
         def serialize(instance):
             summary.count_instance(instance)
-            return pretraining_schema.serialize_instance(
-                instance, options.max_seq_length, options.max_predictions_per_seq)
+            return tfrecord.frame(self.encode(instance))
 
         rng = random.Random(block_seed(self.random_seed, block_index))
         records = pretraining_instances.create_training_instances(
@@ -122,9 +140,24 @@ _worker_processor = None
 
 
 def init_worker(tokenizer_options, instance_options, random_seed):
-    """Pool initializer: builds this process's BlockProcessor."""
+    """Pool initializer: builds this process's BlockProcessor. The worker
+    ignores SIGINT (Ctrl-C reaches the whole process group; the main process
+    handles it) and ends with the main process."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _end_with_parent()
     global _worker_processor
     _worker_processor = BlockProcessor(tokenizer_options, instance_options, random_seed)
+
+
+def _end_with_parent():
+    """Has Linux send this process SIGTERM when its parent ends, even by SIGKILL."""
+    if not sys.platform.startswith("linux"):
+        return
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+    parent = multiprocessing.parent_process()
+    if parent is not None and os.getppid() != parent.pid:  # it ended before prctl
+        os._exit(1)
 
 
 def process_block_in_worker(block_index, raw_documents):

@@ -44,12 +44,13 @@ class SpecialTokens:
 
 @dataclasses.dataclass(frozen=True)
 class TrainingInstance:
-    """`[CLS] A [SEP] B [SEP]` after masking; no padding."""
+    """`[CLS] A [SEP] B [SEP]` after masking, as packed tokens (`pack_token`:
+    the id is `token >> 1`); no padding."""
 
-    input_ids: list
+    input_tokens: list
     segment_ids: list
     masked_lm_positions: list  # sorted
-    masked_lm_ids: list  # the ids that were at masked_lm_positions before masking
+    masked_lm_tokens: list  # the tokens that were at masked_lm_positions before masking
     is_random_next: bool
 
 
@@ -69,14 +70,45 @@ def create_training_instances(documents, options, special, rng, convert=None):
     calls depend on the count alone.
     """
     documents = [document for document in documents if document]
-    rng.shuffle(documents)
+    shuffle(documents, rng)
     instances = []
     for _ in range(options.dupe_factor):
         for document_index in range(len(documents)):
             made = create_instances_from_document(documents, document_index, options, special, rng)
             instances.extend(map(convert, made) if convert else made)
-    rng.shuffle(instances)
+    shuffle(instances, rng)
     return instances
+
+
+def shuffle(items, rng):
+    """`rng.shuffle(items)` for a `random.Random`, the same draws and result
+    without its per-element method calls: Fisher-Yates from the end, index `i`
+    swapped with `j` drawn by rejection from `getrandbits(bit length of i + 1)`;
+    the indexes are walked in runs of the same bit length."""
+    getrandbits = rng.getrandbits
+    top = len(items) - 1
+    while top > 0:
+        bits = (top + 1).bit_length()
+        low = (1 << (bits - 1)) - 1  # the smallest i with (i + 1).bit_length() == bits
+        for i in range(top, low - 1, -1):
+            j = getrandbits(bits)
+            while j > i:
+                j = getrandbits(bits)
+            items[i], items[j] = items[j], items[i]
+        top = low - 1
+
+
+def randint(getrandbits, low, high):
+    """`rng.randint(low, high)` with `getrandbits = rng.getrandbits`: the same
+    draws (`low` + a `getrandbits` rejection sample below the width) in one call."""
+    width = high - low + 1
+    if width <= 0:
+        raise ValueError(f"empty range for randint({low}, {high})")
+    bits = width.bit_length()
+    r = getrandbits(bits)
+    while r >= width:
+        r = getrandbits(bits)
+    return low + r
 
 
 def create_instances_from_document(all_documents, document_index, options, special, rng):
@@ -89,10 +121,11 @@ def create_instances_from_document(all_documents, document_index, options, speci
     random other document (then the sentences not used go back).
     """
     document = all_documents[document_index]
+    getrandbits = rng.getrandbits
     max_num_tokens = options.max_seq_length - 3  # [CLS], [SEP], [SEP]
     target_seq_length = max_num_tokens
     if rng.random() < options.short_seq_prob:
-        target_seq_length = rng.randint(2, max_num_tokens)
+        target_seq_length = randint(getrandbits, 2, max_num_tokens)
 
     instances = []
     current_chunk = []
@@ -105,7 +138,7 @@ def create_instances_from_document(all_documents, document_index, options, speci
         if i == len(document) - 1 or current_length >= target_seq_length:
             a_end = 1
             if len(current_chunk) >= 2:
-                a_end = rng.randint(1, len(current_chunk) - 1)
+                a_end = randint(getrandbits, 1, len(current_chunk) - 1)
             tokens_a = []
             for j in range(a_end):
                 tokens_a.extend(current_chunk[j])
@@ -116,11 +149,11 @@ def create_instances_from_document(all_documents, document_index, options, speci
                 target_b_length = target_seq_length - len(tokens_a)
                 # Up to 10 draws to avoid the current document, as the original.
                 for _ in range(10):
-                    random_document_index = rng.randint(0, len(all_documents) - 1)
+                    random_document_index = randint(getrandbits, 0, len(all_documents) - 1)
                     if random_document_index != document_index:
                         break
                 random_document = all_documents[random_document_index]
-                random_start = rng.randint(0, len(random_document) - 1)
+                random_start = randint(getrandbits, 0, len(random_document) - 1)
                 for j in range(random_start, len(random_document)):
                     tokens_b.extend(random_document[j])
                     if len(tokens_b) >= target_b_length:
@@ -134,9 +167,9 @@ def create_instances_from_document(all_documents, document_index, options, speci
             cls, sep = pack_token(special.cls_id, False), pack_token(special.sep_id, False)
             tokens = [cls, *tokens_a, sep, *tokens_b, sep]
             segment_ids = [0] * (len(tokens_a) + 2) + [1] * (len(tokens_b) + 1)
-            input_ids, positions, labels = create_masked_lm_predictions(
+            input_tokens, positions, labels = create_masked_lm_predictions(
                 tokens, options, special, rng)
-            instances.append(TrainingInstance(input_ids, segment_ids, positions, labels,
+            instances.append(TrainingInstance(input_tokens, segment_ids, positions, labels,
                                               is_random_next))
             current_chunk = []
             current_length = 0
@@ -156,7 +189,8 @@ def truncate_seq_pair(tokens_a, tokens_b, max_num_tokens, rng):
 
 
 def create_masked_lm_predictions(tokens, options, special, rng):
-    """Masks packed `tokens`; returns `(input_ids, masked_positions, masked_ids)`.
+    """Masks packed `tokens`; returns `(input_tokens, masked_positions,
+    masked_tokens)`, all tokens packed.
 
     `min(max_predictions_per_seq, max(1, round(len(tokens) * masked_lm_prob)))`
     positions are chosen in random order among all but [CLS] / [SEP] (with
@@ -164,34 +198,65 @@ def create_masked_lm_predictions(tokens, options, special, rng):
     would overshoot). Of the chosen, 80% become [MASK], 10% stay, 10% become a
     random vocabulary token.
     """
-    special_ids = (special.cls_id, special.sep_id)
-    cand_indexes = []
-    for i, token in enumerate(tokens):
-        if token >> 1 in special_ids:
-            continue
-        if options.do_whole_word_mask and cand_indexes and token & 1:
-            cand_indexes[-1].append(i)
-        else:
-            cand_indexes.append([i])
-    rng.shuffle(cand_indexes)
+    # [CLS] and [SEP] are only ever the ones create_instances_from_document
+    # puts in (text never tokenizes to them), packed as not continuing a word.
+    special_tokens = (pack_token(special.cls_id, False), pack_token(special.sep_id, False))
+    if options.do_whole_word_mask:
+        cand_indexes = []
+        for i, token in enumerate(tokens):
+            if token in special_tokens:
+                continue
+            if cand_indexes and token & 1:
+                cand_indexes[-1].append(i)
+            else:
+                cand_indexes.append([i])
+    else:  # each candidate a single index: ints shuffle the same as [i] lists
+        cand_indexes = _positions_except(tokens, special_tokens)
+    shuffle(cand_indexes, rng)
 
-    original_ids = [token >> 1 for token in tokens]
-    input_ids = list(original_ids)
+    input_tokens = list(tokens)
     num_to_predict = min(options.max_predictions_per_seq,
                          max(1, int(round(len(tokens) * options.masked_lm_prob))))
-    # The original also skips candidates whose indexes are already covered; the
+    # Which candidates are taken depends on their sizes only, so they are chosen
+    # first and masked after, in the same order (the same random calls). The
+    # original also skips candidates whose indexes are already covered; the
     # candidates are disjoint, so that never happens and is left out.
-    masked_positions = []
-    for index_set in cand_indexes:
-        if len(masked_positions) >= num_to_predict:
-            break
-        if len(masked_positions) + len(index_set) > num_to_predict:
-            continue
-        for index in index_set:
-            if rng.random() < 0.8:
-                input_ids[index] = special.mask_id
-            elif rng.random() >= 0.5:  # < 0.5 keeps the original token
-                input_ids[index] = special.vocab_ids[rng.randint(0, len(special.vocab_ids) - 1)]
-            masked_positions.append(index)
+    if options.do_whole_word_mask:
+        masked_positions = []
+        for index_set in cand_indexes:
+            if len(masked_positions) >= num_to_predict:
+                break
+            if len(masked_positions) + len(index_set) <= num_to_predict:
+                masked_positions.extend(index_set)
+    else:
+        masked_positions = cand_indexes[:num_to_predict]
+    random = rng.random
+    mask_token = pack_token(special.mask_id, False)
+    for index in masked_positions:
+        if random() < 0.8:
+            input_tokens[index] = mask_token
+        elif random() >= 0.5:  # < 0.5 keeps the original token
+            replacement = randint(rng.getrandbits, 0, len(special.vocab_ids) - 1)
+            input_tokens[index] = pack_token(special.vocab_ids[replacement], False)
     masked_positions.sort()
-    return input_ids, masked_positions, [original_ids[p] for p in masked_positions]
+    return input_tokens, masked_positions, [tokens[p] for p in masked_positions]
+
+
+def _positions_except(tokens, excluded):
+    """The positions of `tokens` not in `excluded`, in order (found by
+    `list.index`: the excluded tokens are few)."""
+    skipped = []
+    for excluded_token in excluded:
+        start = 0
+        try:
+            while True:
+                start = tokens.index(excluded_token, start) + 1
+                skipped.append(start - 1)
+        except ValueError:
+            pass
+    positions, start = [], 0
+    for position in sorted(skipped):
+        positions.extend(range(start, position))
+        start = position + 1
+    positions.extend(range(start, len(tokens)))
+    return positions

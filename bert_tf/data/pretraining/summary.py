@@ -34,7 +34,7 @@ class PretrainingSummary:
         self.instances += 1
         self.masked_positions += len(instance.masked_lm_positions)
         self.random_next += instance.is_random_next
-        self.length_counts[len(instance.input_ids)] += 1
+        self.length_counts[len(instance.input_tokens)] += 1
 
     def add(self, other):
         """Adds the counts of `other` (another block) to these."""

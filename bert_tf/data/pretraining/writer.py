@@ -18,8 +18,14 @@ held whole, as the original holds it.
 The output is the same for any `num_workers`, and a corpus of one block gives
 exactly the original tool's instances.
 
+Worker processes import neither TensorFlow nor Keras (records are encoded and
+framed by `records` and `tfrecord`), ignore SIGINT (the main process handles
+it), and end when the main process ends, however it ends.
+
 Output files are written to temporary files and renamed at the end; the summary
-goes to `<first output file>.summary.json`.
+goes beside the first output file, named by `summary_path`
+(`data/train.tfrecord-0` -> `data/train.summary.json`), so that no glob of the
+outputs (`data/train.tfrecord-*`, `data/*.tfrecord*`) takes it for records.
 """
 
 import collections
@@ -28,16 +34,19 @@ import contextlib
 import dataclasses
 import json
 import multiprocessing
+import os
 import random
+import re
 import sys
 import time
 
 from absl import logging
-import tensorflow as tf
 
+from bert_tf.data import tfrecord
 from bert_tf.data.pretraining import blocks as pretraining_blocks
 from bert_tf.data.pretraining.corpus import CorpusReader
-from bert_tf.files import atomic_output, expand_input_patterns, write_text_atomically
+from bert_tf.files import (atomic_output, check_output_file, expand_input_patterns,
+                           write_text_atomically)
 from bert_tf.data.pretraining.instances import InstanceOptions
 from bert_tf.data.pretraining.summary import PretrainingSummary
 from bert_tf.errors import InputError
@@ -82,7 +91,18 @@ class PretrainingDataOptions:
 
     @property
     def summary_file(self):
-        return self.output_files[0] + ".summary.json"
+        return summary_path(self.output_files[0])
+
+
+def summary_path(output_file):
+    """Where the summary of a run whose first output is `output_file` goes: its
+    name without the `.tfrecord...` / `.tf_record...` part and a trailing shard
+    number, plus `.summary.json` (`train.tfrecord-0`, `train-00000-of-00004` ->
+    `train.summary.json`)."""
+    folder, name = os.path.split(output_file)
+    name = re.sub(r"\.tf_?records?.*$", "", name, flags=re.IGNORECASE)
+    name = re.sub(r"[-_.]\d+(-of-\d+)?$", "", name) or "pretraining_data"
+    return os.path.join(folder, name + ".summary.json")
 
 
 def validate_options(options):
@@ -95,6 +115,8 @@ def validate_options(options):
     duplicates = sorted(p for p, n in collections.Counter(o.output_files).items() if n > 1)
     if duplicates:
         raise InputError(f"--output_file names {', '.join(duplicates)} more than once")
+    for path in o.output_files:
+        check_output_file(path, "--output_file")
     if o.max_seq_length < 5:
         raise InputError(f"--max_seq_length={o.max_seq_length}: expected at least 5 "
                          "([CLS] A [SEP] B [SEP] with A and B of at least one token)")
@@ -201,27 +223,39 @@ def _block_results(blocks, processor, options):
         for index, block in enumerate(blocks):
             yield processor(index, block)
         return
-    with concurrent.futures.ProcessPoolExecutor(
-            options.num_workers, mp_context=multiprocessing.get_context("spawn"),
-            initializer=pretraining_blocks.init_worker,
-            initargs=(options.tokenizer_options, options.instance_options,
-                      options.random_seed)) as pool:
-        pending = collections.deque()
-        try:
-            for index, block in enumerate(blocks):
-                pending.append(pool.submit(pretraining_blocks.process_block_in_worker,
-                                           index, block))
-                if len(pending) > options.num_workers:
-                    yield pending.popleft().result()
-            while pending:
+    pool = concurrent.futures.ProcessPoolExecutor(
+        options.num_workers, mp_context=multiprocessing.get_context("spawn"),
+        initializer=pretraining_blocks.init_worker,
+        initargs=(options.tokenizer_options, options.instance_options, options.random_seed))
+    pending = collections.deque()
+    try:
+        for index, block in enumerate(blocks):
+            pending.append(pool.submit(pretraining_blocks.process_block_in_worker, index, block))
+            if len(pending) > options.num_workers:
                 yield pending.popleft().result()
-        finally:
-            pool.shutdown(cancel_futures=True)
+        while pending:
+            yield pending.popleft().result()
+    except BaseException:  # an error, an interrupt, or the caller stopped early
+        _terminate_workers(pool)
+        raise
+    finally:
+        pool.shutdown(cancel_futures=True)
+
+
+def _terminate_workers(pool):
+    """Ends the workers now instead of after their current block."""
+    if hasattr(pool, "terminate_workers"):  # Python 3.14+
+        pool.terminate_workers()
+        return
+    # Before 3.14 the executor has no public way to stop a busy worker.
+    for process in list((pool._processes or {}).values()):
+        process.terminate()
 
 
 class _RecordFiles:
-    """TFRecord writers on temporary files, used round-robin; each replaces its
-    path on success and is removed on error (`files.atomic_output`)."""
+    """TFRecord files (`tfrecord.TFRecordFile`) on temporary files, used
+    round-robin; each replaces its path on success and is removed on error
+    (`files.atomic_output`)."""
 
     def __init__(self, paths):
         self._paths = paths
@@ -233,16 +267,17 @@ class _RecordFiles:
         with contextlib.ExitStack() as stack:
             for path in self._paths:
                 try:
-                    writer = tf.io.TFRecordWriter(stack.enter_context(atomic_output(path)))
-                except tf.errors.OpError as e:
-                    raise InputError(f"--output_file: cannot write {path}: {e.message}") from None
+                    writer = tfrecord.TFRecordFile(stack.enter_context(atomic_output(path)))
+                except OSError as e:
+                    raise InputError(f"--output_file: cannot write {path}: "
+                                     f"{e.strerror or e}") from None
                 stack.callback(writer.close)  # closed before its file is renamed
                 self._writers.append(writer)
             self._stack = stack.pop_all()
         return self
 
-    def write(self, record):
-        self._writers[self._count % len(self._writers)].write(record)
+    def write(self, framed_record):
+        self._writers[self._count % len(self._writers)].write_framed(framed_record)
         self._count += 1
 
     def __exit__(self, exc_type, exc, tb):

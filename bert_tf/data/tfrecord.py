@@ -1,0 +1,95 @@
+"""TFRecord files and `tf.train.Example` bytes without TensorFlow.
+
+Worker processes that only make records need neither TensorFlow's import
+time (~4 s) nor its memory (~800 MB). The bytes are those TensorFlow writes:
+`encode_example` equals `tf.train.Example.SerializeToString(deterministic=True)`
+for features of int64 and float lists, and `TFRecordFile` equals
+`tf.io.TFRecordWriter` (uncompressed): per record, the length (uint64 LE), the
+masked CRC-32C of those 8 bytes, the data and the masked CRC-32C of the data.
+"""
+
+import struct
+
+import google_crc32c
+
+from bert_tf import files
+
+_UINT64 = struct.Struct("<Q")
+_UINT32 = struct.Struct("<I")
+_MASK_DELTA = 0xA282EAD8
+
+
+def varint(value):
+    """`value` (an int, negative ones as 64-bit two's complement) as protobuf varint bytes."""
+    value &= 0xFFFFFFFFFFFFFFFF
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def length_delimited(field_number, payload):
+    """A protobuf field of wire type 2 (bytes, message, packed list)."""
+    return varint(field_number << 3 | 2) + varint(len(payload)) + payload
+
+
+def int64_feature(values):
+    """A `tf.train.Feature` holding an Int64List, as bytes."""
+    packed = b"".join(map(varint, values))
+    return length_delimited(3, length_delimited(1, packed) if packed else b"")
+
+
+def float_feature(values):
+    """A `tf.train.Feature` holding a FloatList (float32), as bytes."""
+    packed = struct.pack(f"<{len(values)}f", *values)
+    return length_delimited(2, length_delimited(1, packed) if packed else b"")
+
+
+def encode_example(features):
+    """`{name: feature bytes}` (from `int64_feature` / `float_feature`) ->
+    `tf.train.Example` bytes, map entries sorted by name as deterministic
+    serialization sorts them."""
+    entries = b"".join(
+        length_delimited(1, length_delimited(1, name.encode()) + length_delimited(2, value))
+        for name, value in sorted(features.items()))
+    return length_delimited(1, entries)
+
+
+def masked_crc32c(data):
+    """TFRecord's checksum: CRC-32C rotated right by 15 bits plus a constant."""
+    crc = google_crc32c.value(data)
+    return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
+
+
+def frame(record):
+    """One record with its TFRecord header and footer, ready to append to a file."""
+    length = _UINT64.pack(len(record))
+    return (length + _UINT32.pack(masked_crc32c(length)) + record
+            + _UINT32.pack(masked_crc32c(record)))
+
+
+class TFRecordFile:
+    """A new TFRecord file (local or remote) to append records to; a context
+    manager. Raises OSError if `path` cannot be written."""
+
+    def __init__(self, path):
+        self._file = files.open_file(path, "wb")
+
+    def write_framed(self, framed_record):
+        """Writes one record already framed by `frame`."""
+        self._file.write(framed_record)
+
+    def write(self, record):
+        """Writes one unframed record."""
+        self._file.write(frame(record))
+
+    def close(self):
+        self._file.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()

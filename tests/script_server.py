@@ -1,0 +1,63 @@
+"""Runs the repository's scripts as a user's `python script.py --flags` would,
+without paying the TensorFlow import for each run: this process imports
+TensorFlow and bert_tf once (running no TensorFlow op, so forking is safe),
+then forks one child per request, which runs the script as `__main__` with
+its own argv, working folder and stdout/stderr files.
+
+Protocol (JSON lines): `{"run": {script, args, cwd, stdout, stderr}}` ->
+`{"pid": N}`; `{"wait": N}` -> `{"status": exit code, or -signal}`.
+"""
+
+import json
+import os
+import runpy
+import sys
+import traceback
+
+# TensorFlow reads its C++ log level once, at import: set it as every script
+# does first (test_user_errors checks the scripts in a plain process).
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import tensorflow  # noqa: E402,F401
+
+import bert_tf.tasks.classifier  # noqa: E402,F401
+import bert_tf.tasks.pretraining  # noqa: E402,F401
+
+
+def _child(request):
+    os.chdir(request["cwd"])
+    for fd, path in ((1, request["stdout"]), (2, request["stderr"])):
+        target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.dup2(target, fd)
+        os.close(target)
+    sys.argv = [request["script"], *request["args"]]
+    code = 0
+    try:
+        runpy.run_path(request["script"], run_name="__main__")
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    except BaseException:  # what the interpreter would print and exit 1 for
+        traceback.print_exc()
+        code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def main():
+    for line in sys.stdin:
+        request = json.loads(line)
+        if "run" in request:
+            pid = os.fork()
+            if pid == 0:
+                sys.stdin.close()
+                _child(request["run"])
+            reply = {"pid": pid}
+        else:
+            _, status = os.waitpid(request["wait"], 0)
+            reply = {"status": os.waitstatus_to_exitcode(status)}
+        print(json.dumps(reply), flush=True)
+
+
+if __name__ == "__main__":
+    main()

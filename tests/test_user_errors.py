@@ -1,0 +1,298 @@
+"""What a user meets when running the scripts: the real scripts with real
+flags, each bad input a single `error:` line with exit status 2 and no
+traceback, no partial or `.tmp` file, earlier outputs unchanged; signals end
+a run with one line and exit 128 + signal; progress and the outputs written
+are shown. Scripts run through `script_server` (one TensorFlow import for
+the module)."""
+
+import glob
+import hashlib
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import tensorflow as tf
+
+from conftest import minilm_dir
+from script_runs import REPO, ScriptServer
+from test_run_classifier import model_files, write_mrpc  # noqa: F401  (fixture)
+
+from bert_tf.config import BertConfig
+
+CLASSIFIER = "run_classifier.py"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    server = ScriptServer(str(tmp_path_factory.mktemp("runs")))
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("mrpc"))
+    write_mrpc(path, random.Random(0), sizes=(96, 16, 8))
+    return path
+
+
+def classifier_flags(model_files, data_dir, output_dir, *more):  # noqa: F811
+    vocab, config = model_files
+    return ["--task_name=MRPC", f"--data_dir={data_dir}", f"--vocab_file={vocab}",
+            f"--bert_config_file={config}", f"--output_dir={output_dir}",
+            "--max_seq_length=32", "--train_batch_size=8", "--learning_rate=1e-3", *more]
+
+
+def snapshot(folder):
+    """{relative path: sha256} of every file under `folder`."""
+    result = {}
+    for path in glob.glob(os.path.join(folder, "**"), recursive=True):
+        if os.path.isfile(path):
+            with open(path, "rb") as f:
+                result[os.path.relpath(path, folder)] = hashlib.sha256(f.read()).hexdigest()
+    return result
+
+
+def tmp_files(folder):
+    return glob.glob(os.path.join(folder, "**", "*.tmp*"), recursive=True)
+
+
+def assert_one_error(finished, *words):
+    """Exit 2, exactly one `error:` line containing every word, no traceback."""
+    assert finished.status == 2, finished.stderr[-3000:]
+    assert "Traceback" not in finished.stderr, finished.stderr[-3000:]
+    assert len(finished.error_lines) == 1, finished.stderr[-3000:]
+    for word in words:
+        assert word in finished.error_lines[0], finished.error_lines[0]
+
+
+def wait_for(running, text, timeout=300):
+    deadline = time.time() + timeout
+    while text not in running.stderr():
+        assert time.time() < deadline, running.stderr()[-3000:]
+        time.sleep(0.2)
+
+
+@pytest.fixture(scope="module")
+def trained(server, model_files, data_dir, tmp_path_factory):  # noqa: F811
+    """A classifier fine-tuned by two runs: the first stopped by SIGTERM after
+    its second checkpoint, the second (24 steps in all) resumed after the
+    newest checkpoint was cut short. Returns `(output_dir, first run, second
+    run, the step the first stopped at, the cut checkpoint)`."""
+    output_dir = str(tmp_path_factory.mktemp("classifier") / "out")
+    flags = classifier_flags(model_files, data_dir, output_dir, "--do_train", "--do_eval",
+                             "--do_predict")
+    running = server.start(CLASSIFIER, *flags, "--num_train_epochs=100",
+                           "--save_checkpoints_steps=3")
+    wait_for(running, "model.ckpt-6\n")
+    os.kill(running.pid, signal.SIGTERM)
+    first = running.wait()
+    stopped_at = int(first.stderr.split("interrupted at step ")[1].split()[0].rstrip(":"))
+    newest = os.path.join(output_dir, f"model.ckpt-{stopped_at}")
+    data_file, = glob.glob(newest + ".data-*")
+    with open(data_file, "r+b") as f:  # a copy cut short: the disk filled up
+        f.truncate(os.path.getsize(data_file) // 2)
+    second = server.run(CLASSIFIER, *flags, "--num_train_epochs=2")
+    return output_dir, first, second, stopped_at, newest
+
+
+def test_sigterm_saves_a_checkpoint_and_exits_143(trained):
+    _, first, _, stopped_at, newest = trained
+    assert first.status == 128 + signal.SIGTERM, first.stderr[-3000:]
+    assert "Traceback" not in first.stderr
+    lines = [line for line in first.stderr.splitlines() if line.startswith("interrupted:")]
+    assert len(lines) == 1 and "SIGTERM" in lines[0], first.stderr[-3000:]
+    # The steps since the last periodic checkpoint were saved.
+    assert stopped_at >= 6 and os.path.exists(newest + ".index")
+
+
+def test_resume_skips_a_truncated_newest_checkpoint_with_a_warning(trained):
+    output_dir, _, second, _, newest = trained
+    assert second.status == 0, second.stderr[-3000:]
+    assert f"checkpoint {newest} does not read" in second.stderr
+    assert "resumed from" in second.stderr
+    assert not tmp_files(output_dir)
+
+
+def test_progress_lines_come_without_waiting_for_steps_per_loop(trained):
+    # --steps_per_loop is 1000 (its default) and no checkpoint falls in the
+    # resumed run's steps: a line for its first step, its second, then about
+    # every 10 s and at the end.
+    second = trained[2]
+    steps = [line for line in second.stderr.splitlines() if "/24 " in line and "step " in line]
+    assert len(steps) >= 3, second.stderr[-3000:]
+    assert "examples/s" in steps[-1] and "loss" in steps[-1]
+
+
+def test_the_run_ends_with_one_line_per_output(trained):
+    output_dir, _, second, _, _ = trained
+    assert second.stdout.splitlines() == [f"checkpoint: {output_dir}/model.ckpt-24",
+                                          f"eval results: {output_dir}/eval_results.txt",
+                                          f"predictions: {output_dir}/test_results.tsv",
+                                          f"GLUE submission: {output_dir}/MRPC.tsv"]
+    assert os.path.exists(f"{output_dir}/test_results.tsv")
+
+
+def test_eval_metrics_reach_tensorboard(trained):
+    output_dir = trained[0]
+    tags = set()
+    for events in glob.glob(os.path.join(output_dir, "eval", "events.out.tfevents.*")):
+        for event in tf.compat.v1.train.summary_iterator(events):
+            tags.update(value.tag for value in event.summary.value)
+    assert {"eval_accuracy", "eval_loss"} <= tags
+
+
+def test_no_start_up_notices_of_tensorflow(trained, model_files, data_dir):  # noqa: F811
+    # A plain process, as a user starts it: TensorFlow reads its log level at import.
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    finished = subprocess.run(
+        [sys.executable, os.path.join(REPO, CLASSIFIER),
+         *classifier_flags(model_files, data_dir, trained[0], "--do_eval")],
+        capture_output=True, text=True, env=env, timeout=600)
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    for line in finished.stderr.splitlines():
+        assert "cuda" not in line.lower() and "oneDNN" not in line, line
+        assert not line.startswith(("WARNING: All log messages before absl", "E0000")), line
+
+
+def _write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+@pytest.fixture(scope="module")
+def bad_inputs(tmp_path_factory, model_files, data_dir):  # noqa: F811
+    root = tmp_path_factory.mktemp("bad")
+    vocab, config = model_files
+    bad_labels = str(root / "bad_labels")
+    shutil.copytree(data_dir, bad_labels)
+    with open(os.path.join(bad_labels, "dev.tsv")) as f:
+        rows = f.read().splitlines()
+    rows[3] = "7" + rows[3][1:]
+    _write(os.path.join(bad_labels, "dev.tsv"), "\n".join(rows) + "\n")
+    small_config = str(root / "small.json")
+    BertConfig.from_json_file(config).replace(vocab_size=5).to_json_file(small_config)
+    release = root / "uncased_L-2_H-128_A-2"  # a Google release's folder name
+    release.mkdir()
+    shutil.copy(config, release / "bert_config.json")
+    broken = _write(str(root / "broken" / "bert_model.ckpt.index"), "not a checkpoint")
+    return {"bad_labels": bad_labels, "small_config": small_config, "release": str(release),
+            "a_file": _write(str(root / "a_file"), "x"),
+            "broken": broken[:-len(".index")], "root": str(root)}
+
+
+def error_cases():
+    """(id, script, flags(model, data, bad, out), words the error names)."""
+    def classifier(*more):
+        return lambda m, d, b, out: classifier_flags(m, d, out, *more)
+
+    return [
+        ("missing flag", CLASSIFIER, lambda m, d, b, out: ["--do_train"],
+         ["--task_name", "--data_dir"]),
+        ("unknown flag", CLASSIFIER, classifier("--do_train", "--num_epochs=3"),
+         ["num_epochs"]),
+        ("no mode", CLASSIFIER, classifier(), ["--do_train"]),
+        ("output_dir is a file", CLASSIFIER,
+         lambda m, d, b, out: classifier_flags(m, d, b["a_file"], "--do_train"),
+         ["--output_dir", "a_file", "is a file"]),
+        ("vocab larger than config", CLASSIFIER,
+         classifier("--do_train", "--bert_config_file=__small__"),
+         ["vocab.txt", "vocab_size=5", "small.json"]),
+        ("bad label in dev.tsv before training", CLASSIFIER,
+         lambda m, d, b, out: classifier_flags(m, b["bad_labels"], out, "--do_train",
+                                               "--do_eval"),
+         ["label '7'", "dev"]),
+        ("eval with no weights", CLASSIFIER, classifier("--do_eval"),
+         ["no checkpoint in --output_dir", "--init_checkpoint"]),
+        ("case of a release folder", CLASSIFIER,
+         lambda m, d, b, out: classifier_flags(m, d, out, "--do_train", "--do_lower_case=false",
+                                               f"--init_checkpoint={b['release']}"),
+         ["--do_lower_case=False", "uncased_L-2_H-128_A-2"]),
+        ("unreadable init checkpoint", CLASSIFIER,
+         lambda m, d, b, out: classifier_flags(m, d, out, "--do_train",
+                                               f"--init_checkpoint={b['broken']}"),
+         ["broken/bert_model.ckpt", "does not read"]),
+        ("no config for a checkpoint", CLASSIFIER,
+         lambda m, d, b, out: [a for a in classifier_flags(m, d, out, "--do_train")
+                               if not a.startswith("--bert_config_file")],
+         ["--bert_config_file"]),
+        ("build_vocab into a folder", "build_vocab.py",
+         lambda m, d, b, out: [f"--input_file={d}/train.tsv", f"--output_file={b['root']}"],
+         ["--output_file", "is a folder"]),
+    ]
+
+
+@pytest.mark.parametrize("case", error_cases(), ids=[c[0] for c in error_cases()])
+def test_bad_input_is_one_error_line_and_nothing_written(case, server, model_files, data_dir,
+                                                          bad_inputs, trained):  # noqa: F811
+    _, script, make_flags, words = case
+    earlier = trained[0]
+    before = snapshot(earlier)
+    out = os.path.join(bad_inputs["root"], "out-" + case[0].replace(" ", "-"))
+    flags = [f.replace("__small__", bad_inputs["small_config"])
+             for f in make_flags(model_files, data_dir, bad_inputs, out)]
+    finished = server.run(script, *flags)
+    assert_one_error(finished, *words)
+    assert snapshot(earlier) == before
+    # Nothing of this run stays behind, except the feature files it had
+    # finished (the bad-label case stops after writing train's).
+    left = os.listdir(out) if os.path.isdir(out) else []
+    assert all(name.startswith("train.tf_record") for name in left), left
+    assert not tmp_files(bad_inputs["root"])
+
+
+def test_help_lists_the_shared_training_flags(server):
+    finished = server.run(CLASSIFIER, "--help")
+    assert "Traceback" not in finished.stderr  # absl's --help exits 1, its own choice
+    script_part = finished.stdout.split("run_classifier.py:", 1)[1]
+    for flag in ("task_name", "dtype", "jit_compile", "seed", "optimizer", "use_tpu",
+                 "iterations_per_loop", "init_checkpoint"):
+        assert re.search(rf"--(\[no\])?{flag}:", script_part), flag
+
+
+def test_a_hugging_face_folder_needs_no_bert_config_file(server, data_dir, tmp_path):
+    folder = minilm_dir()
+    out = str(tmp_path / "hf")
+    finished = server.run(CLASSIFIER, "--task_name=MRPC", f"--data_dir={data_dir}",
+                          f"--vocab_file={folder}/vocab.txt", f"--init_checkpoint={folder}",
+                          f"--output_dir={out}", "--do_eval", "--max_seq_length=16")
+    assert finished.status == 0, finished.stderr[-3000:]
+    assert f"eval results: {out}/eval_results.txt" in finished.stdout
+    assert "warm start from" in finished.stderr
+
+
+def test_pretraining_records_and_the_readme_glob(server, tmp_path):
+    """The README's commands: records into a folder that does not exist yet,
+    read back with `train.tfrecord-*` although the summary lies beside them."""
+    corpus = _write(str(tmp_path / "corpus.txt"), "\n\n".join(
+        "\n".join(f"Sentence {d} {i} says the cat sat on a mat ." for i in range(6))
+        for d in range(12)) + "\n")
+    vocab = _write(str(tmp_path / "vocab.txt"), "\n".join(
+        ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", "sentence", "says", "the", "cat",
+         "sat", "on", "a", "mat", *map(str, range(12))]) + "\n")
+    data = tmp_path / "data"
+    made = server.run("create_pretraining_data.py", f"--input_file={corpus}",
+                      f"--output_file={data}/train.tfrecord-0,{data}/train.tfrecord-1",
+                      f"--vocab_file={vocab}", "--max_seq_length=16",
+                      "--max_predictions_per_seq=3", "--dupe_factor=1")
+    assert made.status == 0, made.stderr[-3000:]
+    assert made.stdout.splitlines() == [f"records: {data}/train.tfrecord-0",
+                                        f"records: {data}/train.tfrecord-1",
+                                        f"summary: {data}/train.summary.json"]
+    config = str(tmp_path / "bert_config.json")
+    BertConfig(vocab_size=26, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+               intermediate_size=32, max_position_embeddings=16).to_json_file(config)
+    trained = server.run("run_pretraining.py", f"--input_file={data}/train.tfrecord-*",
+                         f"--bert_config_file={config}", f"--output_dir={tmp_path}/out",
+                         "--max_seq_length=16", "--max_predictions_per_seq=3", "--do_train",
+                         "--train_batch_size=4", "--num_train_steps=2", "--num_warmup_steps=1")
+    assert trained.status == 0, trained.stderr[-3000:]
+    assert trained.stdout.splitlines() == [f"checkpoint: {tmp_path}/out/model.ckpt-2"]
