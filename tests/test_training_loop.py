@@ -278,3 +278,48 @@ def test_killed_run_resumes_and_finishes_like_an_uninterrupted_one(tmp_path):
     for name in names:
         np.testing.assert_allclose(a.get_tensor(name), b.get_tensor(name), rtol=1e-5,
                                    atol=1e-6, err_msg=name)
+
+
+def test_fp16_overflow_skips_the_update_halves_the_scale_and_training_goes_on(tmp_path):
+    data_dir = str(tmp_path)
+    write_data(data_dir)
+    keras.mixed_precision.set_dtype_policy("mixed_float16")
+    try:
+        trainer = make_trainer(tf.distribute.get_strategy(), str(tmp_path / "run"),
+                               loss_scaling=True)
+
+        def poisoned(context):
+            # The 2nd batch: +-1e5 on two masked positions leaves the weights'
+            # sum (the loss's normaliser) and the float32 loss finite, but
+            # the scaled float16 gradients overflow.
+            def poison(index, features):
+                weights = features["masked_lm_weights"]
+                spike = tf.tensor_scatter_nd_update(tf.zeros_like(weights), [[0, 0], [1, 0]],
+                                                    [1e5, -1e5])
+                return dict(features, masked_lm_weights=weights + tf.where(index == 1, spike, 0.0))
+            return dataset_fn(data_dir, 8)(context).enumerate().map(poison)
+
+        iterator = iter(trainer.distribute(poisoned))
+        optimizer = trainer.optimizer
+
+        def state():
+            return [w.numpy().copy() for w in trainer.model.weights], float(optimizer.scale_loss(1.0))
+
+        trainer.train_steps(iterator, 1)
+        before, scale = state()
+        losses = trainer.train_steps(iterator, 1)
+        after, skipped_scale = state()
+        trainer.train_steps(iterator, 1)
+        then, next_scale = state()
+    finally:
+        keras.mixed_precision.set_dtype_policy("float32")
+    assert np.isfinite(losses["loss"])
+    for a, b in zip(before, after):
+        np.testing.assert_array_equal(a, b)
+    assert skipped_scale == scale / 2 and next_scale == skipped_scale
+    assert any(not np.array_equal(a, b) for a, b in zip(after, then))
+    assert all(np.isfinite(w).all() for w in then)
+    # The trainer counts every step; the optimizer (Keras's LossScaleOptimizer)
+    # only the updates it applied.
+    assert int(trainer.global_step.numpy()) == 3
+    assert int(optimizer.iterations.numpy()) == 2
