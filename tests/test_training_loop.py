@@ -10,7 +10,8 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from loop_harness import PRED, SEQ, dataset_fn, losses_of, make_trainer, write_data
+from loop_harness import (PRED, SEQ, dataset_fn, finite_dataset_fn, losses_of, make_trainer,
+                          write_data)
 from pretraining_records import write_records
 
 from bert_tf.data.pretraining import dataset as pretraining_data
@@ -323,3 +324,40 @@ def test_fp16_overflow_skips_the_update_halves_the_scale_and_training_goes_on(tm
     # only the updates it applied.
     assert int(trainer.global_step.numpy()) == 3
     assert int(optimizer.iterations.numpy()) == 2
+
+
+class XlaReplicas:
+    """The default strategy, except that it compiles every replica function
+    with XLA and records its input shapes, as TPUStrategy does (which also
+    needs those shapes static and no host-side op in the step)."""
+
+    def __init__(self, strategy):
+        self._strategy = strategy
+        self.traces = []  # the input shapes of each replica function traced
+
+    def __getattr__(self, name):
+        return getattr(self._strategy, name)
+
+    def run(self, fn, args=(), kwargs=None):
+        def replica(*args, **kwargs):
+            self.traces.append([t.shape for t in tf.nest.flatten((args, kwargs))])
+            return fn(*args, **kwargs)
+        return self._strategy.run(tf.function(replica, jit_compile=True), args, kwargs)
+
+
+def test_train_eval_and_predict_steps_compile_for_a_tpu(tmp_path, float32_run):
+    data_dir, reference = float32_run
+    strategy = XlaReplicas(tf.distribute.get_strategy())
+    trainer = make_trainer(strategy, str(tmp_path / "run"), num_steps=4, steps_per_loop=2)
+    history = trainer.train(dataset_fn(data_dir, 8), 8)
+    assert [step for step, _ in history] == [1, 2, 4]
+    np.testing.assert_allclose(losses_of(history)[0], reference[0], rtol=1e-4)
+    metrics = trainer.evaluate(finite_dataset_fn(data_dir, 8))
+    predictions = trainer.predict(finite_dataset_fn(data_dir, 8), ("next_sentence_labels",))
+    assert np.isfinite(metrics["masked_lm_loss"]) and len(predictions["next_sentence_labels"]) == 96
+    # Train (calls of 1, 1 and 2 steps), eval and predict each traced once, with
+    # static shapes only.
+    assert len(strategy.traces) == 3, strategy.traces
+    assert trainer._train_loop.experimental_get_tracing_count() == 1
+    assert all(shape.is_fully_defined() for trace in strategy.traces for shape in trace), \
+        strategy.traces
