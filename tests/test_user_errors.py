@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 import tensorflow as tf
 
@@ -325,3 +326,37 @@ def test_dtype_jit_compile_and_strategy_flags_reach_the_run(server, model_files,
     # Measured: 8e-6 (relative 1.2e-5).
     assert 1e-6 < abs(mixed["eval_loss"] - float32["eval_loss"]) < 5e-4, (mixed, float32)
     assert abs(mixed["eval_accuracy"] - float32["eval_accuracy"]) <= 1 / 16
+
+
+def test_a_run_killed_after_a_checkpoint_resumes_to_the_same_model(server, model_files, data_dir,
+                                                                    tmp_path):  # noqa: F811
+    """A seeded run, and a copy of its folder as a kill after its step-18
+    checkpoint (mid-epoch) leaves it, resumed: the same final weights and
+    evaluation."""
+    whole, killed = str(tmp_path / "whole"), str(tmp_path / "killed")
+
+    def run(output_dir):
+        finished = server.run(CLASSIFIER, *classifier_flags(
+            model_files, data_dir, output_dir, "--do_train", "--do_eval", "--seed=1",
+            "--num_train_epochs=2", "--save_checkpoints_steps=9"))
+        assert finished.status == 0, finished.stderr[-3000:]
+        return finished
+
+    run(whole)
+    shutil.copytree(whole, killed)
+    for path in glob.glob(os.path.join(killed, "model.ckpt-24.*")) + [f"{killed}/eval_results.txt"]:
+        os.remove(path)
+    _write(os.path.join(killed, "checkpoint"), 'model_checkpoint_path: "model.ckpt-18"\n'
+           'all_model_checkpoint_paths: "model.ckpt-9"\n'
+           'all_model_checkpoint_paths: "model.ckpt-18"\n')
+    assert "resumed from" in run(killed).stderr
+    a, b = (tf.train.load_checkpoint(os.path.join(d, "model.ckpt-24")) for d in (whole, killed))
+    names = a.get_variable_to_shape_map()
+    assert len(names) > 20 and set(names) == set(b.get_variable_to_shape_map())
+    for name in names:
+        np.testing.assert_allclose(a.get_tensor(name), b.get_tensor(name), rtol=1e-5, atol=1e-6,
+                                   err_msg=name)
+    whole_results, killed_results = _eval_results(whole), _eval_results(killed)
+    assert whole_results.keys() == killed_results.keys()
+    for key in whole_results:
+        assert killed_results[key] == pytest.approx(whole_results[key], rel=1e-5), key
