@@ -297,14 +297,16 @@ def test_fp16_overflow_skips_the_update_halves_the_scale_and_training_goes_on(tm
                 weights = features["masked_lm_weights"]
                 spike = tf.tensor_scatter_nd_update(tf.zeros_like(weights), [[0, 0], [1, 0]],
                                                     [1e5, -1e5])
-                return dict(features, masked_lm_weights=weights + tf.where(index == 1, spike, 0.0))
+                weights += tf.where(index == 1, spike, 0.0)
+                return dict(features, masked_lm_weights=weights)
             return dataset_fn(data_dir, 8)(context).enumerate().map(poison)
 
         iterator = iter(trainer.distribute(poisoned))
         optimizer = trainer.optimizer
 
         def state():
-            return [w.numpy().copy() for w in trainer.model.weights], float(optimizer.scale_loss(1.0))
+            weights = [w.numpy().copy() for w in trainer.model.weights]
+            return weights, float(optimizer.scale_loss(1.0))
 
         trainer.train_steps(iterator, 1)
         before, scale = state()
