@@ -130,12 +130,9 @@ class ClassifierRunner(TaskRunner):
     def prepare(self, config):
         options = self.options
         self.tokenizer = tokenization.FullTokenizer(options.vocab_file, options.do_lower_case)
-        if options.do_train:
-            self.train_file = self._features("train")
-        for split, batch_size in self.eval_splits():
-            self._features(split, pad_to=batch_size)
+        self.prepare_split_features()
 
-    def _features(self, split, pad_to=None):
+    def split_features(self, split, pad_to):
         options = self.options
         return classifier_features.ensure_split_features(
             self.processor, options.data_dir, split, options.output_dir, options.max_seq_length,
@@ -176,7 +173,7 @@ class ClassifierRunner(TaskRunner):
 
     def _predict_examples(self, trainer, split, batch_size):
         """Per-example logits and labels of a split (windows averaged, padding dropped)."""
-        feature_file = self._features(split, pad_to=batch_size)
+        feature_file = self.split_features(split, batch_size)
         predictions = trainer.predict(self._dataset_fn(feature_file.path, batch_size, False),
                                       _PASSTHROUGH)
         return combine_windows(predictions)

@@ -168,14 +168,22 @@ class TaskRunner:
         logging.info("wrote %s", path)
         self.written.append((what, path))
 
-    def eval_splits(self):
-        """`(split, batch size)` of the eval and predict modes that are set,
-        to make their features in `prepare`: bad data there stops the run
-        before training, not after."""
+    def split_features(self, split, pad_to):
+        """For tasks read as train / eval / predict splits: the split's
+        feature file, its examples padded with padding rows to a multiple of
+        `pad_to` (None: no padding rows)."""
+        raise NotImplementedError
+
+    def prepare_split_features(self):
+        """Writes the features of every split the run uses (`train_file`
+        for training), so that bad data in any split stops the run before
+        training, not after it."""
         options = self.options
-        return [(split, getattr(options, f"{split}_batch_size"))
-                for split, mode in (("eval", "do_eval"), ("predict", "do_predict"))
-                if getattr(options, mode, False)]
+        if options.do_train:
+            self.train_file = self.split_features("train", None)
+        for split, mode in (("eval", "do_eval"), ("predict", "do_predict")):
+            if getattr(options, mode, False):
+                self.split_features(split, getattr(options, f"{split}_batch_size"))
 
     def validate(self):
         """Checks the options before any work (raise InputError)."""

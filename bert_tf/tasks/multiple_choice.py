@@ -59,12 +59,9 @@ class MultipleChoiceRunner(TaskRunner):
     def prepare(self, config):
         options = self.options
         self.tokenizer = tokenization.FullTokenizer(options.vocab_file, options.do_lower_case)
-        if options.do_train:
-            self.train_file = self._features("train")
-        for split, batch_size in self.eval_splits():
-            self._features(split, pad_to=batch_size)
+        self.prepare_split_features()
 
-    def _features(self, split, pad_to=None):
+    def split_features(self, split, pad_to):
         options = self.options
         return mc_data.ensure_swag_features(
             options.data_dir, options.output_dir, split, self.tokenizer,
@@ -98,7 +95,7 @@ class MultipleChoiceRunner(TaskRunner):
 
     def _predict_split(self, trainer, split, batch_size):
         """Logits `[n, choices]` and labels `[n]` of a split's real examples, in file order."""
-        feature_file = self._features(split, pad_to=batch_size)
+        feature_file = self.split_features(split, batch_size)
         predictions = trainer.predict(self._dataset_fn(feature_file.path, batch_size, False),
                                       ("label_ids", "is_real_example"))
         real = predictions["is_real_example"] == 1

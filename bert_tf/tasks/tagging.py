@@ -138,12 +138,9 @@ class NerRunner(TaskRunner):
                                  "labels from: pass --labels")
             self.labels = tagging.label_list(tagging.read_conll(train))
         logging.info("labels: %s", ", ".join(self.labels))
-        if options.do_train:
-            self.train_file = self._features("train", None)
-        for split, batch_size in self.eval_splits():
-            self._features(split, batch_size)
+        self.prepare_split_features()
 
-    def _features(self, split, pad_to, documents=None):
+    def split_features(self, split, pad_to, documents=None):
         options = self.options
         path = self.input_file(split)
         if documents is None:
@@ -193,7 +190,7 @@ class NerRunner(TaskRunner):
         `[words]` the cross-entropy of each word's gold tag."""
         documents = tagging.read_conll(self.input_file(split))
         sentences = tagging.sentences_of(documents)
-        feature_file = self._features(split, batch_size, documents)
+        feature_file = self.split_features(split, batch_size, documents)
         losses = []
 
         def batches():
