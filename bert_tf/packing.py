@@ -193,7 +193,8 @@ def _graph_kept_lengths(len_a, len_b, max_seq_length, window_over, max_fixed_len
 
 
 def pack_example_windows(segments, max_seq_length, cls_id, sep_id, stride=None, window_over=0,
-                         max_fixed_length=None, pad_id=0, pad_to_longest=False):
+                         max_fixed_length=None, pad_id=0, pad_to_longest=False,
+                         pad_multiple=1):
     """In-graph `pack_windows` for a batch of examples.
 
     Args:
@@ -201,6 +202,9 @@ def pack_example_windows(segments, max_seq_length, cls_id, sep_id, stride=None, 
       pad_to_longest: pad to the longest window of the batch instead of
         `max_seq_length` (the model's results are the same: padding is
         masked; the cost follows the real lengths).
+      pad_multiple: with `pad_to_longest`, round that length up to a
+        multiple of this (at most `max_seq_length`), so that a compiled
+        model sees few shapes.
       Others: as `pack_windows`.
     Returns:
       (inputs, example_ids, starts): a dict of int32 `[windows,
@@ -248,7 +252,13 @@ def pack_example_windows(segments, max_seq_length, cls_id, sep_id, stride=None, 
     word_ids = tf.concat([column(cls_id), a_ids, column(sep_id), b_ids,
                           column(sep_id, second_sep)], axis=1)
     type_ids = tf.concat([column(0, a_lengths + 2), column(1, b_lengths + second_sep)], axis=1)
-    shape = None if pad_to_longest else [None, max_seq_length]
+    if pad_to_longest:
+        longest = tf.reduce_max(tf.concat([word_ids.row_lengths(), [0]], 0))
+        width = tf.minimum((longest + pad_multiple - 1) // pad_multiple * pad_multiple,
+                           max_seq_length)
+        shape = tf.stack([tf.cast(count, tf.int64), width])
+    else:
+        shape = [None, max_seq_length]
     inputs = {
         "input_word_ids": word_ids.to_tensor(pad_id, shape=shape),
         "input_mask": tf.ones_like(word_ids).to_tensor(0, shape=shape),

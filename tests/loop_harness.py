@@ -52,7 +52,7 @@ def make_trainer(strategy, output_dir, num_steps=6, jit_compile=False, optimizer
             opt = keras.optimizers.LossScaleOptimizer(opt)
     config = LoopConfig(output_dir=output_dir, num_train_steps=num_steps,
                         steps_per_loop=steps_per_loop, save_checkpoints_steps=1000,
-                        jit_compile=jit_compile,
+                        jit_compile=jit_compile, inference_jit_compile=jit_compile,
                         gradient_accumulation_steps=gradient_accumulation_steps)
     return Trainer(strategy, PretrainingTask(), model, opt, config)
 

@@ -8,6 +8,7 @@ import sys
 import keras
 import numpy as np
 import tensorflow as tf
+from tensorflow.core.protobuf import saved_model_pb2
 
 from bert_tf import tokenization
 from bert_tf.data.classification import features as cf
@@ -132,6 +133,31 @@ def test_trainer_predicts_the_same_with_grouped_short_batches(tmp_path, tiny_con
                                atol=1e-5)
 
 
+def test_xla_prediction_equals_the_uncompiled_one(tmp_path, tiny_config):
+    """With inference_jit_compile (--jit_compile) predict runs the model
+    through XLA, one program per batch length, with the same results."""
+    rng = np.random.default_rng(5)
+    write_records(tmp_path / "r", rng.integers(1, 25, 40).tolist())
+    model = BertClassifier(tiny_config, 2)
+
+    def dataset_fn(context):
+        return fit_tiny_model(cf.make_dataset(str(tmp_path / "r"), MAX_SEQ_LENGTH, 4, False,
+                                              input_context=context, pad_to_multiple=8,
+                                              group_by_length=True))
+    spec = {k: tf.TensorSpec([None, None], tf.int32)
+            for k in ("input_word_ids", "input_mask", "input_type_ids")}
+    results = {}
+    for xla in (False, True):
+        trainer = Trainer(tf.distribute.get_strategy(), None, model, None,
+                          LoopConfig(output_dir=str(tmp_path / "out"), num_train_steps=1,
+                                     inference_jit_compile=xla))
+        out = trainer.predict(dataset_fn, passthrough=("example_index",))
+        results[xla] = out["logits"][np.argsort(out["example_index"])]
+        traced = trainer._infer.get_concrete_function(spec)  # noqa: SLF001
+        assert traced.function_def.attr["_XlaMustCompile"].b == xla
+    np.testing.assert_allclose(results[True], results[False], atol=1e-5)
+
+
 def test_xla_training_on_short_batches_equals_padded_training(tmp_path, tiny_config):
     """Same batches (same seed), cut or not: the same losses and weights, with
     the train step compiled by XLA for each batch length."""
@@ -241,6 +267,31 @@ def test_exported_classifier_pads_a_request_to_its_longest_example(tmp_path, tin
     hidden = tiny_config.hidden_size
     assert _embedding_shapes(loaded, "serving_default") == {(None, None, hidden)}
     assert _embedding_shapes(loaded, "serving_ids") == {(None, max_seq_length, hidden)}
+
+
+def test_exported_classifier_compiled_with_xla_serves_the_model_s_probabilities(
+        tmp_path, tiny_config):
+    """--jit_compile exports the model call compiled with XLA; requests are
+    padded to a multiple of 16 tokens (few programs) with the same results."""
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", ".", *WORDS]) + "\n")
+    max_seq_length = tiny_config.max_position_embeddings
+    model = BertClassifier(tiny_config, 3)
+    export_dir = tmp_path / "export"
+    export_classifier(model, str(export_dir), str(vocab), True, max_seq_length,
+                      sentence_pairs=False, jit_compile=True)
+    saved = saved_model_pb2.SavedModel.FromString((export_dir / "saved_model.pb").read_bytes())
+    library = saved.meta_graphs[0].graph_def.library.function
+    assert any(f.attr["_XlaMustCompile"].b for f in library)
+    texts = [" ".join(np.random.default_rng(i).choice(WORDS, 1 + 3 * i)) for i in range(5)]
+    tokenizer = tokenization.FullTokenizer(str(vocab), do_lower_case=True)
+    ids = [pack_inputs(tokenizer.convert_tokens_to_ids(tokenizer.tokenize(t)), [],
+                       max_seq_length, 2, 3) for t in texts]
+    expected = tf.nn.softmax(model({k: tf.constant([p[k] for p in ids]) for k in ids[0]},
+                                   training=False))
+    loaded = tf.saved_model.load(str(export_dir))
+    served = loaded.signatures["serving_default"](text_a=tf.constant(texts))
+    np.testing.assert_allclose(served["probabilities"], expected, atol=1e-5)
 
 
 def _embedding_shapes(loaded, signature):

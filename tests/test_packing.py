@@ -119,6 +119,21 @@ def test_packer_pads_to_the_longest_example_on_request():
     assert cut["input_word_ids"].shape == (30, 10)
 
 
+def test_longest_rounded_up_to_a_multiple_and_capped_at_max_seq_length():
+    """What an XLA-compiled SavedModel is fed: few distinct widths."""
+    segments = [tf.ragged.constant([[7] * 3, [8] * 9], tf.int32)]
+    widths = {multiple: packing.pack_example_windows(
+        segments, 13, 101, 102, pad_to_longest=True, pad_multiple=multiple)[0]
+        for multiple in (1, 4, 16)}
+    assert [widths[m]["input_mask"].shape[1] for m in (1, 4, 16)] == [11, 12, 13]
+    for key in widths[1]:
+        np.testing.assert_array_equal(widths[4][key][:, :11], widths[1][key])
+        assert not widths[4][key][:, 11:].numpy().any()
+    empty = packing.pack_example_windows([segments[0][:0]], 13, 101, 102, pad_to_longest=True,
+                                         pad_multiple=4)[0]
+    assert empty["input_mask"].shape == (0, 0)
+
+
 @pytest.mark.parametrize("segments,max_seq_length", [(1, 1), (2, 2)])
 def test_max_seq_length_too_small(segments, max_seq_length):
     b = [3] if segments == 2 else None

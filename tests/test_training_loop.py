@@ -17,7 +17,8 @@ from pretraining_records import write_records
 from bert_tf.data.pretraining import dataset as pretraining_data
 from bert_tf.training import checkpointing
 from bert_tf.training.checkpointing import CheckpointManager
-from bert_tf.training.loop import TrainingError
+from bert_tf.tasks.pretraining import PretrainingTask
+from bert_tf.training.loop import LoopConfig, Trainer, TrainingError
 
 TESTS = os.path.dirname(__file__)
 REPO = os.path.dirname(TESTS)
@@ -116,6 +117,15 @@ def test_train_step_compiles_with_xla_and_matches(tmp_path, float32_run):
     totals = {"masked_lm_weights": tf.constant(1.0), "examples": tf.constant(8.0)}
     hlo = xla._compute.experimental_get_compiler_ir(features, totals)(stage="hlo")
     assert "HloModule" in hlo
+    # Eval runs the model compiled too, with the uncompiled metrics.
+    plain = Trainer(tf.distribute.get_strategy(), PretrainingTask(), xla.model, None,
+                    LoopConfig(output_dir=str(tmp_path / "plain"), num_train_steps=1))
+    compiled, expected = (t.evaluate(finite_dataset_fn(data_dir, 8)) for t in (xla, plain))
+    assert xla._infer.get_concrete_function(features).function_def.attr["_XlaMustCompile"].b
+    del compiled["global_step"], expected["global_step"]  # the plain trainer's is 0
+    assert compiled.keys() == expected.keys()
+    for key, value in expected.items():
+        np.testing.assert_allclose(compiled[key], value, rtol=1e-5, err_msg=key)
 
 
 def test_gradient_accumulation_equals_the_larger_batch(tmp_path):

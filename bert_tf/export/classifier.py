@@ -17,6 +17,7 @@ import keras
 import tensorflow as tf
 
 from bert_tf.errors import InputError
+from bert_tf.export.compiled import model_call, pad_multiple
 from bert_tf.files import atomic_output
 from bert_tf.packing import average_windows, pack_example_windows
 from bert_tf.preprocessing import BertTokenizer
@@ -41,12 +42,13 @@ def check_export_dir(export_dir, overwrite):
 
 def export_classifier(model, export_dir, vocab_file, do_lower_case, max_seq_length,
                       sentence_pairs, is_regression=False, long_text_stride=None,
-                      overwrite=False):
+                      overwrite=False, jit_compile=False):
     """Writes `model` (a BertClassifier) as a SavedModel at `export_dir`.
 
     `sentence_pairs` decides whether `serving_default` takes `text_b`.
     With `long_text_stride`, texts longer than `max_seq_length` are split
     into overlapping windows whose logits are averaged, as in eval/predict.
+    With `jit_compile` the model runs compiled with XLA (`export.compiled`).
     Written to a temporary directory and renamed, so `export_dir` is never
     left half-written.
     """
@@ -54,18 +56,19 @@ def export_classifier(model, export_dir, vocab_file, do_lower_case, max_seq_leng
     tokenizer = BertTokenizer(vocab_file, do_lower_case=do_lower_case, name="tokenizer")
     tokenizer(tf.constant([""]))  # builds it, so that its vocabulary table can be tracked
     ids_spec = tf.TensorSpec([None, max_seq_length], tf.int32)
+    infer = model_call(model, jit_compile)
 
     def classify_ids(input_word_ids, input_mask, input_type_ids):
-        logits = model({"input_word_ids": input_word_ids, "input_mask": input_mask,
-                        "input_type_ids": input_type_ids}, training=False)
+        logits = infer({"input_word_ids": input_word_ids, "input_mask": input_mask,
+                        "input_type_ids": input_type_ids})
         return classification_outputs(logits, is_regression)
 
     def classify_text(text_a, text_b=None):
         segments = [tokenizer(text_a)] + ([tokenizer(text_b)] if text_b is not None else [])
         inputs, example_ids, _ = pack_example_windows(
             segments, max_seq_length, tokenizer.cls_id, tokenizer.sep_id, long_text_stride,
-            pad_to_longest=True)
-        logits = model(inputs, training=False)
+            pad_to_longest=True, pad_multiple=pad_multiple(jit_compile))
+        logits = infer(inputs)
         logits = average_windows(logits, example_ids, tf.shape(text_a)[0])
         return classification_outputs(logits, is_regression)
 

@@ -17,15 +17,16 @@ import keras
 import tensorflow as tf
 
 from bert_tf.export.classifier import check_export_dir, classification_outputs
+from bert_tf.export.compiled import model_call, pad_multiple
 from bert_tf.files import atomic_output
 from bert_tf.packing import pack_example_windows
 from bert_tf.preprocessing import BertTokenizer
 
 
-def pack_choices(tokenizer, context, endings, max_seq_length):
+def pack_choices(tokenizer, context, endings, max_seq_length, multiple=1):
     """tf.string `context` `[batch]` and a list of n tf.string `[batch]`
     endings -> dict of int32 `[batch, n, longest]` model inputs, padded to
-    the longest pair (at most `max_seq_length`); pair i of example b is
+    the longest pair rounded up to `multiple` (at most `max_seq_length`); pair i of example b is
     `[CLS] context_b [SEP] ending_i_b [SEP]`."""
     num_choices = len(endings)
     context_ids = tokenizer(context)
@@ -33,29 +34,33 @@ def pack_choices(tokenizer, context, endings, max_seq_length):
     choices = tf.concat([tokenizer(ending)[:, None] for ending in endings],
                         axis=1).merge_dims(0, 1)
     packed, _, _ = pack_example_windows([contexts, choices], max_seq_length, tokenizer.cls_id,
-                                        tokenizer.sep_id, pad_to_longest=True)
+                                        tokenizer.sep_id, pad_to_longest=True,
+                                        pad_multiple=multiple)
     return {name: tf.reshape(value, [-1, num_choices, tf.shape(value)[1]])
             for name, value in packed.items()}
 
 
 def export_multiple_choice(model, export_dir, vocab_file, do_lower_case, max_seq_length,
-                           overwrite=False):
+                           overwrite=False, jit_compile=False):
     """Writes `model` (a BertMultipleChoice) as a SavedModel at `export_dir`
-    (through a temporary directory renamed at the end); returns `export_dir`."""
+    (through a temporary directory renamed at the end); returns `export_dir`.
+    With `jit_compile` the model runs compiled with XLA (`export.compiled`)."""
     check_export_dir(export_dir, overwrite)
     num_choices = model.num_choices
     tokenizer = BertTokenizer(vocab_file, do_lower_case=do_lower_case, name="tokenizer")
     tokenizer(tf.constant([""]))  # builds it, so that its vocabulary table can be tracked
     ids_spec = tf.TensorSpec([None, num_choices, max_seq_length], tf.int32)
+    infer = model_call(model, jit_compile)
 
     def choose_ids(input_word_ids, input_mask, input_type_ids):
-        return classification_outputs(model(
+        return classification_outputs(infer(
             {"input_word_ids": input_word_ids, "input_mask": input_mask,
-             "input_type_ids": input_type_ids}, training=False))
+             "input_type_ids": input_type_ids}))
 
     def choose_text(context, *endings):
-        inputs = pack_choices(tokenizer, context, list(endings), max_seq_length)
-        return classification_outputs(model(inputs, training=False))
+        inputs = pack_choices(tokenizer, context, list(endings), max_seq_length,
+                              pad_multiple(jit_compile))
+        return classification_outputs(infer(inputs))
 
     # Varargs take their signature input names from the specs: ending0, ending1, ...
     text_fn = tf.function(choose_text, input_signature=[

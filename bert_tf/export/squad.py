@@ -47,6 +47,7 @@ import tensorflow as tf
 from bert_tf.data.squad.reader import CONTEXT_WHITESPACE
 from bert_tf.errors import InputError
 from bert_tf.export.classifier import check_export_dir
+from bert_tf.export.compiled import model_call
 from bert_tf.files import atomic_output
 from bert_tf.packing import pack_example_windows
 from bert_tf.preprocessing import BertTokenizer
@@ -253,8 +254,9 @@ def _context_tokens(tokenizer, contexts):
     return chars, word_starts, word_ends, context_ids, token_words
 
 
-def _answer_spans(model, tokenizer, questions, contexts, settings):
-    """question, context tf.string `[batch]` -> the `serving_default` outputs."""
+def _answer_spans(infer, tokenizer, questions, contexts, settings):
+    """question, context tf.string `[batch]` -> the `serving_default` outputs;
+    `infer` is the model call (`export.compiled.model_call`)."""
     batch = tf.shape(contexts)[0]
     chars, word_starts, word_ends, context_ids, token_words = _context_tokens(tokenizer,
                                                                               contexts)
@@ -263,7 +265,7 @@ def _answer_spans(model, tokenizer, questions, contexts, settings):
         [question_ids, context_ids], settings.max_seq_length, tokenizer.cls_id,
         tokenizer.sep_id, stride=settings.doc_stride, window_over=1,
         max_fixed_length=settings.max_query_length)
-    logits = model(inputs, training=False)
+    logits = infer(inputs)
     start_logits = tf.cast(logits["start_logits"], tf.float32)
     end_logits = tf.cast(logits["end_logits"], tf.float32)
 
@@ -301,13 +303,13 @@ def _answer_spans(model, tokenizer, questions, contexts, settings):
     return outputs
 
 
-def _answer_function(model, tokenizer, settings):
-    """The `serving_default` tf.function of `model` (a BertSpanLabeler)."""
+def _answer_function(infer, tokenizer, settings):
+    """The `serving_default` tf.function of `infer` (a BertSpanLabeler's call)."""
     text_spec = tf.TensorSpec([None], tf.string)
 
     @tf.function(input_signature=[text_spec, text_spec])
     def answer_text(question, context):
-        return _answer_spans(model, tokenizer, question, context, settings)
+        return _answer_spans(infer, tokenizer, question, context, settings)
 
     return answer_text
 
@@ -321,29 +323,31 @@ def _tokenizer(vocab_file, do_lower_case):
 def export_span_labeler(model, export_dir, vocab_file, do_lower_case, max_seq_length=384,
                         doc_stride=128, max_query_length=64, max_answer_length=30,
                         n_best_size=20, version_2_with_negative=False,
-                        null_score_diff_threshold=0.0, overwrite=False):
+                        null_score_diff_threshold=0.0, overwrite=False, jit_compile=False):
     """Writes `model` (a BertSpanLabeler) as a SavedModel at `export_dir`.
 
     See the module docstring for the signatures; the settings are run_squad.py's
     flags of the same names. Written to a temporary directory and renamed, so
     `export_dir` is never left half-written; an existing `export_dir` is
-    replaced only with `overwrite`. Returns `export_dir`.
+    replaced only with `overwrite`. With `jit_compile` the model runs
+    compiled with XLA (`export.compiled`). Returns `export_dir`.
     """
     settings = _Settings(max_seq_length, doc_stride, max_query_length, max_answer_length,
                          n_best_size, version_2_with_negative, null_score_diff_threshold)
     check_export_dir(export_dir, overwrite)
     tokenizer = _tokenizer(vocab_file, do_lower_case)
     ids_spec = tf.TensorSpec([None, max_seq_length], tf.int32)
+    infer = model_call(model, jit_compile)
 
     @tf.function(input_signature=[ids_spec] * 3)
     def span_logits(input_word_ids, input_mask, input_type_ids):
-        return model({"input_word_ids": input_word_ids, "input_mask": input_mask,
-                      "input_type_ids": input_type_ids}, training=False)
+        return infer({"input_word_ids": input_word_ids, "input_mask": input_mask,
+                      "input_type_ids": input_type_ids})
 
     archive = keras.export.ExportArchive()
     archive.track(model)
     archive.track(tokenizer)
-    archive.add_endpoint("serving_default", _answer_function(model, tokenizer, settings))
+    archive.add_endpoint("serving_default", _answer_function(infer, tokenizer, settings))
     archive.add_endpoint("serving_ids", span_logits)
     with atomic_output(export_dir) as tmp:
         archive.write_out(tmp, verbose=False)
@@ -371,7 +375,8 @@ def answer(model_or_export, questions, contexts, **settings):
             raise InputError(f"answer() with a Keras model needs vocab_file and do_lower_case; "
                              f"unknown settings: {sorted(unknown)}, missing: {sorted(missing)}")
         tokenizer = _tokenizer(settings.pop("vocab_file"), settings.pop("do_lower_case"))
-        serve = _answer_function(model_or_export, tokenizer, _Settings(**settings))
+        serve = _answer_function(model_call(model_or_export), tokenizer,
+                                 _Settings(**settings))
     else:
         if settings:
             raise InputError(f"settings {sorted(settings)} cannot change an exported model")

@@ -18,6 +18,7 @@ import tensorflow as tf
 
 from bert_tf.data.tagging import window_stride
 from bert_tf.export.classifier import check_export_dir
+from bert_tf.export.compiled import model_call, pad_multiple
 from bert_tf.files import atomic_output
 from bert_tf.packing import pack_example_windows
 from bert_tf.preprocessing import BertTokenizer
@@ -93,13 +94,16 @@ def labelled_positions(input_mask, example_ids, starts, row_starts, is_first):
     return is_best & (window == tf.gather(earliest, segment)), token
 
 
-def tag_sentences(model, tokenizer, labels, max_seq_length, text):
-    """text tf.string `[batch]` -> the `serving_default` outputs (module docstring)."""
+def tag_sentences(model, tokenizer, labels, max_seq_length, text, jit_compile=False):
+    """text tf.string `[batch]` -> the `serving_default` outputs (module docstring);
+    with `jit_compile` the model runs compiled with XLA."""
     word_starts, word_ends, ids, is_first, token_words = sentence_pieces(tokenizer, text)
     inputs, example_ids, starts = pack_example_windows(
         [ids], max_seq_length, tokenizer.cls_id, tokenizer.sep_id,
-        stride=window_stride(max_seq_length), pad_to_longest=True)
-    predicted = tf.argmax(model(inputs, training=False), axis=-1, output_type=tf.int32)
+        stride=window_stride(max_seq_length), pad_to_longest=True,
+        pad_multiple=pad_multiple(jit_compile))
+    logits = model_call(model, jit_compile)(inputs)
+    predicted = tf.argmax(logits, axis=-1, output_type=tf.int32)
     chosen, token = labelled_positions(inputs["input_mask"], example_ids, starts,
                                        tf.cast(ids.row_starts(), tf.int32), is_first)
     words = tf.gather(token_words, tf.boolean_mask(token, chosen))
@@ -112,10 +116,11 @@ def tag_sentences(model, tokenizer, labels, max_seq_length, text):
 
 
 def export_tagger(model, export_dir, vocab_file, do_lower_case, max_seq_length, labels,
-                  overwrite=False):
+                  overwrite=False, jit_compile=False):
     """Writes `model` (logits `[batch, seq, len(labels)]`) as a SavedModel at
     `export_dir` (module docstring); written to a temporary directory and
-    renamed, an existing `export_dir` replaced only with `overwrite`."""
+    renamed, an existing `export_dir` replaced only with `overwrite`; with
+    `jit_compile` the model runs compiled with XLA (`export.compiled`)."""
     check_export_dir(export_dir, overwrite)
     tokenizer = BertTokenizer(vocab_file, do_lower_case=do_lower_case, name="tokenizer")
     tokenizer(tf.constant([""]))  # builds it, so that its vocabulary table can be tracked
@@ -123,7 +128,7 @@ def export_tagger(model, export_dir, vocab_file, do_lower_case, max_seq_length, 
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
     def serve(text):
-        return tag_sentences(model, tokenizer, labels, max_seq_length, text)
+        return tag_sentences(model, tokenizer, labels, max_seq_length, text, jit_compile)
 
     archive = keras.export.ExportArchive()
     archive.track(model)

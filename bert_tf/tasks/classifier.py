@@ -202,7 +202,8 @@ class ClassifierRunner(TaskRunner):
                           _has_sentence_pairs(self.processor, options.data_dir),
                           is_regression=self.processor.is_regression,
                           long_text_stride=options.long_text_stride,
-                          overwrite=options.overwrite)
+                          overwrite=options.overwrite,
+                          jit_compile=options.training.jit_compile)
 
 
 def run_classifier(options):

@@ -331,7 +331,8 @@ def _run(runner):
             steps_per_loop=training.steps_per_loop,
             save_checkpoints_steps=options.save_checkpoints_steps,
             keep_checkpoint_max=options.keep_checkpoint_max, jit_compile=training.jit_compile,
-            gradient_accumulation_steps=training.gradient_accumulation_steps))
+            gradient_accumulation_steps=training.gradient_accumulation_steps,
+            inference_jit_compile=training.jit_compile))
         if options.do_train:
             init_fn = (lambda: warm_start(model, options.init_checkpoint)) \
                 if options.init_checkpoint else None

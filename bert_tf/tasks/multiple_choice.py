@@ -116,7 +116,8 @@ class MultipleChoiceRunner(TaskRunner):
         options = self.options
         return export_multiple_choice(model, options.export_dir, options.vocab_file,
                                options.do_lower_case, options.max_seq_length,
-                               overwrite=options.overwrite)
+                               overwrite=options.overwrite,
+                               jit_compile=options.training.jit_compile)
 
 
 def run_multiple_choice(options):

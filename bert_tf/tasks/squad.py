@@ -206,7 +206,7 @@ class SquadRunner(TaskRunner):
             max_answer_length=options.max_answer_length, n_best_size=options.n_best_size,
             version_2_with_negative=options.version_2_with_negative,
             null_score_diff_threshold=options.null_score_diff_threshold,
-            overwrite=options.overwrite)
+            overwrite=options.overwrite, jit_compile=options.training.jit_compile)
 
 
 def run_squad(options):

@@ -221,7 +221,8 @@ class NerRunner(TaskRunner):
     def export(self, model):
         options = self.options
         return export_tagger(model, options.export_dir, options.vocab_file, options.do_lower_case,
-                      options.max_seq_length, self.labels, overwrite=options.overwrite)
+                      options.max_seq_length, self.labels, overwrite=options.overwrite,
+                      jit_compile=options.training.jit_compile)
 
 
 def run_ner(options):

@@ -88,7 +88,9 @@ def define_training_flags(flag_values=flags.FLAGS):
     define(flags.DEFINE_string, "master", "TPU address, used when --tpu_name is unset.")
     define(flags.DEFINE_integer, "num_tpu_cores", "Expected TPU cores (TPUStrategy uses all).")
     define(flags.DEFINE_string, "dtype", f"Compute precision, one of: {', '.join(DTYPES)}.")
-    define(flags.DEFINE_bool, "jit_compile", "Compile the train step with XLA.")
+    define(flags.DEFINE_bool, "jit_compile",
+           "Compile the model with XLA: in the train, eval and predict steps and in an exported "
+           "SavedModel (TF Serving on CPU then needs --xla_cpu_compilation_enabled).")
     define(flags.DEFINE_integer, "steps_per_loop",
            "At most this many train steps per tf.function call (fewer when a progress line, "
            "about every 10 s, or a checkpoint is due).")

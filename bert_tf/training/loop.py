@@ -74,6 +74,7 @@ class LoopConfig:
     keep_checkpoint_max: int = 5
     jit_compile: bool = False
     gradient_accumulation_steps: int = 1
+    inference_jit_compile: bool = False
 
 
 def is_chief(strategy):
@@ -120,6 +121,8 @@ class Trainer:
         self._step = tf.function(self._one_step)
         self._train_loop = tf.function(self._train_steps)
         self._eval_step = tf.function(self._eval_batch)
+        self._infer = tf.function(self._model_outputs, jit_compile=config.inference_jit_compile)
+        self._predict_step = tf.function(self._predict_batch)
 
     # -- steps ------------------------------------------------------------
 
@@ -182,10 +185,20 @@ class Trainer:
         means = {k: v / tf.cast(num_steps, v.dtype) for k, v in sums.items()}
         return means, first_bad
 
+    def _model_outputs(self, features):
+        return self.model(features, training=False)
+
     def _eval_batch(self, iterator):
         def replica(features):
-            return self.task.eval_sums(self.model(features, training=False), features)
+            return self.task.eval_sums(self._infer(features), features)
         return _sum_over_replicas(self.strategy, self.strategy.run(replica, (next(iterator),)))
+
+    def _predict_batch(self, iterator, passthrough):
+        def replica(features):
+            outputs = self._infer(features)
+            outputs = outputs if isinstance(outputs, dict) else {"logits": outputs}
+            return {**outputs, **{k: features[k] for k in passthrough}}
+        return self.strategy.run(replica, (next(iterator),))
 
     # -- loops ------------------------------------------------------------
 
@@ -295,19 +308,10 @@ class Trainer:
         `passthrough`. (Replicas' batches are not concatenated: with dynamic
         padding their sequence lengths differ.) Nothing is kept between
         batches, so callers can stream results of any size."""
-        def replica(features):
-            outputs = self.model(features, training=False)
-            outputs = outputs if isinstance(outputs, dict) else {"logits": outputs}
-            return {**outputs, **{k: features[k] for k in passthrough}}
-
-        @tf.function
-        def step(iterator):
-            return self.strategy.run(replica, (next(iterator),))
-
         iterator = iter(self.distribute(dataset_fn))
         while True:
             try:
-                result = step(iterator)
+                result = self._predict_step(iterator, tuple(passthrough))
             except (StopIteration, tf.errors.OutOfRangeError):
                 return
             local = {k: self.strategy.experimental_local_results(v) for k, v in result.items()}
