@@ -38,6 +38,7 @@ from bert_tf.data.classification import glue  # noqa: E402
 from bert_tf.export import classifier as export_module  # noqa: E402
 from bert_tf.modeling import BertClassifier  # noqa: E402
 from bert_tf.tasks.classifier import ClassificationTask  # noqa: E402
+from bert_tf.tasks.common import PADDING_MULTIPLE  # noqa: E402
 from bert_tf.training.loop import LoopConfig, Trainer  # noqa: E402
 from bert_tf.training.optimization import create_optimizer  # noqa: E402
 
@@ -46,6 +47,8 @@ flags.DEFINE_integer("train_examples", 320, "Training pairs (one epoch).")
 flags.DEFINE_integer("predict_examples", 256, "Test pairs predicted (and served).")
 flags.DEFINE_integer("max_seq_length", 128, "--max_seq_length.")
 flags.DEFINE_integer("rounds", 3, "Alternating rounds; medians are reported.")
+flags.DEFINE_integer("padding_multiple", PADDING_MULTIPLE,
+                     "--padding_multiple of the dynamic runs (default: run_classifier's).")
 FLAGS = flags.FLAGS
 BATCH_SIZE = 32
 
@@ -167,8 +170,9 @@ def measure(root):
 
     train_file, predict_file = write_features(root, data_dir)
     config = BertConfig.from_json_file(config_file)
-    variants = {"padded": (None, False), "dynamic": (16, False),
-                "dynamic+group_by_length": (16, True)}
+    multiple = FLAGS.padding_multiple
+    variants = {"padded": (None, False), "dynamic": (multiple, False),
+                "dynamic+group_by_length": (multiple, True)}
     times = {name: ([], []) for name in variants}
     for r in range(FLAGS.rounds):
         order = list(variants) if r % 2 == 0 else list(reversed(variants))

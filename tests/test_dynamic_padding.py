@@ -309,3 +309,20 @@ def _embedding_shapes(loaded, signature):
                        if op.type in ("GatherV2", "ResourceGather")
                        and op.outputs[0].shape.rank == 3}
     return shapes
+
+
+def test_padding_multiple_defaults_to_8_and_to_16_under_xla():
+    from types import SimpleNamespace
+
+    from bert_tf.tasks.common import _pad_to_multiple
+    from bert_tf.training.distribution import TrainingOptions
+
+    def multiple(padding_multiple=None, jit_compile=False, dynamic_padding=True):
+        options = SimpleNamespace(dynamic_padding=dynamic_padding,
+                                  padding_multiple=padding_multiple,
+                                  training=TrainingOptions(jit_compile=jit_compile))
+        return _pad_to_multiple(options, tf.distribute.get_strategy())
+
+    assert (multiple(), multiple(jit_compile=True)) == (8, 16)
+    assert (multiple(4), multiple(4, jit_compile=True)) == (4, 4)
+    assert multiple(dynamic_padding=False) is None

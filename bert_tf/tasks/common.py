@@ -22,11 +22,16 @@ from bert_tf import checkpoints, tokenization
 from bert_tf.config import BertConfig
 from bert_tf.errors import BertTfError, InputError
 from bert_tf.export.classifier import check_export_dir
+from bert_tf.export.compiled import XLA_PAD_MULTIPLE
 from bert_tf.files import check_output_dir
 from bert_tf.training import distribution
 from bert_tf.training.distribution import TrainingOptions
 from bert_tf.training.loop import LoopConfig, Trainer, write_results
 from bert_tf.training.optimization import create_optimizer
+
+# Without XLA a new batch length costs little (oneDNN kernels are made per
+# shape, once): a small multiple keeps most of the padding compute away.
+PADDING_MULTIPLE = 8
 
 
 def option(default=dataclasses.MISSING, help=""):  # noqa: A002  (absl's word for it)
@@ -57,9 +62,10 @@ class RunOptions:
         True, "Pad each batch only to its longest example, rounded up to --padding_multiple, "
               "not to --max_seq_length (same results, less compute). Off under TPUStrategy, "
               "which needs static shapes; pre-training and SQuAD always pad fully.")
-    padding_multiple: int = option(
-        16, "With --dynamic_padding: batch lengths are multiples of this (fewer shapes to "
-            "trace and compile).")
+    padding_multiple: int | None = option(
+        None, f"With --dynamic_padding: batch lengths are multiples of this. Default "
+              f"{PADDING_MULTIPLE}, or {XLA_PAD_MULTIPLE} under --jit_compile (each length is "
+              "compiled into its own XLA program).")
     group_by_length: bool = option(
         False, "With --dynamic_padding: train on batches of similar lengths (sorted within "
                "windows of 32 batches, the batches then shuffled). Classifier and NER eval "
@@ -239,7 +245,7 @@ def _check_shared_options(options):
         listed = ", ".join(modes[:-1]) + " or " + modes[-1] if len(modes) > 1 else modes[0]
         raise InputError(f"at least one of {listed} must be set")
     check_output_dir(options.output_dir, "--output_dir")
-    if options.padding_multiple < 1:
+    if options.padding_multiple is not None and options.padding_multiple < 1:
         raise InputError(f"--padding_multiple must be >= 1, got {options.padding_multiple}")
     if getattr(options, "export_dir", None):
         check_export_dir(options.export_dir, options.overwrite)
@@ -277,13 +283,15 @@ def _check_vocab_fits(options, config):
 
 
 def _pad_to_multiple(options, strategy):
-    """--padding_multiple under --dynamic_padding off TPUs, else None."""
+    """--padding_multiple (or its default) under --dynamic_padding off TPUs, else None."""
     if not options.dynamic_padding:
         return None
     if distribution.is_tpu_strategy(strategy):
         logging.info("--dynamic_padding is off under TPUStrategy: static shapes")
         return None
-    return options.padding_multiple
+    if options.padding_multiple is not None:
+        return options.padding_multiple
+    return XLA_PAD_MULTIPLE if options.training.jit_compile else PADDING_MULTIPLE
 
 
 def run_task(runner):
