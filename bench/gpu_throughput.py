@@ -4,7 +4,8 @@ Runs bert_tf's train step (the Trainer's, XLA-compiled, bf16 mixed precision by
 default) for BERT-Base and BERT-Large at sequence lengths 128 and 512, one
 model at a time, and prints sequences/second and the model FLOP utilisation
 (matmul FLOPs of forward + backward, over the device's dense bf16 peak from
-the table below, or `--peak_tflops`). Meant to finish within about five
+the table below, or `--peak_tflops`). Then, for each config, the encoder's
+forward pass (inference) with and without XLA, to show where XLA pays. Meant to finish within about five
 minutes on one H100/H200-class GPU:
 
     python bench/gpu_throughput.py [--configs=base:128:128,...] [--steps=20]
@@ -21,7 +22,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from absl import app, flags  # noqa: E402
-from pretraining_step import bert_tf_step, make_batch, training_flops  # noqa: E402
+from pretraining_step import (bert_tf_forward, bert_tf_step, make_batch,  # noqa: E402
+                              make_inputs, training_flops)
 
 from bert_tf.config import preset  # noqa: E402
 
@@ -79,6 +81,25 @@ def measure(model, seq, batch_size, steps, rounds):
     return first, best, training_flops(config, batch_size, seq, predictions)
 
 
+def measure_forward(model, seq, batch_size, steps, rounds):
+    """Best sequences/s of the encoder's forward pass, without and with XLA."""
+    config = preset(MODELS[model])
+    inputs = {k: tf.constant(v) for k, v in make_inputs(config, batch_size, seq).items()}
+    rates = {}
+    for xla in (False, True):
+        forward = bert_tf_forward(config, inputs, xla)
+        forward().numpy()
+        best = float("inf")
+        for _ in range(rounds):
+            start = time.perf_counter()
+            for _ in range(steps):
+                output = forward()
+            output.numpy()
+            best = min(best, (time.perf_counter() - start) / steps)
+        rates["xla" if xla else "plain"] = batch_size / best
+    return rates
+
+
 def main(argv):
     del argv
     configs = ["tiny:32:2"] if FLAGS.smoke else FLAGS.configs
@@ -104,6 +125,16 @@ def main(argv):
                         "sequences_per_second": batch_size / seconds,
                         "tflops": achieved / 1e12, "mfu": achieved / peak if peak else None,
                         "first_step_seconds": first})
+        keras.backend.clear_session()
+    print(f"forward pass (inference), {FLAGS.dtype}:")
+    print(f"{'model':<7}{'seq':>5}{'batch':>7}{'seq/s':>10}{'XLA seq/s':>11}{'XLA gain':>10}",
+          flush=True)
+    for spec, result in zip(configs, results):
+        model, seq, batch_size = spec.split(":")
+        rates = measure_forward(model, int(seq), int(batch_size), steps, rounds)
+        print(f"{model:<7}{seq:>5}{batch_size:>7}{rates['plain']:>10.1f}{rates['xla']:>11.1f}"
+              f"{rates['xla'] / rates['plain']:>9.2f}x", flush=True)
+        result["forward_sequences_per_second"] = rates
         keras.backend.clear_session()
     if FLAGS.output_json:
         with open(FLAGS.output_json, "w") as f:

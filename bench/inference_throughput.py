@@ -15,14 +15,14 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import tf_keras  # noqa: E402
 from absl import app, flags  # noqa: E402
 from official.nlp.modeling import networks as mg_networks  # noqa: E402
 
+from pretraining_step import bert_tf_forward, make_inputs  # noqa: E402
+
 from bert_tf.config import preset  # noqa: E402
-from bert_tf.modeling import BertEncoder  # noqa: E402
 
 flags.DEFINE_string("config", "base", "small (L4 H512) or base.")
 flags.DEFINE_integer("batch_size", 32, "Batch size.")
@@ -32,24 +32,6 @@ flags.DEFINE_integer("rounds", 5, "Alternating rounds; the best round counts.")
 FLAGS = flags.FLAGS
 
 CONFIGS = {"small": "bert_small", "base": "bert_base"}
-
-
-def make_inputs(config, batch, seq):
-    rng = np.random.default_rng(0)
-    lengths = np.full(batch, seq)
-    lengths[batch // 2:] = seq * 3 // 4  # some padding, as real batches have
-    mask = (np.arange(seq)[None, :] < lengths[:, None]).astype(np.int32)
-    return {"input_word_ids": rng.integers(5, config.vocab_size, (batch, seq)).astype(np.int32)
-            * mask,
-            "input_mask": mask,
-            "input_type_ids": (np.arange(seq)[None, :] >= seq // 2).astype(np.int32) * mask}
-
-
-def bert_tf_forward(config, inputs, xla):
-    encoder = BertEncoder(config)
-    forward = tf.function(lambda: encoder(inputs, training=False)["pooled_output"],
-                          jit_compile=xla)
-    return forward
 
 
 def model_garden_forward(config, inputs, xla):

@@ -1,10 +1,11 @@
-"""What the pre-training benchmarks share: a synthetic batch, the FLOP count and
-bert_tf's compiled train step (the Trainer's, as run_pretraining.py runs it)."""
+"""What the model benchmarks share: a synthetic batch, the FLOP count and
+bert_tf's compiled train step (the Trainer's, as run_pretraining.py runs it);
+encoder inputs and bert_tf's forward pass."""
 
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.modeling import BertPretrainingModel
+from bert_tf.modeling import BertEncoder, BertPretrainingModel
 from bert_tf.tasks.pretraining import PretrainingTask
 from bert_tf.training.loop import LoopConfig, Trainer
 from bert_tf.training.optimization import create_optimizer
@@ -45,3 +46,23 @@ def bert_tf_step(config, batch, xla):
     def run(steps):
         return trainer.train_steps(iterator, steps)["loss"]
     return run
+
+
+def make_inputs(config, batch, seq):
+    """Encoder inputs `[batch, seq]`: the second half of the batch has a
+    quarter of padding, as real batches have some."""
+    rng = np.random.default_rng(0)
+    lengths = np.full(batch, seq)
+    lengths[batch // 2:] = seq * 3 // 4
+    mask = (np.arange(seq)[None, :] < lengths[:, None]).astype(np.int32)
+    return {"input_word_ids": rng.integers(5, config.vocab_size, (batch, seq)).astype(np.int32)
+            * mask,
+            "input_mask": mask,
+            "input_type_ids": (np.arange(seq)[None, :] >= seq // 2).astype(np.int32) * mask}
+
+
+def bert_tf_forward(config, inputs, xla):
+    """A tf.function returning the pooled output of a fresh encoder on `inputs`."""
+    encoder = BertEncoder(config)
+    return tf.function(lambda: encoder(inputs, training=False)["pooled_output"],
+                       jit_compile=xla)

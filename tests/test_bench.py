@@ -23,4 +23,6 @@ def test_gpu_throughput_smoke_runs_and_reports_utilisation(tmp_path):
     assert (result["model"], result["seq_length"], result["batch_size"]) == ("tiny", 32, 2)
     assert result["sequences_per_second"] > 0
     assert result["mfu"] == pytest.approx(result["tflops"] / 0.5)
+    assert set(result["forward_sequences_per_second"]) == {"plain", "xla"}
+    assert min(result["forward_sequences_per_second"].values()) > 0
     assert "peak 0.5 TFLOP/s" in run.stdout
