@@ -5,8 +5,8 @@ default) for BERT-Base and BERT-Large at sequence lengths 128 and 512, one
 model at a time, and prints sequences/second and the model FLOP utilisation
 (matmul FLOPs of forward + backward, over the device's dense bf16 peak from
 the table below, or `--peak_tflops`). Then, for each config, the encoder's
-forward pass (inference) with and without XLA, to show where XLA pays. Meant to finish within about five
-minutes on one H100/H200-class GPU:
+forward pass (inference) with and without XLA, to show where XLA pays.
+Meant to finish within about five minutes on one H100/H200-class GPU:
 
     python bench/gpu_throughput.py [--configs=base:128:128,...] [--steps=20]
 

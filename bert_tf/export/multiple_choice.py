@@ -26,8 +26,8 @@ from bert_tf.preprocessing import BertTokenizer
 def pack_choices(tokenizer, context, endings, max_seq_length, multiple=1):
     """tf.string `context` `[batch]` and a list of n tf.string `[batch]`
     endings -> dict of int32 `[batch, n, longest]` model inputs, padded to
-    the longest pair rounded up to `multiple` (at most `max_seq_length`); pair i of example b is
-    `[CLS] context_b [SEP] ending_i_b [SEP]`."""
+    the longest pair rounded up to `multiple` (at most `max_seq_length`);
+    pair i of example b is `[CLS] context_b [SEP] ending_i_b [SEP]`."""
     num_choices = len(endings)
     context_ids = tokenizer(context)
     contexts = tf.concat([context_ids[:, None]] * num_choices, axis=1).merge_dims(0, 1)
