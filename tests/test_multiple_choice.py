@@ -99,6 +99,34 @@ def test_features_pack_each_choice_as_a_pair(tmp_path):
     assert values["label_ids"] == [2] and values["is_real_example"] == [1]
 
 
+def test_eval_batches_grouped_by_longest_pair_carry_their_example_index(tmp_path):
+    """Sorted on each example's longest pair (not the last pair of the flat
+    record), trimmed to the batch's longest, and traceable to the record."""
+    seq = 12
+    lengths = [[3, 3, 3, 11], [11, 3, 3, 3], [2, 2, 2, 2], [5, 7, 5, 5], [4, 4, 9, 4],
+               [6, 6, 6, 6], [2, 8, 2, 2], [3, 3, 3, 3]]
+    schema = mc_data.multiple_choice_schema(seq)
+    path = str(tmp_path / "eval.tf_record")
+    with tf.io.TFRecordWriter(path) as writer:
+        for index, example in enumerate(lengths):
+            rows = [[100 * index + c] * n + [0] * (seq - n) for c, n in enumerate(example)]
+            masks = [[1] * n + [0] * (seq - n) for n in example]
+            writer.write(schema.serialize({
+                "input_ids": sum(rows, []), "input_mask": sum(masks, []),
+                "segment_ids": [0] * (4 * seq), "label_ids": [0], "is_real_example": [1]}))
+    batches = list(mc_data.make_dataset(path, seq, 2, False, pad_to_multiple=1,
+                                        group_by_length=True))
+    indexes = [int(i) for b in batches for i in b["example_index"]]
+    assert sorted(indexes) == list(range(len(lengths)))
+    longest = [max(lengths[i]) for i in indexes]
+    assert longest == sorted(longest)
+    for batch in batches:
+        batch_indexes = batch["example_index"].numpy()
+        assert batch["input_mask"].shape == (2, 4, max(max(lengths[i]) for i in batch_indexes))
+        for row, index in zip(batch["input_word_ids"].numpy(), batch_indexes):
+            assert row[:, 0].tolist() == [100 * index + c for c in range(4)]
+
+
 def test_model_scores_each_choice_alone(tiny_config):
     model = BertMultipleChoice(tiny_config)
     flat = random_inputs(tiny_config, batch=6, seq=10, lengths=[10, 8, 7, 5, 4, 9])
@@ -141,11 +169,16 @@ def synthetic_rows(rng, n, with_label=True):
 
 
 def write_swag(data_dir, rng, sizes=(320, 60, 30)):
+    """The three CSVs; in test.csv every third row has no sent2 ("He then"),
+    so its pairs are shorter and grouped eval batches reorder the rows."""
     os.makedirs(data_dir, exist_ok=True)
     rows = {}
     for name, n in zip(("train.csv", "val.csv", "test.csv"), sizes):
         with_label = name != "test.csv"
         rows[name] = synthetic_rows(rng, n, with_label)
+        if not with_label:
+            for row in rows[name][::3]:
+                row[2], row[4] = row[3], ""
         with open(os.path.join(data_dir, name), "w", newline="") as f:
             writer = csv.writer(f)
             writer.writerow(HEADER.split(",")[:11 if with_label else 10])

@@ -82,6 +82,8 @@ class FeatureSchema:
         the same values always give the same bytes)."""
         feature = {}
         for f in self.features:
+            if f.name not in values and f.default is not None:
+                continue  # read back as its default
             if f.dtype == tf.float32:
                 feature[f.name] = tf.train.Feature(float_list=tf.train.FloatList(
                     value=values[f.name]))
@@ -149,7 +151,7 @@ class FeatureSchema:
 
 def make_dataset(files, schema, batch_size, is_training, input_context=None, seed=None,
                  shuffle_buffer_size=10000, shard_by="files", check_files=True,
-                 pad_to_multiple=None, group_by_length=False):
+                 pad_to_multiple=None, group_by_length=False, lengths_of=None):
     """A `tf.data.Dataset` of batches (dicts of tensors, see
     `FeatureSchema.parse`) from TFRecord `files`.
 
@@ -174,7 +176,8 @@ def make_dataset(files, schema, batch_size, is_training, input_context=None, see
     within windows of `SORT_WINDOW_BATCHES` batches before batching, so
     batches hold similar lengths; in training the window's batches are then
     shuffled. Eval/predict batches are then no longer in file order: carry
-    an example index to restore it.
+    an example index to restore it. `lengths_of(batch)` gives the lengths
+    sorted on (default: `sequence_lengths` of `input_mask`).
     """
     files = [files] if isinstance(files, str) else list(files)
     if check_files:
@@ -203,7 +206,8 @@ def make_dataset(files, schema, batch_size, is_training, input_context=None, see
         dataset = dataset.map(lambda positions, records: schema.parse(records, positions),
                               num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
         if group_by_length:
-            dataset = dataset.map(_sort_by_length).unbatch()
+            lengths_of = lengths_of or (lambda batch: sequence_lengths(batch["input_mask"]))
+            dataset = dataset.map(lambda batch: _sort_by_length(batch, lengths_of)).unbatch()
             dataset = dataset.batch(batch_size, drop_remainder=True)
             if is_training:
                 dataset = dataset.shuffle(SORT_WINDOW_BATCHES, seed=seed)
@@ -236,9 +240,9 @@ def trim_to_longest(batch, multiple, names):
             for name, value in batch.items()}
 
 
-def _sort_by_length(batch):
-    """The batch's rows ordered by length (stable)."""
-    order = tf.argsort(sequence_lengths(batch["input_mask"]), stable=True)
+def _sort_by_length(batch, lengths_of):
+    """The batch's rows ordered by `lengths_of(batch)` (stable)."""
+    order = tf.argsort(lengths_of(batch), stable=True)
     return {name: tf.gather(value, order) for name, value in batch.items()}
 
 

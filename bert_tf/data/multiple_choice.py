@@ -126,6 +126,8 @@ def multiple_choice_schema(max_seq_length, num_choices=NUM_CHOICES):
         *input_features(num_choices * max_seq_length, length_flag=None),
         Feature("label_ids", 1, scalar=True),
         Feature("is_real_example", 1, scalar=True),
+        # Not written: each record's position, which puts grouped batches back in order.
+        Feature("example_index", 1, scalar=True, default=-1, default_is_position=True),
     ], description=f"multiple-choice ({num_choices} x {max_seq_length} tokens)")
 
 
@@ -160,18 +162,27 @@ def ensure_swag_features(data_dir, output_dir, split, tokenizer, *, vocab_file, 
 
 
 def make_dataset(path, max_seq_length, batch_size, is_training, input_context=None, seed=None,
-                 pad_to_multiple=None):
+                 pad_to_multiple=None, group_by_length=False):
     """Batches of the records at `path` (`features.make_dataset` sharded by
     record): int32 `input_word_ids`, `input_mask`, `input_type_ids`
     `[batch, num_choices, max_seq_length]` (with `pad_to_multiple`: the
-    batch's longest pair rounded up to a multiple of it), `label_ids` and
-    `is_real_example` `[batch]`. Pad eval / predict files to a multiple of
-    the batch size."""
+    batch's longest pair rounded up to a multiple of it), `label_ids`,
+    `is_real_example` and `example_index` (the record's position) `[batch]`.
+    Pad eval / predict files to a multiple of the batch size.
+    `group_by_length`: batches of examples whose longest pairs are alike
+    (`features.make_dataset`); `example_index` restores the order."""
     schema = multiple_choice_schema(max_seq_length)
 
+    def by_choice(value):
+        return tf.reshape(value, [-1, NUM_CHOICES, max_seq_length])
+
+    def longest_pairs(batch):
+        return tf.reduce_max(feature_files.sequence_lengths(by_choice(batch["input_mask"])),
+                             axis=1)
+
     def unflatten(batch):
-        batch = {name: tf.reshape(value, [-1, NUM_CHOICES, max_seq_length])
-                 if value.shape.rank == 2 else value for name, value in batch.items()}
+        batch = {name: by_choice(value) if value.shape.rank == 2 else value
+                 for name, value in batch.items()}
         if pad_to_multiple:
             batch = feature_files.trim_to_longest(batch, pad_to_multiple,
                                                   schema.per_token_names())
@@ -179,5 +190,6 @@ def make_dataset(path, max_seq_length, batch_size, is_training, input_context=No
 
     dataset = feature_files.make_dataset(path, schema, batch_size, is_training,
                                          input_context=input_context, seed=seed,
-                                         shard_by="records")
+                                         shard_by="records", group_by_length=group_by_length,
+                                         lengths_of=longest_pairs)
     return dataset.map(unflatten)

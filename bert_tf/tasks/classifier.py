@@ -142,16 +142,12 @@ class ClassifierRunner(TaskRunner):
     def _dataset_fn(self, path, batch_size, is_training):
         options = self.options
 
-        # Eval and predict results are put back in example_index order, so
-        # their batches can always be grouped by length.
-        group = self.pad_to_multiple is not None and (options.group_by_length or not is_training)
-
         def dataset_fn(input_context):
             return classifier_features.make_dataset(
                 path, options.max_seq_length, batch_size, is_training,
                 is_regression=self.processor.is_regression, input_context=input_context,
                 seed=options.training.seed, pad_to_multiple=self.pad_to_multiple,
-                group_by_length=group)
+                group_by_length=self.group_by_length(is_training))
         return dataset_fn
 
     def train_schedule(self):

@@ -68,8 +68,8 @@ class RunOptions:
               "compiled into its own XLA program).")
     group_by_length: bool = option(
         False, "With --dynamic_padding: train on batches of similar lengths (sorted within "
-               "windows of 32 batches, the batches then shuffled). Classifier and NER eval "
-               "and predict always do so, and write results in the original order.")
+               "windows of 32 batches, the batches then shuffled). Eval and predict always "
+               "do so, and write results in the original order.")
     training: TrainingOptions = dataclasses.field(default_factory=TrainingOptions)
 
 
@@ -173,6 +173,15 @@ class TaskRunner:
         """Records an output file or folder for the run's closing list."""
         logging.info("wrote %s", path)
         self.written.append((what, path))
+
+    def group_by_length(self, is_training):
+        """Whether batches are grouped by length (dynamic padding only): eval
+        and predict always, training with --group_by_length. A task that
+        uses it puts eval / predict results back in example order (the
+        classifier and multiple choice by example_index, NER by
+        sentence_index and word_ids)."""
+        return self.pad_to_multiple is not None and (
+            self.options.group_by_length or not is_training)
 
     def split_features(self, split, pad_to):
         """For tasks read as train / eval / predict splits: the split's

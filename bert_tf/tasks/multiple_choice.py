@@ -19,7 +19,8 @@ from bert_tf.data import multiple_choice as mc_data
 from bert_tf.data.classification.outputs import write_test_results
 from bert_tf.export.multiple_choice import export_multiple_choice
 from bert_tf.modeling import BertMultipleChoice
-from bert_tf.tasks.classifier import ClassificationTask, cross_entropy, softmax
+from bert_tf.tasks.classifier import (ClassificationTask, combine_windows, cross_entropy,
+                                      softmax)
 from bert_tf.tasks.common import RunOptions, TaskRunner, epoch_schedule, option, run_task
 
 
@@ -74,7 +75,8 @@ class MultipleChoiceRunner(TaskRunner):
         def dataset_fn(input_context):
             return mc_data.make_dataset(path, options.max_seq_length, batch_size, is_training,
                                         input_context=input_context, seed=options.training.seed,
-                                        pad_to_multiple=self.pad_to_multiple)
+                                        pad_to_multiple=self.pad_to_multiple,
+                                        group_by_length=self.group_by_length(is_training))
         return dataset_fn
 
     def train_schedule(self):
@@ -97,9 +99,8 @@ class MultipleChoiceRunner(TaskRunner):
         """Logits `[n, choices]` and labels `[n]` of a split's real examples, in file order."""
         feature_file = self.split_features(split, batch_size)
         predictions = trainer.predict(self._dataset_fn(feature_file.path, batch_size, False),
-                                      ("label_ids", "is_real_example"))
-        real = predictions["is_real_example"] == 1
-        return predictions["logits"][real], predictions["label_ids"][real]
+                                      ("label_ids", "is_real_example", "example_index"))
+        return combine_windows(predictions)  # one window per example: only the order
 
     def evaluate(self, trainer):
         logits, labels = self._predict_split(trainer, "eval", self.options.eval_batch_size)
