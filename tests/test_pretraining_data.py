@@ -504,6 +504,18 @@ def test_shuffle_draws_exactly_as_random_shuffle():
             assert items == expected and ours.getstate() == theirs.getstate()
 
 
+def test_shuffle_keeping_a_prefix_draws_exactly_as_random_shuffle():
+    for seed in range(40):
+        for n in [*range(0, 40), 63, 64, 65, 125, 128, 129, 1000]:
+            for keep in sorted({0, 1, 2, 5, 20, 64, n // 2, n}):
+                ours, theirs = random.Random(seed), random.Random(seed)
+                items, expected = list(range(n)), list(range(n))
+                shuffle(items, ours, keep=keep)
+                theirs.shuffle(expected)
+                assert items[:keep] == expected[:keep]
+                assert ours.getstate() == theirs.getstate()
+
+
 def test_unicode_corpus_gives_the_originals_records(tmp_path):
     """A corpus of one block with accents, CJK, control and format characters,
     odd whitespace and long words: the records of the original's main()."""

@@ -26,15 +26,27 @@ class InstanceEncoder:
         self._varints = [varint(i) for i in range(max_seq_length)]
         id_varints = [varint(i) for i in range(vocab_size)]
         self._token_varints = [v for v in id_varints for _ in range(2)]
+        # Positions below 128 are their own one-byte varints.
+        self._positions_are_bytes = max_seq_length <= 128
         # The key field of each feature's map entry; entries go in name order.
         self._keys = {name: b"\x0a" + varint(len(name)) + name.encode() for name in (
             "input_ids", "input_mask", "masked_lm_ids", "masked_lm_positions",
             "masked_lm_weights", "next_sentence_labels", "segment_ids")}
         self._prefixes = {}
-        self._input_mask_prefix = self._prefix("input_mask", max_seq_length)
+        # Everything that depends only on the length n or the count m of masked
+        # positions, by n or m: padding, input_mask, masked_lm_weights.
+        self._pads = [b"\x00" * (max_seq_length - n) for n in range(max_seq_length + 1)]
+        self._prediction_pads = [b"\x00" * (max_predictions_per_seq - m)
+                                 for m in range(max_predictions_per_seq + 1)]
+        self._input_masks = [self._prefix("input_mask", max_seq_length) + b"\x01" * n + pad
+                             for n, pad in enumerate(self._pads)]
+        self._weights = [self._prefix("masked_lm_weights", 4 * max_predictions_per_seq)
+                         + _ONE_FLOAT * m + _ZERO_FLOAT * (max_predictions_per_seq - m)
+                         for m in range(max_predictions_per_seq + 1)]
+        label_prefix = self._prefix("next_sentence_labels", 1)
+        self._labels = (label_prefix + b"\x00", label_prefix + b"\x01")
         self._segment_ids_prefix = self._prefix("segment_ids", max_seq_length)
-        self._weights_prefix = self._prefix("masked_lm_weights", 4 * max_predictions_per_seq)
-        self._label_prefix = self._prefix("next_sentence_labels", 1)
+        self._example_prefixes = {}
 
     def _prefix(self, name, packed_length):
         """The bytes of the feature map entry `name` before its packed list of
@@ -52,24 +64,32 @@ class InstanceEncoder:
         return prefix
 
     def __call__(self, instance):
-        v, t = self._varints.__getitem__, self._token_varints.__getitem__
         prefix = self._prefix
-        n = len(instance.input_tokens)
-        pad = b"\x00" * (self.max_seq_length - n)
-        m = len(instance.masked_lm_positions)
-        prediction_pad = b"\x00" * (self.max_predictions_per_seq - m)
+        tokens = instance.input_tokens
+        n = len(tokens)
+        pad = self._pads[n]
+        positions = instance.masked_lm_positions
+        m = len(positions)
+        prediction_pad = self._prediction_pads[m]
         # itemgetter of 2+ items (an instance has 5 tokens at least) returns a tuple.
-        input_ids = b"".join(operator.itemgetter(*instance.input_tokens)(self._token_varints))
-        input_ids += pad
-        masked_lm_ids = b"".join(map(t, instance.masked_lm_tokens)) + prediction_pad
-        positions = b"".join(map(v, instance.masked_lm_positions)) + prediction_pad
+        input_ids = b"".join(operator.itemgetter(*tokens)(self._token_varints)) + pad
+        masked_lm_ids = (b"".join(map(self._token_varints.__getitem__, instance.masked_lm_tokens))
+                         + prediction_pad)
+        if self._positions_are_bytes:
+            positions = bytes(positions) + prediction_pad
+        else:
+            positions = b"".join(map(self._varints.__getitem__, positions)) + prediction_pad
         entries = b"".join((
             prefix("input_ids", len(input_ids)), input_ids,
-            self._input_mask_prefix, b"\x01" * n, pad,
+            self._input_masks[n],
             prefix("masked_lm_ids", len(masked_lm_ids)), masked_lm_ids,
             prefix("masked_lm_positions", len(positions)), positions,
-            self._weights_prefix, _ONE_FLOAT * m, _ZERO_FLOAT * len(prediction_pad),
-            self._label_prefix, b"\x01" if instance.is_random_next else b"\x00",
+            self._weights[m],
+            self._labels[instance.is_random_next],
             self._segment_ids_prefix, bytes(instance.segment_ids), pad,
         ))
-        return b"\x0a" + varint(len(entries)) + entries
+        example_prefix = self._example_prefixes.get(len(entries))
+        if example_prefix is None:
+            example_prefix = self._example_prefixes[len(entries)] = (
+                b"\x0a" + varint(len(entries)))
+        return example_prefix + entries
