@@ -78,7 +78,7 @@ class TFRecordFile:
         self._file = files.open_file(path, "wb")
 
     def write_framed(self, framed_record):
-        """Writes one record already framed by `frame`."""
+        """Writes records already framed by `frame` (one, or several joined)."""
         self._file.write(framed_record)
 
     def write(self, record):

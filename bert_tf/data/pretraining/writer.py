@@ -32,6 +32,7 @@ import collections
 import concurrent.futures
 import contextlib
 import dataclasses
+import itertools
 import json
 import multiprocessing
 import os
@@ -47,7 +48,7 @@ from bert_tf.data.pretraining import blocks as pretraining_blocks
 from bert_tf.data.pretraining.corpus import CorpusReader
 from bert_tf.files import (atomic_output, check_output_file, expand_input_patterns,
                            write_text_atomically)
-from bert_tf.data.pretraining.instances import InstanceOptions
+from bert_tf.data.pretraining.instances import InstanceOptions, randint
 from bert_tf.data.pretraining.summary import PretrainingSummary
 from bert_tf.errors import InputError
 
@@ -160,11 +161,9 @@ def create_pretraining_data(options):
             contextlib.closing(_block_results(blocks, processor, options)) as results:
         for result in results:
             summary.add(result.summary)
-            for record in interleaver.add(result.records):
-                output.write(record)
+            output.write(interleaver.add(result.records))
             progress.update(reader.documents_read, summary.instances)
-        for record in interleaver.drain():
-            output.write(record)
+        output.write(interleaver.drain())
         if not summary.instances:
             raise InputError(f"--input_file: no text in {', '.join(files)} "
                              "(expected one sentence per line, blank lines between documents)")
@@ -195,25 +194,26 @@ class BlockInterleaver:
         if records:
             self._blocks.append(collections.deque(records))
             self._left += len(records)
-        while len(self._blocks) >= self._width:
-            yield self._pop()
+        return self._merge(self._width)
 
     def drain(self):
         """Yields all remaining records."""
-        while self._blocks:
-            yield self._pop()
+        return self._merge(1)
 
-    def _pop(self):
-        r = self._rng.randrange(self._left)
-        for k, block in enumerate(self._blocks):
-            if r < len(block):
-                break
-            r -= len(block)
-        record = block.popleft()
-        self._left -= 1
-        if not block:
-            del self._blocks[k]
-        return record
+    def _merge(self, width):
+        """Yields records while at least `width` blocks have some left."""
+        blocks, getrandbits = self._blocks, self._rng.getrandbits
+        while len(blocks) >= width:
+            r = randint(getrandbits, 0, self._left - 1)  # rng.randrange(self._left)
+            for k, block in enumerate(blocks):
+                if r < len(block):
+                    break
+                r -= len(block)
+            record = block.popleft()
+            if not block:
+                del blocks[k]
+            self._left -= 1
+            yield record
 
 
 def _block_results(blocks, processor, options):
@@ -276,9 +276,17 @@ class _RecordFiles:
             self._stack = stack.pop_all()
         return self
 
-    def write(self, framed_record):
-        self._writers[self._count % len(self._writers)].write_framed(framed_record)
-        self._count += 1
+    def write(self, framed_records):
+        """Writes the records (an iterable), each to the file after the previous
+        record's, a few thousand at a time."""
+        n = len(self._writers)
+        records = iter(framed_records)
+        while batch := list(itertools.islice(records, 4096)):
+            for k, writer in enumerate(self._writers):
+                chunk = batch[(k - self._count) % n::n]
+                if chunk:
+                    writer.write_framed(b"".join(chunk))
+            self._count += len(batch)
 
     def __exit__(self, exc_type, exc, tb):
         return self._stack.__exit__(exc_type, exc, tb)
