@@ -139,6 +139,7 @@ class _InstanceMaker:
         self.sep = pack_token(special.sep_id, False)
         self.mask = pack_token(special.mask_id, False)
         self.replacements = [pack_token(i, False) for i in special.vocab_ids]
+        self.positions = list(range(options.max_seq_length))
         # Masked positions per instance length, as the original rounds them.
         self.num_to_predict = [
             min(options.max_predictions_per_seq, max(1, int(round(n * options.masked_lm_prob))))
@@ -223,7 +224,8 @@ class _InstanceMaker:
             # tokenizes to them). Each candidate is a single index: ints
             # shuffle the same as [i] lists, and only the first
             # `num_to_predict` are taken.
-            masked_positions = [*range(1, num_a + 1), *range(num_a + 2, len(tokens) - 1)]
+            positions = self.positions
+            masked_positions = positions[1:num_a + 1] + positions[num_a + 2:len(tokens) - 1]
             shuffle(masked_positions, self.rng, keep=num_to_predict)
             del masked_positions[num_to_predict:]
         input_tokens = tokens.copy()
@@ -238,7 +240,7 @@ class _InstanceMaker:
         masked_positions.sort()
         segment_ids = bytes(num_a + 2) + b"\x01" * (len(tokens) - num_a - 2)
         return TrainingInstance(input_tokens, segment_ids, masked_positions,
-                                [tokens[p] for p in masked_positions], is_random_next)
+                                list(map(tokens.__getitem__, masked_positions)), is_random_next)
 
     def _whole_word_positions(self, tokens, num_to_predict):
         """The positions whole-word masking takes, in the order chosen: the
