@@ -379,6 +379,7 @@ def test_output_is_the_same_for_any_worker_count(tmp_path, words):
     assert summary.blocks > 5
     assert create("two_again", 2)[1] == two
     assert create("one", 1)[1] == two
+    assert create("three", 3)[1] == two
     assert create("seed", 1, random_seed=1)[1] != two
 
 
@@ -602,7 +603,7 @@ def _alive(pid):
 
 
 def _start_long_run(tmp_path, words):
-    """create_pretraining_data.py with 2 workers on a corpus that takes a while,
+    """create_pretraining_data.py with 2 spawned workers on a corpus that takes a while,
     once it has its workers and has written records; returns (process, children)."""
     documents = make_documents(random.Random(3), words, 3000, (5, 30), (5, 20))
     corpus = write_corpus(tmp_path / "corpus.txt", documents)
@@ -610,7 +611,7 @@ def _start_long_run(tmp_path, words):
     process = subprocess.Popen(
         [sys.executable, str(REPO / "create_pretraining_data.py"), f"--input_file={corpus}",
          f"--output_file={tmp_path}/new.tfrecord,{tmp_path}/earlier.tfrecord",
-         f"--vocab_file={VOCAB_FILE}", "--num_workers=2", "--sentences_per_block=500",
+         f"--vocab_file={VOCAB_FILE}", "--num_workers=3", "--sentences_per_block=500",
          "--show_progress=false"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and process.poll() is None:

@@ -2,13 +2,13 @@
 
 Streaming: documents are read in blocks of whole documents (about
 `sentences_per_block` lines each); each block is tokenized and turned into
-instances on its own (`pretraining_blocks`), in this process or in
-`num_workers` spawned processes. The instances of `interleave_blocks`
+instances on its own (`pretraining_blocks`) by `num_workers` processes: this
+one and `num_workers - 1` spawned ones. The instances of `interleave_blocks`
 consecutive blocks are merged in random order and written round-robin over the
 output files, as the original spreads its instances.
 
 Memory is bounded by blocks, not by the corpus: this process holds at most
-`interleave_blocks + num_workers + 1` blocks of serialized instances (the
+`interleave_blocks + 2 * num_workers` blocks of serialized instances (the
 merge window and the results in flight) and each worker one block of tokens
 and instances. A block's instances take about 11 * dupe_factor bytes per token
 of its text at max_seq_length 128 (about 20 MB for 10,000 sentences of 17
@@ -217,29 +217,54 @@ class BlockInterleaver:
 
 
 def _block_results(blocks, processor, options):
-    """BlockResults in block order: from `processor` here, or from
-    `num_workers` spawned processes with at most `num_workers + 1` blocks in flight."""
+    """BlockResults in block order, made by `processor` here and by
+    `num_workers - 1` spawned processes.
+
+    A block goes to the workers while they have fewer than one block each and
+    one more to start next; otherwise this process makes it. At most
+    `2 * num_workers` blocks are in flight or waiting for an earlier one.
+    """
     if options.num_workers == 1:
         for index, block in enumerate(blocks):
             yield processor(index, block)
         return
+    workers = options.num_workers - 1
     pool = concurrent.futures.ProcessPoolExecutor(
-        options.num_workers, mp_context=multiprocessing.get_context("spawn"),
+        workers, mp_context=multiprocessing.get_context("spawn"),
         initializer=pretraining_blocks.init_worker,
         initargs=(options.tokenizer_options, options.instance_options, options.random_seed))
-    pending = collections.deque()
+    pending = collections.deque()  # Futures of the workers' blocks and results made here
+
+    def busy(item):
+        return isinstance(item, concurrent.futures.Future) and not item.done()
+
+    # The pool's threads here move blocks and results through pipes in 64 KB
+    # pieces, each waiting for the GIL that this thread's own blocks hold:
+    # let them have it sooner than the default 5 ms.
+    switch_interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-4)
     try:
         for index, block in enumerate(blocks):
-            pending.append(pool.submit(pretraining_blocks.process_block_in_worker, index, block))
-            if len(pending) > options.num_workers:
-                yield pending.popleft().result()
+            if sum(map(busy, pending)) <= workers:
+                pending.append(pool.submit(pretraining_blocks.process_block_in_worker,
+                                           index, block))
+            else:
+                pending.append(processor(index, block))
+            while pending and (len(pending) > 2 * options.num_workers or not busy(pending[0])):
+                yield _result(pending.popleft())
         while pending:
-            yield pending.popleft().result()
+            yield _result(pending.popleft())
     except BaseException:  # an error, an interrupt, or the caller stopped early
         _terminate_workers(pool)
         raise
     finally:
+        sys.setswitchinterval(switch_interval)
         pool.shutdown(cancel_futures=True)
+
+
+def _result(item):
+    """The BlockResult of an item of `_block_results`'s queue."""
+    return item.result() if isinstance(item, concurrent.futures.Future) else item
 
 
 def _terminate_workers(pool):
