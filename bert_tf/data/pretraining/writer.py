@@ -220,9 +220,9 @@ def _block_results(blocks, processor, options):
     """BlockResults in block order, made by `processor` here and by
     `num_workers - 1` spawned processes.
 
-    A block goes to the workers while they have fewer than one block each and
-    one more to start next; otherwise this process makes it. At most
-    `2 * num_workers` blocks are in flight or waiting for an earlier one.
+    A block goes to the workers unless they already have one each running and
+    one more queued; then this process makes it. At most `2 * num_workers`
+    blocks are in flight or waiting for an earlier one.
     """
     if options.num_workers == 1:
         for index, block in enumerate(blocks):
