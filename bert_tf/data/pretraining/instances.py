@@ -5,14 +5,17 @@ Every random decision is the same call on the same `random.Random`, in the same
 order, as in the original, so the same documents and the same generator state
 give the same instances.
 
-Only the representation differs: a token is an int, `token_id * 2 +
-continues_word` (`pack_token`). `continues_word` marks a piece that belongs to
-the word of the token before it -- a `##` WordPiece, or a later piece of a word
-found by a segmenter -- so the grouping that whole-word masking needs stays
-attached to each token through pairing and truncation.
+Only the representation differs: a token is the protobuf varint of its id
+(`pack_token`), the bytes a record stores it as, so that an instance's ids are
+joined rather than encoded. A piece that belongs to the word of the token
+before it -- a `##` WordPiece, or a later piece of a word found by a segmenter
+-- is a `ContinuingPiece` (bytes too), so the grouping that whole-word masking
+needs stays attached to each token through pairing and truncation.
 """
 
 import dataclasses
+
+from bert_tf.data.tfrecord import varint
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,23 +32,29 @@ class InstanceOptions:
 
 @dataclasses.dataclass(frozen=True)
 class SpecialTokens:
-    """The ids the algorithm needs from the vocabulary.
+    """The tokens (`pack_token`) the algorithm needs from the vocabulary.
 
-    `vocab_ids` are the ids of the vocabulary's tokens in file order (the
-    original's `vocab_words = list(tokenizer.vocab.keys())`), the pool of random
+    `vocab` holds the vocabulary's tokens in file order (the original's
+    `vocab_words = list(tokenizer.vocab.keys())`), the pool of random
     replacements.
     """
 
-    cls_id: int
-    sep_id: int
-    mask_id: int
-    vocab_ids: tuple
+    cls: bytes
+    sep: bytes
+    mask: bytes
+    vocab: tuple
+
+    @classmethod
+    def from_vocab(cls, vocab, cls_token, sep_token, mask_token):
+        """From a token -> id dict."""
+        return cls(pack_token(vocab[cls_token], False), pack_token(vocab[sep_token], False),
+                   pack_token(vocab[mask_token], False),
+                   tuple(pack_token(i, False) for i in vocab.values()))
 
 
 @dataclasses.dataclass(slots=True)
 class TrainingInstance:
-    """`[CLS] A [SEP] B [SEP]` after masking, as packed tokens (`pack_token`:
-    the id is `token >> 1`); no padding."""
+    """`[CLS] A [SEP] B [SEP]` after masking, as tokens (`pack_token`); no padding."""
 
     input_tokens: list
     segment_ids: bytes  # or a list of 0 / 1
@@ -54,9 +63,16 @@ class TrainingInstance:
     is_random_next: bool
 
 
+class ContinuingPiece(bytes):
+    """A token that continues the word of the token before it."""
+
+    __slots__ = ()
+
+
 def pack_token(token_id, continues_word):
-    """The int form of a token (see the module docstring)."""
-    return token_id * 2 + (1 if continues_word else 0)
+    """The form of a token (see the module docstring)."""
+    encoded = varint(token_id)
+    return ContinuingPiece(encoded) if continues_word else encoded
 
 
 def create_training_instances(documents, options, special, rng, convert=None):
@@ -135,10 +151,8 @@ class _InstanceMaker:
         self.options = options
         self.rng = rng
         self.max_num_tokens = options.max_seq_length - 3  # [CLS], [SEP], [SEP]
-        self.cls = pack_token(special.cls_id, False)
-        self.sep = pack_token(special.sep_id, False)
-        self.mask = pack_token(special.mask_id, False)
-        self.replacements = [pack_token(i, False) for i in special.vocab_ids]
+        self.cls, self.sep, self.mask = special.cls, special.sep, special.mask
+        self.replacements = special.vocab
         self.positions = list(range(options.max_seq_length))
         # Masked positions per instance length, as the original rounds them.
         self.num_to_predict = [
@@ -251,7 +265,7 @@ class _InstanceMaker:
         for i, token in enumerate(tokens):
             if token in special_tokens:
                 continue
-            if cand_indexes and token & 1:
+            if cand_indexes and type(token) is ContinuingPiece:
                 cand_indexes[-1].append(i)
             else:
                 cand_indexes.append([i])

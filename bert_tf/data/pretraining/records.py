@@ -6,8 +6,6 @@ varints: one instance takes a few microseconds instead of a protobuf
 object per feature.
 """
 
-import operator
-
 from bert_tf.data.tfrecord import varint
 
 _ONE_FLOAT = b"\x00\x00\x80\x3f"  # 1.0 as little-endian float32
@@ -15,17 +13,15 @@ _ZERO_FLOAT = b"\x00\x00\x00\x00"
 
 
 class InstanceEncoder:
-    """`TrainingInstance` (packed tokens) -> serialized `tf.train.Example` with
-    features padded to `max_seq_length` and `max_predictions_per_seq`; token
-    ids must be below `vocab_size`."""
+    """`TrainingInstance` (tokens: the varints of their ids) -> serialized
+    `tf.train.Example` with features padded to `max_seq_length` and
+    `max_predictions_per_seq`."""
 
-    def __init__(self, max_seq_length, max_predictions_per_seq, vocab_size):
+    def __init__(self, max_seq_length, max_predictions_per_seq):
         self.max_seq_length = max_seq_length
         self.max_predictions_per_seq = max_predictions_per_seq
-        # The varint of every position, and of the id of every packed token.
+        # The varint of every position.
         self._varints = [varint(i) for i in range(max_seq_length)]
-        id_varints = [varint(i) for i in range(vocab_size)]
-        self._token_varints = [v for v in id_varints for _ in range(2)]
         # Positions below 128 are their own one-byte varints.
         self._positions_are_bytes = max_seq_length <= 128
         # The bytes before each feature's packed list, by the list's length in bytes.
@@ -50,17 +46,14 @@ class InstanceEncoder:
         self._segment_ids_prefix = _entry_prefix("segment_ids", max_seq_length)
 
     def __call__(self, instance):
-        token_varints = self._token_varints
         tokens = instance.input_tokens
         n = len(tokens)
         pad = self._pads[n]
         positions = instance.masked_lm_positions
         m = len(positions)
         prediction_pad = self._prediction_pads[m]
-        # itemgetter of 2+ items (an instance has 5 tokens at least) returns a tuple.
-        input_ids = b"".join(operator.itemgetter(*tokens)(token_varints)) + pad
-        masked_lm_ids = (b"".join(map(token_varints.__getitem__, instance.masked_lm_tokens))
-                         + prediction_pad)
+        input_ids = b"".join(tokens) + pad
+        masked_lm_ids = b"".join(instance.masked_lm_tokens) + prediction_pad
         if self._positions_are_bytes:
             positions = bytes(positions) + prediction_pad
         else:
