@@ -58,8 +58,8 @@ flags.DEFINE_enum("word_segmenter", None, list(pretraining_blocks.WORD_SEGMENTER
                   "With --do_whole_word_mask: mask the pieces of each word of this segmenter "
                   "together (text without ## pieces, e.g. Chinese; needs the jieba extra).")
 flags.DEFINE_integer("num_workers", 1,
-                     "Processes that tokenize and make instances; the output does not depend "
-                     "on it.")
+                     "Processes that tokenize and make instances: this one and num_workers - 1 "
+                     "spawned ones; the output does not depend on it.")
 flags.DEFINE_integer("sentences_per_block", 10000,
                      "Documents are processed in blocks, each ending with the document that "
                      "brings it to this many lines; random next sentences come from the same "

@@ -280,7 +280,10 @@ class BasicTokenizer:
     @staticmethod
     def raw_words(text):
         """`text` (str or UTF-8 bytes) cleaned, CJK ideographs spaced, split on whitespace."""
-        return convert_to_unicode(text).translate(_CLEANING_TABLE).split()
+        text = convert_to_unicode(text)
+        if text.isascii() and text.isprintable():  # cleaning would leave it as it is
+            return text.split()
+        return text.translate(_CLEANING_TABLE).split()
 
     def split_word(self, word):
         """The basic tokens of one word of `raw_words`."""

@@ -379,6 +379,7 @@ def test_output_is_the_same_for_any_worker_count(tmp_path, words):
     assert summary.blocks > 5
     assert create("two_again", 2)[1] == two
     assert create("one", 1)[1] == two
+    assert create("three", 3)[1] == two
     assert create("seed", 1, random_seed=1)[1] != two
 
 
@@ -504,6 +505,18 @@ def test_shuffle_draws_exactly_as_random_shuffle():
             assert items == expected and ours.getstate() == theirs.getstate()
 
 
+def test_shuffle_keeping_a_prefix_draws_exactly_as_random_shuffle():
+    for seed in range(40):
+        for n in [*range(0, 40), 63, 64, 65, 125, 128, 129, 1000]:
+            for keep in sorted({0, 1, 2, 5, 20, 64, n // 2, n}):
+                ours, theirs = random.Random(seed), random.Random(seed)
+                items, expected = list(range(n)), list(range(n))
+                shuffle(items, ours, keep=keep)
+                theirs.shuffle(expected)
+                assert items[:keep] == expected[:keep]
+                assert ours.getstate() == theirs.getstate()
+
+
 def test_unicode_corpus_gives_the_originals_records(tmp_path):
     """A corpus of one block with accents, CJK, control and format characters,
     odd whitespace and long words: the records of the original's main()."""
@@ -590,7 +603,7 @@ def _alive(pid):
 
 
 def _start_long_run(tmp_path, words):
-    """create_pretraining_data.py with 2 workers on a corpus that takes a while,
+    """create_pretraining_data.py with 2 spawned workers on a corpus that takes a while,
     once it has its workers and has written records; returns (process, children)."""
     documents = make_documents(random.Random(3), words, 3000, (5, 30), (5, 20))
     corpus = write_corpus(tmp_path / "corpus.txt", documents)
@@ -598,7 +611,7 @@ def _start_long_run(tmp_path, words):
     process = subprocess.Popen(
         [sys.executable, str(REPO / "create_pretraining_data.py"), f"--input_file={corpus}",
          f"--output_file={tmp_path}/new.tfrecord,{tmp_path}/earlier.tfrecord",
-         f"--vocab_file={VOCAB_FILE}", "--num_workers=2", "--sentences_per_block=500",
+         f"--vocab_file={VOCAB_FILE}", "--num_workers=3", "--sentences_per_block=500",
          "--show_progress=false"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and process.poll() is None:

@@ -50,7 +50,7 @@ def test_instances_are_the_bytes_of_the_schema():
     rng = random.Random(2)
     for max_seq_length, max_predictions, vocab_size in ((128, 20, 30522), (512, 80, 250000),
                                                          (9, 3, 12)):
-        encode = InstanceEncoder(max_seq_length, max_predictions, vocab_size)
+        encode = InstanceEncoder(max_seq_length, max_predictions)
         schema = pretraining_schema(max_seq_length, max_predictions)
         for _ in range(100):
             n = rng.randint(5, max_seq_length)

@@ -8,6 +8,7 @@ for features of int64 and float lists, and `TFRecordFile` equals
 masked CRC-32C of those 8 bytes, the data and the masked CRC-32C of the data.
 """
 
+import functools
 import struct
 
 import google_crc32c
@@ -65,9 +66,14 @@ def masked_crc32c(data):
 
 def frame(record):
     """One record with its TFRecord header and footer, ready to append to a file."""
-    length = _UINT64.pack(len(record))
-    return (length + _UINT32.pack(masked_crc32c(length)) + record
-            + _UINT32.pack(masked_crc32c(record)))
+    return b"".join((_header(len(record)), record, _UINT32.pack(masked_crc32c(record))))
+
+
+@functools.lru_cache(maxsize=4096)
+def _header(length):
+    """The length (uint64 LE) and its masked CRC-32C: records of a run have few lengths."""
+    packed = _UINT64.pack(length)
+    return packed + _UINT32.pack(masked_crc32c(packed))
 
 
 class TFRecordFile:
@@ -78,7 +84,7 @@ class TFRecordFile:
         self._file = files.open_file(path, "wb")
 
     def write_framed(self, framed_record):
-        """Writes one record already framed by `frame`."""
+        """Writes records already framed by `frame` (one, or several joined)."""
         self._file.write(framed_record)
 
     def write(self, record):

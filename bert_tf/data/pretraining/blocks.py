@@ -67,7 +67,7 @@ def load_word_segmenter(name):
 
 
 class SentenceTokenizer:
-    """A line of text -> packed tokens (`pretraining_instances.pack_token`).
+    """A line of text -> tokens (`pretraining_instances.pack_token`).
 
     Without a segmenter, a line is tokenized by `FullTokenizer` and `##` pieces
     continue the word before them; the packed tokens of each word are
@@ -82,9 +82,8 @@ class SentenceTokenizer:
         vocab = self.tokenizer.vocab
         if tokenization.MASK_TOKEN not in vocab:
             raise InputError(f"vocab file {options.vocab_file} lacks {tokenization.MASK_TOKEN}")
-        self.special = pretraining_instances.SpecialTokens(
-            cls_id=vocab[tokenization.CLS_TOKEN], sep_id=vocab[tokenization.SEP_TOKEN],
-            mask_id=vocab[tokenization.MASK_TOKEN], vocab_ids=tuple(vocab.values()))
+        self.special = pretraining_instances.SpecialTokens.from_vocab(
+            vocab, tokenization.CLS_TOKEN, tokenization.SEP_TOKEN, tokenization.MASK_TOKEN)
         self._packed = tokenization.WordCache(self._pack_word)
 
     def _pack_word(self, raw_word):
@@ -114,8 +113,7 @@ class BlockProcessor:
         self.instance_options = instance_options
         self.random_seed = random_seed
         self.encode = InstanceEncoder(instance_options.max_seq_length,
-                                      instance_options.max_predictions_per_seq,
-                                      max(self.tokenize.tokenizer.vocab.values()) + 1)
+                                      instance_options.max_predictions_per_seq)
 
     def __call__(self, block_index, raw_documents):
         options = self.instance_options

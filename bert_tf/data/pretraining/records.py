@@ -6,8 +6,6 @@ varints: one instance takes a few microseconds instead of a protobuf
 object per feature.
 """
 
-import operator
-
 from bert_tf.data.tfrecord import varint
 
 _ONE_FLOAT = b"\x00\x00\x80\x3f"  # 1.0 as little-endian float32
@@ -15,61 +13,81 @@ _ZERO_FLOAT = b"\x00\x00\x00\x00"
 
 
 class InstanceEncoder:
-    """`TrainingInstance` (packed tokens) -> serialized `tf.train.Example` with
-    features padded to `max_seq_length` and `max_predictions_per_seq`; token
-    ids must be below `vocab_size`."""
+    """`TrainingInstance` (tokens: the varints of their ids) -> serialized
+    `tf.train.Example` with features padded to `max_seq_length` and
+    `max_predictions_per_seq`."""
 
-    def __init__(self, max_seq_length, max_predictions_per_seq, vocab_size):
+    def __init__(self, max_seq_length, max_predictions_per_seq):
         self.max_seq_length = max_seq_length
         self.max_predictions_per_seq = max_predictions_per_seq
-        # The varint of every position, and of the id of every packed token.
+        # The varint of every position.
         self._varints = [varint(i) for i in range(max_seq_length)]
-        id_varints = [varint(i) for i in range(vocab_size)]
-        self._token_varints = [v for v in id_varints for _ in range(2)]
-        # The key field of each feature's map entry; entries go in name order.
-        self._keys = {name: b"\x0a" + varint(len(name)) + name.encode() for name in (
-            "input_ids", "input_mask", "masked_lm_ids", "masked_lm_positions",
-            "masked_lm_weights", "next_sentence_labels", "segment_ids")}
-        self._prefixes = {}
-        self._input_mask_prefix = self._prefix("input_mask", max_seq_length)
-        self._segment_ids_prefix = self._prefix("segment_ids", max_seq_length)
-        self._weights_prefix = self._prefix("masked_lm_weights", 4 * max_predictions_per_seq)
-        self._label_prefix = self._prefix("next_sentence_labels", 1)
-
-    def _prefix(self, name, packed_length):
-        """The bytes of the feature map entry `name` before its packed list of
-        `packed_length` bytes (cached: lengths repeat)."""
-        key = (name, packed_length)
-        prefix = self._prefixes.get(key)
-        if prefix is None:
-            kind_tag = b"\x12" if name == "masked_lm_weights" else b"\x1a"
-            list_header = b"\x0a" + varint(packed_length)
-            feature = kind_tag + varint(len(list_header) + packed_length) + list_header
-            value = b"\x12" + varint(len(feature) + packed_length) + feature
-            entry = self._keys[name] + value
-            prefix = self._prefixes[key] = (
-                b"\x0a" + varint(len(entry) + packed_length) + entry)
-        return prefix
+        # Positions below 128 are their own one-byte varints.
+        self._positions_are_bytes = max_seq_length <= 128
+        # The bytes before each feature's packed list, by the list's length in bytes.
+        self._input_ids_prefixes = _Cache(lambda length: _entry_prefix("input_ids", length))
+        self._masked_lm_ids_prefixes = _Cache(
+            lambda length: _entry_prefix("masked_lm_ids", length))
+        self._positions_prefixes = _Cache(
+            lambda length: _entry_prefix("masked_lm_positions", length))
+        self._example_prefixes = _Cache(lambda length: b"\x0a" + varint(length))
+        # Everything that depends only on the length n or the count m of masked
+        # positions, by n or m: padding, input_mask, masked_lm_weights.
+        self._pads = [b"\x00" * (max_seq_length - n) for n in range(max_seq_length + 1)]
+        self._prediction_pads = [b"\x00" * (max_predictions_per_seq - m)
+                                 for m in range(max_predictions_per_seq + 1)]
+        self._input_masks = [_entry_prefix("input_mask", max_seq_length) + b"\x01" * n + pad
+                             for n, pad in enumerate(self._pads)]
+        self._weights = [_entry_prefix("masked_lm_weights", 4 * max_predictions_per_seq)
+                         + _ONE_FLOAT * m + _ZERO_FLOAT * (max_predictions_per_seq - m)
+                         for m in range(max_predictions_per_seq + 1)]
+        label_prefix = _entry_prefix("next_sentence_labels", 1)
+        self._labels = (label_prefix + b"\x00", label_prefix + b"\x01")
+        self._segment_ids_prefix = _entry_prefix("segment_ids", max_seq_length)
 
     def __call__(self, instance):
-        v, t = self._varints.__getitem__, self._token_varints.__getitem__
-        prefix = self._prefix
-        n = len(instance.input_tokens)
-        pad = b"\x00" * (self.max_seq_length - n)
-        m = len(instance.masked_lm_positions)
-        prediction_pad = b"\x00" * (self.max_predictions_per_seq - m)
-        # itemgetter of 2+ items (an instance has 5 tokens at least) returns a tuple.
-        input_ids = b"".join(operator.itemgetter(*instance.input_tokens)(self._token_varints))
-        input_ids += pad
-        masked_lm_ids = b"".join(map(t, instance.masked_lm_tokens)) + prediction_pad
-        positions = b"".join(map(v, instance.masked_lm_positions)) + prediction_pad
+        tokens = instance.input_tokens
+        n = len(tokens)
+        pad = self._pads[n]
+        positions = instance.masked_lm_positions
+        m = len(positions)
+        prediction_pad = self._prediction_pads[m]
+        input_ids = b"".join(tokens) + pad
+        masked_lm_ids = b"".join(instance.masked_lm_tokens) + prediction_pad
+        if self._positions_are_bytes:
+            positions = bytes(positions) + prediction_pad
+        else:
+            positions = b"".join(map(self._varints.__getitem__, positions)) + prediction_pad
         entries = b"".join((
-            prefix("input_ids", len(input_ids)), input_ids,
-            self._input_mask_prefix, b"\x01" * n, pad,
-            prefix("masked_lm_ids", len(masked_lm_ids)), masked_lm_ids,
-            prefix("masked_lm_positions", len(positions)), positions,
-            self._weights_prefix, _ONE_FLOAT * m, _ZERO_FLOAT * len(prediction_pad),
-            self._label_prefix, b"\x01" if instance.is_random_next else b"\x00",
+            self._input_ids_prefixes[len(input_ids)], input_ids,
+            self._input_masks[n],
+            self._masked_lm_ids_prefixes[len(masked_lm_ids)], masked_lm_ids,
+            self._positions_prefixes[len(positions)], positions,
+            self._weights[m],
+            self._labels[instance.is_random_next],
             self._segment_ids_prefix, bytes(instance.segment_ids), pad,
         ))
-        return b"\x0a" + varint(len(entries)) + entries
+        return self._example_prefixes[len(entries)] + entries
+
+
+class _Cache(dict):
+    """key -> `compute(key)`, computed on the first lookup."""
+
+    def __init__(self, compute):
+        super().__init__()
+        self._compute = compute
+
+    def __missing__(self, key):
+        value = self[key] = self._compute(key)
+        return value
+
+
+def _entry_prefix(name, packed_length):
+    """The bytes of the `Features.feature` map entry `name` before its packed
+    list of `packed_length` bytes."""
+    kind_tag = b"\x12" if name == "masked_lm_weights" else b"\x1a"  # float_list, int64_list
+    list_header = b"\x0a" + varint(packed_length)
+    feature = kind_tag + varint(len(list_header) + packed_length) + list_header
+    value = b"\x12" + varint(len(feature) + packed_length) + feature
+    entry = b"\x0a" + varint(len(name)) + name.encode() + value
+    return b"\x0a" + varint(len(entry) + packed_length) + entry

@@ -2,13 +2,13 @@
 
 Streaming: documents are read in blocks of whole documents (about
 `sentences_per_block` lines each); each block is tokenized and turned into
-instances on its own (`pretraining_blocks`), in this process or in
-`num_workers` spawned processes. The instances of `interleave_blocks`
+instances on its own (`pretraining_blocks`) by `num_workers` processes: this
+one and `num_workers - 1` spawned ones. The instances of `interleave_blocks`
 consecutive blocks are merged in random order and written round-robin over the
 output files, as the original spreads its instances.
 
 Memory is bounded by blocks, not by the corpus: this process holds at most
-`interleave_blocks + num_workers + 1` blocks of serialized instances (the
+`interleave_blocks + 2 * num_workers` blocks of serialized instances (the
 merge window and the results in flight) and each worker one block of tokens
 and instances. A block's instances take about 11 * dupe_factor bytes per token
 of its text at max_seq_length 128 (about 20 MB for 10,000 sentences of 17
@@ -32,6 +32,7 @@ import collections
 import concurrent.futures
 import contextlib
 import dataclasses
+import itertools
 import json
 import multiprocessing
 import os
@@ -47,7 +48,7 @@ from bert_tf.data.pretraining import blocks as pretraining_blocks
 from bert_tf.data.pretraining.corpus import CorpusReader
 from bert_tf.files import (atomic_output, check_output_file, expand_input_patterns,
                            write_text_atomically)
-from bert_tf.data.pretraining.instances import InstanceOptions
+from bert_tf.data.pretraining.instances import InstanceOptions, randint
 from bert_tf.data.pretraining.summary import PretrainingSummary
 from bert_tf.errors import InputError
 
@@ -160,11 +161,9 @@ def create_pretraining_data(options):
             contextlib.closing(_block_results(blocks, processor, options)) as results:
         for result in results:
             summary.add(result.summary)
-            for record in interleaver.add(result.records):
-                output.write(record)
+            output.write(interleaver.add(result.records))
             progress.update(reader.documents_read, summary.instances)
-        for record in interleaver.drain():
-            output.write(record)
+        output.write(interleaver.drain())
         if not summary.instances:
             raise InputError(f"--input_file: no text in {', '.join(files)} "
                              "(expected one sentence per line, blank lines between documents)")
@@ -195,51 +194,77 @@ class BlockInterleaver:
         if records:
             self._blocks.append(collections.deque(records))
             self._left += len(records)
-        while len(self._blocks) >= self._width:
-            yield self._pop()
+        return self._merge(self._width)
 
     def drain(self):
         """Yields all remaining records."""
-        while self._blocks:
-            yield self._pop()
+        return self._merge(1)
 
-    def _pop(self):
-        r = self._rng.randrange(self._left)
-        for k, block in enumerate(self._blocks):
-            if r < len(block):
-                break
-            r -= len(block)
-        record = block.popleft()
-        self._left -= 1
-        if not block:
-            del self._blocks[k]
-        return record
+    def _merge(self, width):
+        """Yields records while at least `width` blocks have some left."""
+        blocks, getrandbits = self._blocks, self._rng.getrandbits
+        while len(blocks) >= width:
+            r = randint(getrandbits, 0, self._left - 1)  # rng.randrange(self._left)
+            for k, block in enumerate(blocks):
+                if r < len(block):
+                    break
+                r -= len(block)
+            record = block.popleft()
+            if not block:
+                del blocks[k]
+            self._left -= 1
+            yield record
 
 
 def _block_results(blocks, processor, options):
-    """BlockResults in block order: from `processor` here, or from
-    `num_workers` spawned processes with at most `num_workers + 1` blocks in flight."""
+    """BlockResults in block order, made by `processor` here and by
+    `num_workers - 1` spawned processes.
+
+    A block goes to the workers unless they already have one each running and
+    one more queued; then this process makes it. At most `2 * num_workers`
+    blocks are in flight or waiting for an earlier one.
+    """
     if options.num_workers == 1:
         for index, block in enumerate(blocks):
             yield processor(index, block)
         return
+    workers = options.num_workers - 1
     pool = concurrent.futures.ProcessPoolExecutor(
-        options.num_workers, mp_context=multiprocessing.get_context("spawn"),
+        workers, mp_context=multiprocessing.get_context("spawn"),
         initializer=pretraining_blocks.init_worker,
         initargs=(options.tokenizer_options, options.instance_options, options.random_seed))
-    pending = collections.deque()
+    pending = collections.deque()  # Futures of the workers' blocks and results made here
+
+    def busy(item):
+        return isinstance(item, concurrent.futures.Future) and not item.done()
+
+    # The pool's threads here move blocks and results through pipes in 64 KB
+    # pieces, each waiting for the GIL that this thread's own blocks hold:
+    # let them have it sooner than the default 5 ms.
+    switch_interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-4)
     try:
         for index, block in enumerate(blocks):
-            pending.append(pool.submit(pretraining_blocks.process_block_in_worker, index, block))
-            if len(pending) > options.num_workers:
-                yield pending.popleft().result()
+            if sum(map(busy, pending)) <= workers:
+                pending.append(pool.submit(pretraining_blocks.process_block_in_worker,
+                                           index, block))
+            else:
+                pending.append(processor(index, block))
+            while pending and (len(pending) > 2 * options.num_workers or not busy(pending[0])):
+                yield _result(pending.popleft())
         while pending:
-            yield pending.popleft().result()
+            yield _result(pending.popleft())
     except BaseException:  # an error, an interrupt, or the caller stopped early
         _terminate_workers(pool)
         raise
     finally:
+        sys.setswitchinterval(switch_interval)
         pool.shutdown(cancel_futures=True)
+
+
+def _result(item):
+    """The BlockResult of an item of `_block_results`'s queue."""
+    return item.result() if isinstance(item, concurrent.futures.Future) else item
 
 
 def _terminate_workers(pool):
@@ -276,9 +301,17 @@ class _RecordFiles:
             self._stack = stack.pop_all()
         return self
 
-    def write(self, framed_record):
-        self._writers[self._count % len(self._writers)].write_framed(framed_record)
-        self._count += 1
+    def write(self, framed_records):
+        """Writes the records (an iterable), each to the file after the previous
+        record's, a few thousand at a time."""
+        n = len(self._writers)
+        records = iter(framed_records)
+        while batch := list(itertools.islice(records, 4096)):
+            for k, writer in enumerate(self._writers):
+                chunk = batch[(k - self._count) % n::n]
+                if chunk:
+                    writer.write_framed(b"".join(chunk))
+            self._count += len(batch)
 
     def __exit__(self, exc_type, exc, tb):
         return self._stack.__exit__(exc_type, exc, tb)
