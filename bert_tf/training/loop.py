@@ -24,6 +24,7 @@ from absl import logging
 from bert_tf.errors import BertTfError
 from bert_tf.files import write_text_atomically
 from bert_tf.training.checkpointing import CheckpointManager
+from bert_tf.training.grappler import lean_rewrites
 
 
 # A training progress line (and TensorBoard point) at least this often.
@@ -272,7 +273,8 @@ class Trainer:
         tf.function call; returns their mean losses as Python floats. Raises
         TrainingError naming the step if a loss is not finite."""
         step = int(self.global_step.numpy())
-        means, first_bad = self._train_loop(iterator, tf.constant(num_steps))
+        with lean_rewrites():
+            means, first_bad = self._train_loop(iterator, tf.constant(num_steps))
         if int(first_bad) >= 0:
             last = self.checkpoints.latest()
             raise TrainingError(
