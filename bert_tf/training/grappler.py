@@ -6,7 +6,10 @@ change nothing in that graph on CPU yet cost about 1.5 s CPU there: the MLIR
 (TFG) round trip, the memory optimizer (its AddN rescheduling only triggers
 near the device's memory limit) and the layout optimizer (no convolutions).
 `lean_rewrites` turns them off for the functions called inside it; results
-stay bitwise equal (tests/test_training_loop.py and test_output_pins.py).
+stay bitwise equal (tests/test_training_loop.py, test_output_pins.py, and the
+weights digest of bench/first_step.py at BERT-Base). Not among them: a
+single meta-optimizer iteration and no constant folding, which change
+BERT-Base's numbers.
 
 TensorFlow has no public per-function Grappler setting, so this sets the
 calling thread's function-call options (tensorflow.python.eager.context).
