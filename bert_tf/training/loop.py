@@ -14,7 +14,9 @@ With `gradient_accumulation_steps=N` one update takes N batches: the step
 averages their gradients and applies them once.
 """
 
+import contextlib
 import dataclasses
+import gc
 import time
 
 import numpy as np
@@ -35,6 +37,20 @@ def _duration(seconds):
     minutes, seconds = divmod(int(seconds), 60)
     hours, minutes = divmod(minutes, 60)
     return f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes}:{seconds:02d}"
+
+
+@contextlib.contextmanager
+def _gc_paused():
+    """Python's cyclic garbage collector off: tracing creates objects by the
+    hundred thousand, and the collections it triggers cost a tenth of the
+    trace (0.6 s at BERT-Base); the garbage is collected after."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class TrainingError(BertTfError, RuntimeError):
@@ -273,7 +289,7 @@ class Trainer:
         tf.function call; returns their mean losses as Python floats. Raises
         TrainingError naming the step if a loss is not finite."""
         step = int(self.global_step.numpy())
-        with lean_rewrites():
+        with lean_rewrites(), _gc_paused():
             means, first_bad = self._train_loop(iterator, tf.constant(num_steps))
         if int(first_bad) >= 0:
             last = self.checkpoints.latest()
