@@ -10,6 +10,8 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from tensorflow.core.protobuf import config_pb2
+from tensorflow.python.eager import context
 from loop_harness import (PRED, SEQ, dataset_fn, finite_dataset_fn, losses_of, make_trainer,
                           write_data)
 from pretraining_records import write_records
@@ -18,6 +20,7 @@ from bert_tf.data.pretraining import dataset as pretraining_data
 from bert_tf.training import checkpointing
 from bert_tf.training.checkpointing import CheckpointManager
 from bert_tf.tasks.pretraining import PretrainingTask
+from bert_tf.training.grappler import lean_rewrites
 from bert_tf.training.loop import LoopConfig, Trainer, TrainingError
 
 TESTS = os.path.dirname(__file__)
@@ -106,6 +109,28 @@ def float32_run(tmp_path_factory):
     write_data(data_dir)
     trainer = make_trainer(tf.distribute.get_strategy(), os.path.join(data_dir, "float32"))
     return data_dir, losses_of(trainer.train(dataset_fn(data_dir, 8), 8))
+
+
+def test_lean_grappler_rewrites_leave_the_train_steps_bitwise_equal(tmp_path, float32_run):
+    data_dir, _ = float32_run
+    default = context.context().function_call_options.config_proto_serialized
+    with lean_rewrites():
+        rewrites = config_pb2.ConfigProto.FromString(
+            context.context().function_call_options.config_proto_serialized
+        ).graph_options.rewrite_options
+    assert rewrites.disable_tfg_optimizer and rewrites.layout_optimizer == rewrites.OFF
+    assert context.context().function_call_options.config_proto_serialized == default
+    weights = []
+    for lean in (True, False):
+        trainer = make_trainer(tf.distribute.get_strategy(), str(tmp_path / str(lean)))
+        iterator = iter(trainer.distribute(dataset_fn(data_dir, 8)))
+        if lean:
+            trainer.train_steps(iterator, 3)
+        else:  # the same compiled loop, called under the thread's default options
+            trainer._train_loop(iterator, tf.constant(3))
+        weights.append([w.numpy() for w in trainer.model.weights])
+    for a, b in zip(*weights):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_train_step_compiles_with_xla_and_matches(tmp_path, float32_run):
@@ -357,8 +382,10 @@ class XlaReplicas:
         return self._strategy.run(tf.function(replica, jit_compile=True), args, kwargs)
 
 
-def test_train_eval_and_predict_steps_compile_for_a_tpu(tmp_path, float32_run):
+def test_train_eval_and_predict_steps_compile_for_a_tpu(tmp_path, float32_run, monkeypatch):
     data_dir, reference = float32_run
+    # Calls sized by steps_per_loop alone, however slow the machine.
+    monkeypatch.setattr("bert_tf.training.loop.PROGRESS_SECONDS", 1e9)
     strategy = XlaReplicas(tf.distribute.get_strategy())
     trainer = make_trainer(strategy, str(tmp_path / "run"), num_steps=4, steps_per_loop=2)
     history = trainer.train(dataset_fn(data_dir, 8), 8)

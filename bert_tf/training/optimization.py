@@ -284,21 +284,25 @@ class AdamW(_BertOptimizerMixin, keras.optimizers.AdamW):
                 beta_1_power = tf.pow(tf.cast(self.beta_1, dtype), local_step)
                 beta_2_power = tf.pow(tf.cast(self.beta_2, dtype), local_step)
                 alpha = lr * tf.sqrt(1 - beta_2_power) / (1 - beta_1_power)
-                scalars[key] = learning_rate, (lr, tf.cast(self.weight_decay, dtype), alpha)
+                # The Python constants as Keras would convert them per op.
+                constants = [tf.constant(c, dtype) for c in
+                             (self.weight_decay, 1 - self.beta_1, 1 - self.beta_2, self.epsilon)]
+                scalars[key] = learning_rate, (lr, alpha, *constants)
             return scalars[key][1]
 
         def update(variable, gradient, learning_rate):
-            lr, weight_decay, alpha = step_scalars(learning_rate, variable.dtype)
+            lr, alpha, weight_decay, one_minus_beta_1, one_minus_beta_2, epsilon = step_scalars(
+                learning_rate, variable.dtype)
             if self._use_weight_decay(variable):
                 variable.assign_sub(variable * weight_decay * lr)
             gradient = tf.cast(gradient, variable.dtype)
             index = self._get_variable_index(variable)
             m, v = self._momentums[index], self._velocities[index]
-            self.assign_add(m, ops.multiply(ops.subtract(gradient, m), 1 - self.beta_1))
+            self.assign_add(m, ops.multiply(ops.subtract(gradient, m), one_minus_beta_1))
             self.assign_add(v, ops.multiply(ops.subtract(ops.square(gradient), v),
-                                            1 - self.beta_2))
+                                            one_minus_beta_2))
             self.assign_sub(variable, ops.divide(ops.multiply(m, alpha),
-                                                 ops.add(ops.sqrt(v), self.epsilon)))
+                                                 ops.add(ops.sqrt(v), epsilon)))
 
         for gradient, variable in grads_and_vars:
             distribution.extended.update(variable, update, args=(gradient, learning_rate),

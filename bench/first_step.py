@@ -1,0 +1,94 @@
+"""Time to the first pre-training step, phase by phase (wall and CPU seconds).
+
+Same setup as bench/train_vs_pytorch.py's bert_tf side (random init, AdamW,
+in-memory batch, MLM on the masked positions). Phases: building the model
+(its truncated-normal init), the optimizer's slots, tracing the train loop,
+its first call (graph instantiation and Grappler, then one step) and the next
+steps. The peer is the steady step of the same run: the first call minus it
+is the graph setup; the total is also given in steady steps. The digest of the weights after the steps (seeded init)
+shows whether a change kept every number.
+
+    python bench/first_step.py [--config=base] [--batch_size=8] [--steps=3]
+"""
+
+import hashlib
+import os
+import statistics
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import keras  # noqa: E402
+import tensorflow as tf  # noqa: E402
+from absl import app, flags  # noqa: E402
+from pretraining_step import make_batch  # noqa: E402
+
+from bert_tf.config import preset  # noqa: E402
+from bert_tf.modeling import BertPretrainingModel  # noqa: E402
+from bert_tf.tasks.pretraining import PretrainingTask  # noqa: E402
+from bert_tf.training.loop import LoopConfig, Trainer, _gc_paused  # noqa: E402
+from bert_tf.training.optimization import create_optimizer  # noqa: E402
+
+flags.DEFINE_string("config", "base", "Preset: tiny, small or base.")
+flags.DEFINE_integer("batch_size", 8, "Sequences per step.")
+flags.DEFINE_integer("seq_length", 128, "Sequence length.")
+flags.DEFINE_integer("predictions", 20, "Masked positions per sequence.")
+flags.DEFINE_integer("steps", 3, "Steady steps timed after the first.")
+FLAGS = flags.FLAGS
+
+CONFIGS = {"tiny": "bert_tiny", "small": "bert_small", "base": "bert_base"}
+
+
+class Phases:
+    """Wall and process-CPU seconds of consecutive phases."""
+
+    def __init__(self):
+        self.rows = []
+        self._last = (time.perf_counter(), time.process_time())
+
+    def mark(self, name):
+        now = (time.perf_counter(), time.process_time())
+        self.rows.append((name, now[0] - self._last[0], now[1] - self._last[1]))
+        self._last = now
+
+
+def main(_):
+    config = preset(CONFIGS[FLAGS.config])
+    keras.utils.set_random_seed(0)
+    batch = make_batch(config, FLAGS.batch_size, FLAGS.seq_length, FLAGS.predictions)
+    phases = Phases()
+    model = BertPretrainingModel(config)
+    phases.mark("model (variables, init)")
+    trainer = Trainer(tf.distribute.get_strategy(), PretrainingTask(), model,
+                      create_optimizer("adamw", 1e-4, 10_000, 100),
+                      LoopConfig(output_dir="/tmp/bench_unused", num_train_steps=10 ** 9))
+    iterator = iter(trainer.distribute(lambda _: tf.data.Dataset.from_tensors(batch).repeat()))
+    phases.mark("optimizer slots, iterator")
+    with _gc_paused():  # as in the first train_steps call, which traces it otherwise
+        trainer._train_loop.get_concrete_function(iterator, tf.constant(1))
+    phases.mark("trace")
+    trainer.train_steps(iterator, 1)
+    phases.mark("first call")
+    first_step = sum(wall for _, wall, _ in phases.rows)
+    steady = []
+    for _ in range(FLAGS.steps):
+        trainer.train_steps(iterator, 1)
+        phases.mark("step")
+        steady.append(phases.rows.pop())
+    step_wall = statistics.median(wall for _, wall, _ in steady)
+    step_cpu = statistics.median(cpu for _, _, cpu in steady)
+    print(f"{FLAGS.config} batch {FLAGS.batch_size} seq {FLAGS.seq_length}, "
+          f"{os.cpu_count()} CPUs{'':9s}wall s    CPU s")
+    for name, wall, cpu in phases.rows:
+        print(f"  {name:38s}{wall:8.2f}{cpu:9.2f}")
+    _, first_wall, first_cpu = phases.rows[-1]
+    print(f"  {'  of which graph setup (first - steady)':38s}{first_wall - step_wall:8.2f}"
+          f"{first_cpu - step_cpu:9.2f}")
+    print(f"  {'steady step (median)':38s}{step_wall:8.2f}{step_cpu:9.2f}")
+    print(f"time to first step {first_step:.1f} s = {first_step / step_wall:.1f} steady steps")
+    digest = hashlib.sha256(b"".join(w.numpy().tobytes() for w in model.weights))
+    print(f"weights after {1 + FLAGS.steps} steps: sha256 {digest.hexdigest()[:16]}")
+
+
+if __name__ == "__main__":
+    app.run(main)
