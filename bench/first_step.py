@@ -5,8 +5,9 @@ in-memory batch, MLM on the masked positions). Phases: building the model
 (its truncated-normal init), the optimizer's slots, tracing the train loop,
 its first call (graph instantiation and Grappler, then one step) and the next
 steps. The peer is the steady step of the same run: the first call minus it
-is the graph setup; the total is also given in steady steps. The digest of the weights after the steps (seeded init)
-shows whether a change kept every number.
+is the graph setup; the total is also given in steady steps. The digest of
+the weights after the steps (seeded init) shows whether a change kept every
+number.
 
     python bench/first_step.py [--config=base] [--batch_size=8] [--steps=3]
 """
