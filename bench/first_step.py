@@ -22,22 +22,20 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from absl import app, flags  # noqa: E402
-from pretraining_step import make_batch  # noqa: E402
+from pretraining_step import PRESETS, bench_config, make_batch  # noqa: E402
 
-from bert_tf.config import preset  # noqa: E402
 from bert_tf.modeling import BertPretrainingModel  # noqa: E402
 from bert_tf.tasks.pretraining import PretrainingTask  # noqa: E402
 from bert_tf.training.loop import LoopConfig, Trainer, _gc_paused  # noqa: E402
 from bert_tf.training.optimization import create_optimizer  # noqa: E402
 
-flags.DEFINE_string("config", "base", "Preset: tiny, small or base.")
+flags.DEFINE_string("config", "base", f"Model: {', '.join(PRESETS)} (small: L4 H512).")
 flags.DEFINE_integer("batch_size", 8, "Sequences per step.")
 flags.DEFINE_integer("seq_length", 128, "Sequence length.")
 flags.DEFINE_integer("predictions", 20, "Masked positions per sequence.")
 flags.DEFINE_integer("steps", 3, "Steady steps timed after the first.")
 FLAGS = flags.FLAGS
 
-CONFIGS = {"tiny": "bert_tiny", "small": "bert_small", "base": "bert_base"}
 
 
 class Phases:
@@ -54,7 +52,7 @@ class Phases:
 
 
 def main(_):
-    config = preset(CONFIGS[FLAGS.config])
+    config = bench_config(FLAGS.config)
     keras.utils.set_random_seed(0)
     batch = make_batch(config, FLAGS.batch_size, FLAGS.seq_length, FLAGS.predictions)
     phases = Phases()

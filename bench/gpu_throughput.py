@@ -22,10 +22,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from absl import app, flags  # noqa: E402
-from pretraining_step import (bert_tf_forward, bert_tf_step, make_batch,  # noqa: E402
-                              make_inputs, training_flops)
+from pretraining_step import (bench_config, bert_tf_forward, bert_tf_step,  # noqa: E402
+                              make_batch, make_inputs, training_flops)
 
-from bert_tf.config import preset  # noqa: E402
 
 flags.DEFINE_list("configs", ["base:128:128", "base:512:32", "large:128:128", "large:512:32"],
                   "model:seq_length:batch_size triples (model: tiny, base, large).")
@@ -38,7 +37,6 @@ flags.DEFINE_string("output_json", None, "Also write the results here.")
 flags.DEFINE_boolean("smoke", False, "A tiny config, two steps, one round: checks the script.")
 FLAGS = flags.FLAGS
 
-MODELS = {"tiny": "bert_tiny", "base": "bert_base", "large": "bert_large"}
 # Dense (no sparsity) bf16/fp16 tensor-core peaks in TFLOP/s, by a substring of
 # the device name as TensorFlow reports it; the first match counts.
 PEAK_TFLOPS = (("H200", 989.0), ("H100 PCIe", 756.0), ("H100", 989.0), ("GH200", 989.0),
@@ -66,7 +64,7 @@ def peak_flops(name):
 
 def measure(model, seq, batch_size, steps, rounds):
     """Returns (first step seconds, best seconds per step) for one config."""
-    config = preset(MODELS[model], hidden_dropout_prob=0.1)
+    config = bench_config(model, hidden_dropout_prob=0.1)
     predictions = PREDICTIONS.get(seq, max(1, round(seq * 0.15)))
     batch = make_batch(config, batch_size, seq, predictions)
     start = time.perf_counter()
@@ -83,7 +81,7 @@ def measure(model, seq, batch_size, steps, rounds):
 
 def measure_forward(model, seq, batch_size, steps, rounds):
     """Best sequences/s of the encoder's forward pass, without and with XLA."""
-    config = preset(MODELS[model])
+    config = bench_config(model)
     inputs = {k: tf.constant(v) for k, v in make_inputs(config, batch_size, seq).items()}
     rates = {}
     for xla in (False, True):

@@ -20,18 +20,16 @@ import tf_keras  # noqa: E402
 from absl import app, flags  # noqa: E402
 from official.nlp.modeling import networks as mg_networks  # noqa: E402
 
-from pretraining_step import bert_tf_forward, make_inputs  # noqa: E402
+from pretraining_step import PRESETS, bench_config, bert_tf_forward, make_inputs  # noqa: E402
 
-from bert_tf.config import preset  # noqa: E402
 
-flags.DEFINE_string("config", "base", "small (L4 H512) or base.")
+flags.DEFINE_string("config", "base", f"Model: {', '.join(PRESETS)} (small: L4 H512).")
 flags.DEFINE_integer("batch_size", 32, "Batch size.")
 flags.DEFINE_integer("seq_length", 128, "Sequence length.")
 flags.DEFINE_integer("steps", 3, "Timed forward passes per round.")
 flags.DEFINE_integer("rounds", 5, "Alternating rounds; the best round counts.")
 FLAGS = flags.FLAGS
 
-CONFIGS = {"small": "bert_small", "base": "bert_base"}
 
 
 def model_garden_forward(config, inputs, xla):
@@ -55,7 +53,7 @@ def _timed(fn, steps):
 
 def main(argv):
     del argv
-    config = preset(CONFIGS[FLAGS.config])
+    config = bench_config(FLAGS.config)
     inputs = {k: tf.constant(v) for k, v in
               make_inputs(config, FLAGS.batch_size, FLAGS.seq_length).items()}
     runners = {"bert_tf": bert_tf_forward(config, inputs, False),

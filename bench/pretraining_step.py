@@ -1,14 +1,24 @@
-"""What the model benchmarks share: a synthetic batch, the FLOP count and
+"""What the model benchmarks share: model names, a synthetic batch, the FLOP count and
 bert_tf's compiled train step (the Trainer's, as run_pretraining.py runs it);
 encoder inputs and bert_tf's forward pass."""
 
 import numpy as np
 import tensorflow as tf
 
+from bert_tf.config import preset
 from bert_tf.modeling import BertEncoder, BertPretrainingModel
 from bert_tf.tasks.pretraining import PretrainingTask
 from bert_tf.training.loop import LoopConfig, Trainer
 from bert_tf.training.optimization import create_optimizer
+
+
+# The benches' short model names: small is L4 H512.
+PRESETS = {"tiny": "bert_tiny", "small": "bert_small", "base": "bert_base", "large": "bert_large"}
+
+
+def bench_config(name, **overrides):
+    """The BertConfig of a short model name (`PRESETS`)."""
+    return preset(PRESETS[name], **overrides)
 
 
 def make_batch(config, batch, seq, predictions):

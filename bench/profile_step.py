@@ -17,12 +17,11 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import tensorflow as tf  # noqa: E402
 from absl import app, flags  # noqa: E402
-from pretraining_step import bert_tf_step, make_batch  # noqa: E402
+from pretraining_step import PRESETS, bench_config, bert_tf_step, make_batch  # noqa: E402
 from tensorflow.tsl.profiler.protobuf import xplane_pb2  # noqa: E402
 
-from bert_tf.config import preset  # noqa: E402
 
-flags.DEFINE_string("config", "base", "small (L4 H512), base or tiny.")
+flags.DEFINE_string("config", "base", f"Model: {', '.join(PRESETS)} (small: L4 H512).")
 flags.DEFINE_integer("batch_size", 8, "Batch size.")
 flags.DEFINE_integer("seq_length", 128, "Sequence length.")
 flags.DEFINE_integer("predictions", 20, "Masked positions per sequence.")
@@ -31,7 +30,6 @@ flags.DEFINE_integer("top", 15, "Rows printed per table.")
 flags.DEFINE_boolean("jit_compile", False, "Compile the step with XLA.")
 FLAGS = flags.FLAGS
 
-CONFIGS = {"tiny": "bert_tiny", "small": "bert_small", "base": "bert_base"}
 # Ops that only call other ops: their events contain those of the ops they run.
 CONTAINERS = {"While", "StatelessWhile", "If", "StatelessIf", "PartitionedCall",
               "StatefulPartitionedCall"}
@@ -70,7 +68,7 @@ def print_table(title, totals, all_ps, steps):
 
 def main(argv):
     del argv
-    config = preset(CONFIGS[FLAGS.config])
+    config = bench_config(FLAGS.config)
     run = bert_tf_step(config, make_batch(config, FLAGS.batch_size, FLAGS.seq_length,
                                           FLAGS.predictions), FLAGS.jit_compile)
     run(1)

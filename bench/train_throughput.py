@@ -21,9 +21,8 @@ from official.nlp.modeling import layers as mg_layers  # noqa: E402
 from official.nlp.modeling import models as mg_models  # noqa: E402
 from official.nlp.modeling import networks as mg_networks  # noqa: E402
 
-from pretraining_step import bert_tf_step, make_batch, training_flops  # noqa: E402
+from pretraining_step import bench_config, bert_tf_step, make_batch, training_flops  # noqa: E402
 
-from bert_tf.config import preset  # noqa: E402
 
 flags.DEFINE_list("configs", ["small", "base"], "Configs to run: small (L4 H512), base.")
 flags.DEFINE_integer("batch_size", 8, "Batch size.")
@@ -34,7 +33,6 @@ flags.DEFINE_integer("rounds", 3, "Alternating rounds; the best round counts.")
 flags.DEFINE_list("xla", ["off", "on"], "XLA settings to run.")
 FLAGS = flags.FLAGS
 
-CONFIGS = {"small": "bert_small", "base": "bert_base"}
 
 
 def model_garden_step(config, batch, xla):
@@ -101,7 +99,7 @@ def main(argv):
     print(f"{'config':<8}{'xla':<5}{'bert_tf ex/s':>14}{'MG ex/s':>10}{'ratio':>8}"
           f"{'bert_tf %peak':>15}{'MG %peak':>10}")
     for name in FLAGS.configs:
-        config = preset(CONFIGS[name], hidden_dropout_prob=0.1)
+        config = bench_config(name, hidden_dropout_prob=0.1)
         batch = make_batch(config, FLAGS.batch_size, FLAGS.seq_length, FLAGS.predictions)
         flops = training_flops(config, FLAGS.batch_size, FLAGS.seq_length, FLAGS.predictions)
         for xla in FLAGS.xla:

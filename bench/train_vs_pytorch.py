@@ -24,9 +24,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np  # noqa: E402
 from absl import app, flags  # noqa: E402
 
-from pretraining_step import bert_tf_step, make_batch  # noqa: E402
+from pretraining_step import bench_config, bert_tf_step, make_batch  # noqa: E402
 
-from bert_tf.config import preset  # noqa: E402
 
 flags.DEFINE_string("peer_python", ".venv-peers/bin/python",
                     "Python of the virtualenv with torch and transformers.")
@@ -40,7 +39,6 @@ flags.DEFINE_string("worker", None, "Internal: run as the bert_tf worker.")
 FLAGS = flags.FLAGS
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CONFIGS = {"tiny": "bert_tiny", "small": "bert_small", "base": "bert_base"}
 
 
 def bert_tf_worker(config_path, batch_path):
@@ -88,7 +86,7 @@ def main(argv):
         for spec in FLAGS.configs:
             name, batch_size = spec.split(":")
             batch_size = int(batch_size)
-            config = preset(CONFIGS[name], hidden_dropout_prob=0.1)
+            config = bench_config(name, hidden_dropout_prob=0.1)
             config_path, batch_path = os.path.join(tmp, "config.json"), os.path.join(tmp, "b.npz")
             config.to_json_file(config_path)
             np.savez(batch_path, **make_batch(config, batch_size, FLAGS.seq_length,
