@@ -94,16 +94,16 @@ def labelled_positions(input_mask, example_ids, starts, row_starts, is_first):
     return is_best & (window == tf.gather(earliest, segment)), token
 
 
-def tag_sentences(model, tokenizer, labels, max_seq_length, text, jit_compile=False):
-    """text tf.string `[batch]` -> the `serving_default` outputs (module docstring);
-    with `jit_compile` the model runs compiled with XLA."""
+def tag_sentences(infer, tokenizer, labels, max_seq_length, text, multiple=1):
+    """text tf.string `[batch]` -> the `serving_default` outputs (module docstring).
+    `infer` is the model call (`export.compiled.model_call`); windows are
+    padded to their longest, rounded up to `multiple`."""
     word_starts, word_ends, ids, is_first, token_words = sentence_pieces(tokenizer, text)
     inputs, example_ids, starts = pack_example_windows(
         [ids], max_seq_length, tokenizer.cls_id, tokenizer.sep_id,
         stride=window_stride(max_seq_length), pad_to_longest=True,
-        pad_multiple=pad_multiple(jit_compile))
-    logits = model_call(model, jit_compile)(inputs)
-    predicted = tf.argmax(logits, axis=-1, output_type=tf.int32)
+        pad_multiple=multiple)
+    predicted = tf.argmax(infer(inputs), axis=-1, output_type=tf.int32)
     chosen, token = labelled_positions(inputs["input_mask"], example_ids, starts,
                                        tf.cast(ids.row_starts(), tf.int32), is_first)
     words = tf.gather(token_words, tf.boolean_mask(token, chosen))
@@ -125,10 +125,12 @@ def export_tagger(model, export_dir, vocab_file, do_lower_case, max_seq_length, 
     tokenizer = BertTokenizer(vocab_file, do_lower_case=do_lower_case, name="tokenizer")
     tokenizer(tf.constant([""]))  # builds it, so that its vocabulary table can be tracked
     labels = list(labels)
+    infer = model_call(model, jit_compile)
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
     def serve(text):
-        return tag_sentences(model, tokenizer, labels, max_seq_length, text, jit_compile)
+        return tag_sentences(infer, tokenizer, labels, max_seq_length, text,
+                             pad_multiple(jit_compile))
 
     archive = keras.export.ExportArchive()
     archive.track(model)
