@@ -5,7 +5,8 @@ default) for BERT-Base and BERT-Large at sequence lengths 128 and 512, one
 model at a time, and prints sequences/second and the model FLOP utilisation
 (matmul FLOPs of forward + backward, over the device's dense bf16 peak from
 the table below, or `--peak_tflops`). Then, for each config, the encoder's
-forward pass (inference) with and without XLA, to show where XLA pays.
+forward pass as the classifiers infer (`skip_padding`, `pooled_only`) with
+and without XLA, to show where XLA pays.
 Meant to finish within about five minutes on one H100/H200-class GPU:
 
     python bench/gpu_throughput.py [--configs=base:128:128,...] [--steps=20]
@@ -22,6 +23,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from absl import app, flags  # noqa: E402
+from bert_tf.modeling import BertEncoder  # noqa: E402
 from pretraining_step import (bench_config, bert_tf_forward, bert_tf_step,  # noqa: E402
                               make_batch, make_inputs, training_flops)
 
@@ -83,9 +85,10 @@ def measure_forward(model, seq, batch_size, steps, rounds):
     """Best sequences/s of the encoder's forward pass, without and with XLA."""
     config = bench_config(model)
     inputs = {k: tf.constant(v) for k, v in make_inputs(config, batch_size, seq).items()}
+    encoder = BertEncoder(config)
     rates = {}
     for xla in (False, True):
-        forward = bert_tf_forward(config, inputs, xla)
+        forward = bert_tf_forward(encoder, inputs, xla, skip_padding=True, pooled_only=True)
         forward().numpy()
         best = float("inf")
         for _ in range(rounds):

@@ -58,12 +58,13 @@ def bert_tf_step(config, batch, xla):
     return run
 
 
-def make_inputs(config, batch, seq):
+def make_inputs(config, batch, seq, padded=True):
     """Encoder inputs `[batch, seq]`: the second half of the batch has a
-    quarter of padding, as real batches have some."""
+    quarter of padding, as real batches have some (none if not `padded`)."""
     rng = np.random.default_rng(0)
     lengths = np.full(batch, seq)
-    lengths[batch // 2:] = seq * 3 // 4
+    if padded:
+        lengths[batch // 2:] = seq * 3 // 4
     mask = (np.arange(seq)[None, :] < lengths[:, None]).astype(np.int32)
     return {"input_word_ids": rng.integers(5, config.vocab_size, (batch, seq)).astype(np.int32)
             * mask,
@@ -71,8 +72,8 @@ def make_inputs(config, batch, seq):
             "input_type_ids": (np.arange(seq)[None, :] >= seq // 2).astype(np.int32) * mask}
 
 
-def bert_tf_forward(config, inputs, xla):
-    """A tf.function returning the pooled output of a fresh encoder on `inputs`."""
-    encoder = BertEncoder(config)
-    return tf.function(lambda: encoder(inputs, training=False)["pooled_output"],
+def bert_tf_forward(encoder, inputs, xla, **call_options):
+    """A tf.function returning the pooled output of a BertEncoder on `inputs`
+    (`call_options`: the encoder's `skip_padding`, `pooled_only`)."""
+    return tf.function(lambda: encoder(inputs, training=False, **call_options)["pooled_output"],
                        jit_compile=xla)

@@ -62,6 +62,75 @@ def test_all_zero_mask_row_behaves_like_unmasked(tiny_config):
     assert max_diff(a, b) < 1e-5
 
 
+def rows_seen_by_feed_forward(model, monkeypatch):
+    """Per transformer layer, the list of row counts its feed-forward input had."""
+    seen = []
+    for layer in model.transformer_layers:
+        calls = []
+        dense_call = layer.output_dense.call
+
+        def spy(x, dense_call=dense_call, calls=calls, **kwargs):
+            calls.append(int(np.prod(x.shape[:-1])))
+            return dense_call(x, **kwargs)
+        monkeypatch.setattr(layer.output_dense, "call", spy)
+        seen.append(calls)
+    return seen
+
+
+def test_skip_padding_and_pooled_only_compute_less_with_the_same_outputs(tiny_config,
+                                                                         monkeypatch):
+    """Real tokens (and a fully padded row's first position) alone go through the
+    position-wise layers, and only first tokens through the last layer with
+    pooled_only; the outputs equal the plain call's, zeros at padding."""
+    encoder = BertEncoder(tiny_config)
+    inputs = random_inputs(tiny_config, batch=4, seq=10, lengths=[10, 6, 3, 0])
+    plain = encoder(inputs)
+    seen = rows_seen_by_feed_forward(encoder, monkeypatch)
+
+    skipped = encoder(inputs, skip_padding=True)
+    assert [calls.pop() for calls in seen] == [10 + 6 + 3 + 1] * 2
+    real = inputs["input_mask"].astype(bool)
+    layers = [(plain["sequence_output"], skipped["sequence_output"]),
+              *zip(plain["encoder_outputs"], skipped["encoder_outputs"])]
+    for a, b in layers:
+        a, b = np.asarray(a), np.asarray(b)
+        assert max_diff(a[real], b[real]) < 1e-6
+        assert not b[~real].any()
+    # A row without real tokens has no meaningful output, only a finite one.
+    assert max_diff(plain["pooled_output"][:3], skipped["pooled_output"][:3]) < 1e-6
+    assert np.isfinite(skipped["pooled_output"]).all()
+
+    for skip_padding, rows in ((True, 20), (False, 40)):
+        pooled = encoder(inputs, skip_padding=skip_padding, pooled_only=True)
+        assert list(pooled) == ["pooled_output"]
+        assert [calls.pop() for calls in seen] == [rows, 4]
+        assert max_diff(plain["pooled_output"][:3], pooled["pooled_output"][:3]) < 1e-6
+
+    encoder(inputs, training=True, skip_padding=True, pooled_only=True)
+    assert [calls.pop() for calls in seen] == [40, 40]  # training: the plain layout
+    monkeypatch.setattr("bert_tf.modeling.encoder.is_tpu_strategy", lambda strategy: True)
+    encoder(inputs, skip_padding=True)
+    assert [calls.pop() for calls in seen] == [40, 40]  # TPUs need static shapes
+
+    monkeypatch.undo()
+    compiled = tf.function(lambda x: encoder(x, skip_padding=True, pooled_only=True),
+                           jit_compile=True)
+    assert max_diff(plain["pooled_output"][:3], compiled(inputs)["pooled_output"][:3]) < 1e-5
+
+
+def test_classifier_and_multiple_choice_skip_padding_when_not_training(tiny_config,
+                                                                       monkeypatch):
+    inputs = random_inputs(tiny_config, batch=4, seq=10, lengths=[10, 6, 3, 5])
+    for model, batch in ((BertClassifier(tiny_config, num_labels=3), inputs),
+                         (BertMultipleChoice(tiny_config, num_choices=2),
+                          {k: v.reshape(2, 2, 10) for k, v in inputs.items()})):
+        seen = rows_seen_by_feed_forward(model.encoder, monkeypatch)
+        model(batch)
+        assert [calls.pop() for calls in seen] == [24, 4]
+        model(batch, training=True)
+        assert [calls.pop() for calls in seen] == [40, 40]
+
+
 def test_initializers_are_truncated_normal_with_initializer_range(tiny_config):
     config = tiny_config.replace(initializer_range=0.05, intermediate_size=512)
     encoder = BertEncoder(config)
@@ -255,5 +324,9 @@ def test_mixed_precision_keeps_float32_variables_and_logits(tiny_config, policy)
     assert max_diff(outputs["masked_lm_logits"], reference["masked_lm_logits"]) < mlm_tolerance
     assert max_diff(outputs["next_sentence_logits"],
                     reference["next_sentence_logits"]) < nsp_tolerance
-    hidden = model.encoder(inputs)["sequence_output"]
-    assert hidden.dtype == tf.as_dtype(policy.split("_")[1])
+    plain = model.encoder(inputs)
+    assert plain["sequence_output"].dtype == tf.as_dtype(policy.split("_")[1])
+    fast = model.encoder(inputs, skip_padding=True, pooled_only=True)["pooled_output"]
+    assert fast.dtype == plain["pooled_output"].dtype
+    assert max_diff(tf.cast(fast, tf.float32),
+                    tf.cast(plain["pooled_output"], tf.float32)) < nsp_tolerance

@@ -130,9 +130,12 @@ def test_classifier_outputs_are_pinned(model_files):
 
 PRETRAINING_PINS = {"records": "9a9f12a7c0acd38c", "eval_results": "36d982a2c871ca1e",
                     "checkpoint": "9c6373a98306ee1a"}
+# eval_results.txt and test_results.tsv changed on purpose when eval and
+# predict began to skip padding and fuse the feed-forward gelu (issue 13):
+# probabilities by <= 3e-8, the loss by 5e-9 (float rounding).
 CLASSIFIER_PINS = {
     "train.tf_record": "3c0e13bd59504619", "eval.tf_record": "3fae2bea86b55c48",
-    "predict.tf_record": "32e9db78f491febd", "eval_results.txt": "8bf63b9c0f0256e9",
-    "test_results.tsv": "ae160f3f815c5ae1", "MRPC.tsv": "d4c85b2c43d5aa94",
+    "predict.tf_record": "32e9db78f491febd", "eval_results.txt": "b7d5f0d60973706e",
+    "test_results.tsv": "b1e1e968801652ac", "MRPC.tsv": "d4c85b2c43d5aa94",
     "checkpoint": "4193f6c76f971dfb",
 }

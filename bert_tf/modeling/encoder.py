@@ -1,10 +1,13 @@
 """`BertEncoder`: embeddings, the transformer stack and the pooler."""
 
 import keras
+import tensorflow as tf
 from keras import ops
 
 from bert_tf.config import BertConfig
-from bert_tf.modeling.layers import BertEmbeddings, TransformerBlock, dense
+from bert_tf.modeling.layers import PADDED, BertEmbeddings, TransformerBlock, dense
+from bert_tf.modeling.token_layout import RealTokens
+from bert_tf.training.distribution import is_tpu_strategy
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -39,7 +42,18 @@ class BertEncoder(keras.Model):
         self.pooler.build((None, self.config.hidden_size))
         self.built = True
 
-    def call(self, inputs, training=None):
+    def call(self, inputs, training=None, skip_padding=False, pooled_only=False):
+        """`skip_padding` and `pooled_only` speed up inference (they change
+        nothing when training):
+          - `skip_padding`: the position-wise layers run on the real tokens
+            alone; `sequence_output` and `encoder_outputs` are then zeros at
+            padded positions (the original's values there mean nothing).
+            Not under TPUStrategy, which needs static shapes.
+          - `pooled_only`: returns `pooled_output` alone, and the last layer
+            runs for each sequence's first token only (Model Garden's
+            `output_range=1`).
+        Real tokens' outputs equal the plain call's up to float rounding.
+        """
         word_ids = inputs["input_word_ids"]
         mask = inputs.get("input_mask")
         if mask is None:
@@ -49,14 +63,23 @@ class BertEncoder(keras.Model):
             type_ids = ops.zeros_like(word_ids)
 
         embedding_output = self.embeddings(word_ids, type_ids, training=training)
-        hidden = embedding_output
+        skip_padding = (skip_padding and not training
+                        and not is_tpu_strategy(tf.distribute.get_strategy()))
+        tokens = RealTokens(mask) if skip_padding else PADDED
+        last_for_first_token = pooled_only and not training
+        hidden = tokens.pack(embedding_output)
         encoder_outputs = []
-        for layer in self.transformer_layers:
-            hidden = layer(hidden, mask, training=training)
-            encoder_outputs.append(hidden)
-        pooled_output = self.pooler(hidden[:, 0, :])
+        for i, layer in enumerate(self.transformer_layers):
+            first_token_only = last_for_first_token and i == len(self.transformer_layers) - 1
+            hidden = layer(hidden, mask, training=training, tokens=tokens,
+                           first_token_only=first_token_only)
+            if not pooled_only:
+                encoder_outputs.append(tokens.output(hidden))
+        pooled_output = self.pooler(hidden if last_for_first_token else tokens.first(hidden))
+        if pooled_only:
+            return {"pooled_output": pooled_output}
         return {
-            "sequence_output": hidden,
+            "sequence_output": encoder_outputs[-1],
             "pooled_output": pooled_output,
             "encoder_outputs": encoder_outputs,
             "embedding_output": embedding_output,

@@ -94,7 +94,8 @@ class BertClassifier(_TaskModel):
                 "output_bias": self.classifier.output_bias}
 
     def call(self, inputs, training=None):
-        pooled = self.encoder(inputs, training=training)["pooled_output"]
+        pooled = self.encoder(inputs, training=training, skip_padding=True,
+                              pooled_only=True)["pooled_output"]
         return self.classifier(self.dropout(pooled, training=training))
 
     def get_config(self):
@@ -153,7 +154,8 @@ class BertMultipleChoice(_TaskModel):
         seq = ops.shape(inputs["input_word_ids"])[-1]
         flat = {name: ops.reshape(inputs[name], (-1, seq))
                 for name in ("input_word_ids", "input_mask", "input_type_ids")}
-        pooled = self.encoder(flat, training=training)["pooled_output"]
+        pooled = self.encoder(flat, training=training, skip_padding=True,
+                              pooled_only=True)["pooled_output"]
         logits = self.classifier(self.dropout(pooled, training=training))
         return ops.reshape(logits, (-1, self.num_choices))
 

@@ -88,7 +88,7 @@ class BertFeatureTagger(_TaskModel):
 
     def features(self, inputs):
         """The combined hidden states `[batch, seq, width]` of the frozen encoder."""
-        states = self.encoder(inputs, training=False)["encoder_outputs"]
+        states = self.encoder(inputs, training=False, skip_padding=True)["encoder_outputs"]
         chosen = [ops.stop_gradient(states[i]) for i in self.layers_used]
         if self.combine == "concat":
             return ops.concatenate(chosen, axis=-1)

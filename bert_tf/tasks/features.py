@@ -81,7 +81,7 @@ class LayerOutputs(keras.Model):
         return {}
 
     def call(self, inputs, training=None):
-        layers = self.encoder(inputs, training=training)["encoder_outputs"]
+        layers = self.encoder(inputs, training=training, skip_padding=True)["encoder_outputs"]
         return ops.stack([ops.cast(layers[i], "float32") for i in self.layer_indexes], axis=2)
 
 
