@@ -231,12 +231,15 @@ class Lamb(_DecayInUpdateOptimizer):
 
 @keras.saving.register_keras_serializable(package="bert_tf")
 class AdamW(_BertOptimizerMixin, keras.optimizers.AdamW):
-    """Keras AdamW with the original epsilon and path-based decay exclusions.
+    """Keras AdamW with the original epsilon and path-based decay exclusions,
+    updated as Model Garden's `AdamWeightDecay`: one fused kernel per variable.
 
-    With step ``t`` (1-based), for a non-excluded variable Keras first decays
-    ``param -= lr * weight_decay * param``, then applies Adam in its
-    "epsilon hat" form: ``m = b1*m + (1-b1)*g``; ``v = b2*v + (1-b2)*g^2``;
+    With step ``t`` (1-based), for a non-excluded variable first
+    ``param -= lr * weight_decay * param``, then Adam in its "epsilon hat"
+    form: ``m = b1*m + (1-b1)*g``; ``v = b2*v + (1-b2)*g^2``;
     ``param -= lr * sqrt(1-b2^t) / (1-b1^t) * m / (sqrt(v) + epsilon)``.
+    The kernel (`ResourceApplyAdam`) computes ``1-b`` from float32 ``b``, as
+    Model Garden and TF1's Adam do (Keras 3 rounds ``1-b`` from float64).
     """
 
     def __init__(
@@ -265,15 +268,12 @@ class AdamW(_BertOptimizerMixin, keras.optimizers.AdamW):
         return
 
     def _distributed_tf_update_step(self, distribution, grads_and_vars, learning_rate):
-        # Private Keras hook (called by `_backend_update_step`): Keras's decay
-        # and Adam update, the same float32 operations in the same order, but
-        # with the scalars (learning rate, bias correction) computed once per
-        # step instead of once per variable (Keras even re-evaluates the
-        # schedule for each decayed variable). A third fewer ops to trace and
-        # optimize before the first step, bitwise equal results (guarded by
-        # test_optimization.py and test_output_pins.py).
-        # One set per replica's learning rate (a PerReplica value under a
-        # multi-device strategy, unwrapped by `update`) and dtype.
+        # Private Keras hook (called by `_backend_update_step`). Keras runs
+        # about a dozen elementwise ops per variable (each a pass over
+        # memory); the fused kernel reads and writes each array once, and the
+        # step's scalars are computed once per step, not once per variable.
+        # One set of scalars per replica's learning rate (a PerReplica value
+        # under a multi-device strategy, unwrapped by `update`) and dtype.
         scalars = {}
 
         def step_scalars(learning_rate, dtype):
@@ -281,28 +281,24 @@ class AdamW(_BertOptimizerMixin, keras.optimizers.AdamW):
             if key not in scalars:
                 lr = tf.cast(learning_rate, dtype)
                 local_step = tf.cast(self.iterations + 1, dtype)
-                beta_1_power = tf.pow(tf.cast(self.beta_1, dtype), local_step)
-                beta_2_power = tf.pow(tf.cast(self.beta_2, dtype), local_step)
-                alpha = lr * tf.sqrt(1 - beta_2_power) / (1 - beta_1_power)
-                # The Python constants as Keras would convert them per op.
-                constants = [tf.constant(c, dtype) for c in
-                             (self.weight_decay, 1 - self.beta_1, 1 - self.beta_2, self.epsilon)]
-                scalars[key] = learning_rate, (lr, alpha, *constants)
-            return scalars[key][1]
+                beta_1, beta_2 = (tf.constant(b, dtype) for b in (self.beta_1, self.beta_2))
+                decay = lr * tf.constant(self.weight_decay, dtype)
+                scalars[key] = learning_rate, decay, {
+                    "lr": lr, "beta1": beta_1, "beta2": beta_2,
+                    "beta1_power": tf.pow(beta_1, local_step),
+                    "beta2_power": tf.pow(beta_2, local_step),
+                    "epsilon": tf.constant(self.epsilon, dtype)}
+            return scalars[key][1:]
 
         def update(variable, gradient, learning_rate):
-            lr, alpha, weight_decay, one_minus_beta_1, one_minus_beta_2, epsilon = step_scalars(
-                learning_rate, variable.dtype)
+            decay, adam = step_scalars(learning_rate, variable.dtype)
             if self._use_weight_decay(variable):
-                variable.assign_sub(variable * weight_decay * lr)
-            gradient = tf.cast(gradient, variable.dtype)
+                variable.assign_sub(variable * decay)
             index = self._get_variable_index(variable)
-            m, v = self._momentums[index], self._velocities[index]
-            self.assign_add(m, ops.multiply(ops.subtract(gradient, m), one_minus_beta_1))
-            self.assign_add(v, ops.multiply(ops.subtract(ops.square(gradient), v),
-                                            one_minus_beta_2))
-            self.assign_sub(variable, ops.divide(ops.multiply(m, alpha),
-                                                 ops.add(ops.sqrt(v), epsilon)))
+            tf.raw_ops.ResourceApplyAdam(
+                var=variable.handle, m=self._momentums[index].handle,
+                v=self._velocities[index].handle, grad=tf.cast(gradient, variable.dtype),
+                **adam)
 
         for gradient, variable in grads_and_vars:
             distribution.extended.update(variable, update, args=(gradient, learning_rate),
