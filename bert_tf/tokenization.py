@@ -217,7 +217,7 @@ class FullTokenizer:
 
 
 class WordCache(dict):
-    """word -> `compute(word)`, computed on the first lookup (`cache[word]`).
+    """word (or any key) -> `compute(word)`, computed on the first lookup (`cache[word]`).
 
     Emptied when it holds `max_size` words, so memory stays bounded on any
     corpus while the frequent words are back after a few lines.

@@ -7,6 +7,7 @@ object per feature.
 """
 
 from bert_tf.data.tfrecord import varint
+from bert_tf.tokenization import WordCache
 
 _ONE_FLOAT = b"\x00\x00\x80\x3f"  # 1.0 as little-endian float32
 _ZERO_FLOAT = b"\x00\x00\x00\x00"
@@ -25,12 +26,12 @@ class InstanceEncoder:
         # Positions below 128 are their own one-byte varints.
         self._positions_are_bytes = max_seq_length <= 128
         # The bytes before each feature's packed list, by the list's length in bytes.
-        self._input_ids_prefixes = _Cache(lambda length: _entry_prefix("input_ids", length))
-        self._masked_lm_ids_prefixes = _Cache(
+        self._input_ids_prefixes = WordCache(lambda length: _entry_prefix("input_ids", length))
+        self._masked_lm_ids_prefixes = WordCache(
             lambda length: _entry_prefix("masked_lm_ids", length))
-        self._positions_prefixes = _Cache(
+        self._positions_prefixes = WordCache(
             lambda length: _entry_prefix("masked_lm_positions", length))
-        self._example_prefixes = _Cache(lambda length: b"\x0a" + varint(length))
+        self._example_prefixes = WordCache(lambda length: b"\x0a" + varint(length))
         # Everything that depends only on the length n or the count m of masked
         # positions, by n or m: padding, input_mask, masked_lm_weights.
         self._pads = [b"\x00" * (max_seq_length - n) for n in range(max_seq_length + 1)]
@@ -68,18 +69,6 @@ class InstanceEncoder:
             self._segment_ids_prefix, bytes(instance.segment_ids), pad,
         ))
         return self._example_prefixes[len(entries)] + entries
-
-
-class _Cache(dict):
-    """key -> `compute(key)`, computed on the first lookup."""
-
-    def __init__(self, compute):
-        super().__init__()
-        self._compute = compute
-
-    def __missing__(self, key):
-        value = self[key] = self._compute(key)
-        return value
 
 
 def _entry_prefix(name, packed_length):
