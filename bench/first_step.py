@@ -22,12 +22,10 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from absl import app, flags  # noqa: E402
-from pretraining_step import PRESETS, bench_config, make_batch  # noqa: E402
+from pretraining_step import PRESETS, bench_config, bert_tf_trainer, make_batch  # noqa: E402
 
 from bert_tf.modeling import BertPretrainingModel  # noqa: E402
-from bert_tf.tasks.pretraining import PretrainingTask  # noqa: E402
-from bert_tf.training.loop import LoopConfig, Trainer, _gc_paused  # noqa: E402
-from bert_tf.training.optimization import create_optimizer  # noqa: E402
+from bert_tf.training.loop import _gc_paused  # noqa: E402
 
 flags.DEFINE_string("config", "base", f"Model: {', '.join(PRESETS)} (small: L4 H512).")
 flags.DEFINE_integer("batch_size", 8, "Sequences per step.")
@@ -58,10 +56,7 @@ def main(_):
     phases = Phases()
     model = BertPretrainingModel(config)
     phases.mark("model (variables, init)")
-    trainer = Trainer(tf.distribute.get_strategy(), PretrainingTask(), model,
-                      create_optimizer("adamw", 1e-4, 10_000, 100),
-                      LoopConfig(output_dir="/tmp/bench_unused", num_train_steps=10 ** 9))
-    iterator = iter(trainer.distribute(lambda _: tf.data.Dataset.from_tensors(batch).repeat()))
+    trainer, iterator = bert_tf_trainer(model, batch, False)
     phases.mark("optimizer slots, iterator")
     with _gc_paused():  # as in the first train_steps call, which traces it otherwise
         trainer._train_loop.get_concrete_function(iterator, tf.constant(1))

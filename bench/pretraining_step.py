@@ -45,13 +45,19 @@ def training_flops(config, batch, seq, predictions):
     return 3 * (config.num_hidden_layers * per_layer + head)
 
 
-def bert_tf_step(config, batch, xla):
-    model = BertPretrainingModel(config)
+def bert_tf_trainer(model, batch, xla):
+    """The Trainer run_pretraining.py builds around `model` (AdamW), and an
+    iterator over `batch` repeated."""
     optimizer = create_optimizer("adamw", 1e-4, 10_000, 100)
     trainer = Trainer(tf.distribute.get_strategy(), PretrainingTask(), model, optimizer,
                       LoopConfig(output_dir="/tmp/bench_unused", num_train_steps=10 ** 9,
                                  jit_compile=xla))
-    iterator = iter(trainer.distribute(lambda _: tf.data.Dataset.from_tensors(batch).repeat()))
+    return trainer, iter(trainer.distribute(
+        lambda _: tf.data.Dataset.from_tensors(batch).repeat()))
+
+
+def bert_tf_step(config, batch, xla):
+    trainer, iterator = bert_tf_trainer(BertPretrainingModel(config), batch, xla)
 
     def run(steps):
         return trainer.train_steps(iterator, steps)["loss"]

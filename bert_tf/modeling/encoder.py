@@ -5,8 +5,8 @@ import tensorflow as tf
 from keras import ops
 
 from bert_tf.config import BertConfig
-from bert_tf.modeling.layers import PADDED, BertEmbeddings, TransformerBlock, dense
-from bert_tf.modeling.token_layout import RealTokens
+from bert_tf.modeling.layers import BertEmbeddings, TransformerBlock, dense
+from bert_tf.modeling.token_layout import PADDED, RealTokens
 from bert_tf.training.distribution import is_tpu_strategy
 
 

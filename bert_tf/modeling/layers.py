@@ -10,11 +10,10 @@ from keras import ops
 
 from bert_tf.config import BertConfig
 from bert_tf.modeling.activations import gelu, get_activation
-from bert_tf.modeling.token_layout import PaddedTokens
+from bert_tf.modeling.token_layout import PADDED
 
 LAYER_NORM_EPSILON = 1e-12
 MASK_ADDER = -10000.0
-PADDED = PaddedTokens()
 
 
 def initializer(config):

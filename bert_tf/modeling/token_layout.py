@@ -31,6 +31,9 @@ class PaddedTokens:
         return x[:, 0]
 
 
+PADDED = PaddedTokens()
+
+
 class RealTokens:
     """The real tokens (`input_mask` 1) alone, as rows `[tokens, width]`, so that
     the position-wise layers skip the padding.
