@@ -57,9 +57,10 @@ class Stage:
 class Demo:
     """Runs the stages in order; each records a `Stage` for the summary."""
 
-    def __init__(self, demo_dir, quick):
+    def __init__(self, demo_dir, quick, seed=1):
         self.dir = os.path.abspath(demo_dir)
         self.quick = quick
+        self.seed = seed
         self.stages = []
         os.makedirs(self.dir, exist_ok=True)
 
@@ -136,7 +137,7 @@ def run(demo):
                     max_predictions_per_seq=10, num_train_steps=demo.steps(1000, 60),
                     num_warmup_steps=demo.steps(100, 6), learning_rate=2e-3,
                     steps_per_loop=demo.steps(100, 20), save_checkpoints_steps=1000,
-                    max_eval_steps=20, seed=1)
+                    max_eval_steps=20, seed=demo.seed)
 
     def pretrain_metric():
         r = read_results(d("pretraining", "eval_results.txt"))
@@ -156,7 +157,7 @@ def run(demo):
         "run_classifier.py", task_name="generic", data_dir=os.path.join(DATA, "classify"),
         **CLASSIFY_FLAGS, **model_flags, output_dir=d("classifier"), do_train=True, do_eval=True,
         do_predict=True, max_seq_length=64, train_batch_size=32, learning_rate=1e-4,
-        num_train_epochs=demo.steps(2.0, 0.5), steps_per_loop=5, seed=1,
+        num_train_epochs=demo.steps(2.0, 0.5), steps_per_loop=5, seed=demo.seed,
         export_dir=d("export", "classifier"), overwrite=True),
         lambda: "dev accuracy {eval_accuracy:.3f}".format(
             **read_results(d("classifier", "eval_results.txt"))))
@@ -166,7 +167,7 @@ def run(demo):
         predict_file=os.path.join(DATA, "squad", "dev.json"), output_dir=d("squad"),
         do_train=True, do_predict=True, max_seq_length=128, doc_stride=64,
         train_batch_size=16, learning_rate=1.5e-4, num_train_epochs=demo.steps(5.0, 1.0),
-        steps_per_loop=5, seed=1, export_dir=d("export", "squad"), overwrite=True),
+        steps_per_loop=5, seed=demo.seed, export_dir=d("export", "squad"), overwrite=True),
         lambda: "dev F1 {f1:.1f}, exact match {exact_match:.1f}".format(
             **json.load(open(d("squad", "eval_results.json")))))
 
@@ -237,11 +238,12 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--demo_dir", default=os.path.join(REPO, "demo_output"))
     parser.add_argument("--quick", action="store_true", help="fewer steps (for tests)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of every training stage")
     args = parser.parse_args()
     # TensorFlow's C++ start-up notices (no GPU here, CPU features) would hide
     # the scripts' own lines, here and in the scripts; a value the user set wins.
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    demo = Demo(args.demo_dir, args.quick)
+    demo = Demo(args.demo_dir, args.quick, args.seed)
     run(demo)
     summary(demo)
 

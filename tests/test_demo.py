@@ -17,10 +17,12 @@ def results(path):
 
 
 @pytest.mark.slow
-def test_quick_demo_runs_every_stage_and_learns(tmp_path):
+@pytest.mark.learning
+def test_quick_demo_runs_every_stage_and_learns(tmp_path, learning):
     demo_dir = tmp_path / "demo"
     run = subprocess.run([sys.executable, os.path.join(REPO, "demo", "run_demo.py"), "--quick",
-                          f"--demo_dir={demo_dir}"], capture_output=True, text=True, timeout=900)
+                          f"--demo_dir={demo_dir}", f"--seed={learning.seed(1)}"],
+                         capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, (run.stdout[-3000:], run.stderr[-3000:])
     summary = run.stdout[run.stdout.index("| stage |"):]
     assert summary.count("\n| ") == 8  # one row per stage
@@ -29,12 +31,14 @@ def test_quick_demo_runs_every_stage_and_learns(tmp_path):
     vocab_size = sum(1 for _ in open(demo_dir / "vocab.txt"))
     assert 1000 < vocab_size < 2100
     pretraining = results(demo_dir / "pretraining" / "eval_results.txt")
+    classifier = results(demo_dir / "classifier" / "eval_results.txt")
+    squad = json.load(open(demo_dir / "squad" / "eval_results.json"))
+    learning.record(masked_lm_accuracy=pretraining["masked_lm_accuracy"],
+                    classifier_accuracy=classifier["eval_accuracy"], squad_f1=squad["f1"])
     # Chance is 1 / vocab_size (~0.0005) for a masked token and 0.5 for next sentence.
     assert pretraining["masked_lm_accuracy"] > 0.04, pretraining  # 0.067 measured
-    classifier = results(demo_dir / "classifier" / "eval_results.txt")
     # 5 balanced labels: chance 0.2; 0.50 measured after the quick half epoch.
     assert classifier["eval_accuracy"] > 0.4, classifier
-    squad = json.load(open(demo_dir / "squad" / "eval_results.json"))
     # One quick epoch from MiniLM: F1 19.4 measured.
     assert squad["f1"] > 10, squad
     served = [line for line in run.stdout.splitlines() if " <- " in line or " -> " in line]

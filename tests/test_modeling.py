@@ -260,8 +260,9 @@ def test_pretraining_losses_match_the_original_formula(tiny_config):
     assert abs(float(losses["loss"]) - mlm - nsp) < 1e-5
 
 
-def test_tiny_pretraining_model_loss_falls(tiny_config):
-    keras.utils.set_random_seed(0)
+@pytest.mark.learning
+def test_tiny_pretraining_model_loss_falls(tiny_config, learning):
+    keras.utils.set_random_seed(learning.seed(0))
     model = BertPretrainingModel(tiny_config)
     inputs = random_inputs(tiny_config, batch=4, seq=12, lengths=[12, 10, 8, 12])
     rng = np.random.default_rng(0)
@@ -280,6 +281,7 @@ def test_tiny_pretraining_model_loss_falls(tiny_config):
         return loss
 
     losses = [float(step()) for _ in range(30)]
+    learning.record(loss_ratio=losses[-1] / losses[0])
     assert losses[-1] < 0.5 * losses[0]
 
 

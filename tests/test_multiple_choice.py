@@ -221,29 +221,50 @@ def serve_in_fresh_process(export_dir, texts, tmp_path):
     return json.loads(out_file.read_text())
 
 
-@pytest.mark.slow
-def test_swag_trains_evaluates_predicts_and_exports(model_files, tmp_path):
+@pytest.fixture(scope="module")
+def swag_run(model_files, tmp_path_factory, learning):
+    """One run_multiple_choice on the synthetic SWAG set: train, eval, predict
+    and export. Returns (rows, options, metrics)."""
     vocab, config = model_files
-    data_dir, output_dir = str(tmp_path / "swag"), str(tmp_path / "out")
-    export_dir = str(tmp_path / "export")
+    root = tmp_path_factory.mktemp("swag")
+    data_dir = str(root / "swag")
     rows = write_swag(data_dir, random.Random(0))
     options = MultipleChoiceOptions(
-        data_dir=data_dir, vocab_file=vocab, bert_config_file=config, output_dir=output_dir,
-        max_seq_length=16, train_batch_size=16, eval_batch_size=8, predict_batch_size=8,
-        learning_rate=3e-3, num_train_epochs=25.0, do_train=True, do_eval=True,
-        do_predict=True, export_dir=export_dir,
-        training=TrainingOptions(seed=3, steps_per_loop=50))
-    metrics = run_multiple_choice(options)
-    # Chance is 0.25; this seed reaches 1.0 (eval_loss ~0.14).
+        data_dir=data_dir, vocab_file=vocab, bert_config_file=config,
+        output_dir=str(root / "out"), max_seq_length=16, train_batch_size=16,
+        eval_batch_size=8, predict_batch_size=8, learning_rate=3e-3, num_train_epochs=25.0,
+        do_train=True, do_eval=True, do_predict=True, export_dir=str(root / "export"),
+        training=TrainingOptions(seed=learning.seed(3), steps_per_loop=50))
+    return rows, options, run_multiple_choice(options)
+
+
+@pytest.mark.slow
+@pytest.mark.learning
+def test_swag_learns_to_pick_the_ending(swag_run, learning):
+    metrics = swag_run[2]
+    learning.record(eval_accuracy=metrics["eval_accuracy"], eval_loss=metrics["eval_loss"])
+    # Chance is 0.25.
     assert metrics["eval_accuracy"] >= 0.9, metrics
 
+
+@pytest.mark.slow
+def test_swag_eval_results_and_feature_files(swag_run):
+    output_dir = swag_run[1].output_dir
     results = dict(line.split(" = ") for line in
                    open(os.path.join(output_dir, "eval_results.txt")).read().splitlines())
     assert sorted(results) == ["eval_accuracy", "eval_loss", "global_step", "loss"]
     assert int(results["global_step"]) == 500  # 320 / 16 * 25 epochs
+    assert float(results["eval_accuracy"]) == swag_run[2]["eval_accuracy"]
     sidecar = json.load(open(os.path.join(output_dir, "eval.tf_record.json")))
     assert (sidecar["num_examples"], sidecar["num_records"]) == (60, 64)
 
+
+@pytest.mark.slow
+def test_swag_predictions_are_in_file_order_and_served_alike(swag_run, tmp_path):
+    """Predict groups rows by length; test_results.tsv must come back in file
+    order, which the exported model, fed the rows in file order, confirms."""
+    rows, options, _ = swag_run
+    output_dir, export_dir = options.output_dir, options.export_dir
     probabilities = np.array([[float(x) for x in line.split("\t")] for line in
                               open(os.path.join(output_dir, "test_results.tsv"))])
     assert probabilities.shape == (30, 4)
@@ -263,5 +284,8 @@ def test_swag_trains_evaluates_predicts_and_exports(model_files, tmp_path):
                                for batch in batches])
     np.testing.assert_allclose(from_ids[:30], probabilities, atol=1e-5)
 
+
+@pytest.mark.slow
+def test_swag_second_run_keeps_an_existing_export(swag_run):
     with pytest.raises(InputError, match="--export_dir .* already exists; pass --overwrite"):
-        run_multiple_choice(options)
+        run_multiple_choice(swag_run[1])

@@ -297,12 +297,12 @@ def data_dir(tmp_path_factory):
     return str(root)
 
 
-def ner_options(model_files, data_dir, output_dir, **kwargs):
+def ner_options(model_files, data_dir, output_dir, seed=3, **kwargs):
     vocab, config = model_files
     settings = dict(max_seq_length=MAX_SEQ_LENGTH, train_batch_size=16, eval_batch_size=8,
                     predict_batch_size=8, learning_rate=3e-3, num_train_epochs=4.0,
                     do_train=True, do_eval=True,
-                    training=TrainingOptions(seed=3, steps_per_loop=100))
+                    training=TrainingOptions(seed=seed, steps_per_loop=100))
     return NerOptions(data_dir=data_dir, vocab_file=vocab, bert_config_file=config,
                       output_dir=output_dir, **{**settings, **kwargs})
 
@@ -342,10 +342,12 @@ def predicted_sentences(path):
     return sentences
 
 
-def test_fine_tuned_ner_end_to_end(model_files, data_dir, tmp_path):
+@pytest.mark.learning
+def test_fine_tuned_ner_end_to_end(model_files, data_dir, tmp_path, learning):
     output_dir, export_dir = str(tmp_path / "out"), str(tmp_path / "export")
-    results = run_ner(ner_options(model_files, data_dir, output_dir, do_predict=True,
-                                  export_dir=export_dir))
+    results = run_ner(ner_options(model_files, data_dir, output_dir, learning.seed(3),
+                                  do_predict=True, export_dir=export_dir))
+    learning.record(f1=results["f1"], f1_PER=results["f1_PER"], f1_LOC=results["f1_LOC"])
     assert results["f1"] > 0.95 and results["f1_PER"] > 0.9 and results["f1_LOC"] > 0.9, results
     stored = dict(line.split(" = ") for line in
                   open(os.path.join(output_dir, "eval_results.txt")).read().splitlines())
@@ -367,13 +369,16 @@ def test_fine_tuned_ner_end_to_end(model_files, data_dir, tmp_path):
         assert [text[s:e] for s, e in zip(starts, ends) if s >= 0] == words
 
 
-def test_document_context_ner_learns(model_files, data_dir, tmp_path):
+@pytest.mark.learning
+def test_document_context_ner_learns(model_files, data_dir, tmp_path, learning):
     results = run_ner(ner_options(model_files, data_dir, str(tmp_path / "doc"),
-                                  document_context=True))
+                                  learning.seed(3), document_context=True))
+    learning.record(f1=results["f1"])
     assert results["f1"] > 0.95, results
 
 
-def test_feature_based_ner_learns(model_files, data_dir, tmp_path):
+@pytest.mark.learning
+def test_feature_based_ner_learns(model_files, data_dir, tmp_path, learning):
     config = BertConfig.from_json_file(model_files[1])
     tagger = BertFeatureTagger(config, 5, layers=(-1, -2), combine="sum", lstm_units=8)
     assert not any(v.path in {w.path for w in tagger.encoder.weights}
@@ -381,8 +386,9 @@ def test_feature_based_ner_learns(model_files, data_dir, tmp_path):
     assert tagger.features({"input_word_ids": tf.ones([2, 6], tf.int32),
                             "input_mask": tf.ones([2, 6], tf.int32)}).shape == (2, 6, 32)
     results = run_ner(ner_options(model_files, data_dir, str(tmp_path / "fb"),
-                                  feature_based=True, layers="-1,-2", lstm_units=32,
+                                  learning.seed(3), feature_based=True, layers="-1,-2", lstm_units=32,
                                   learning_rate=1e-2, num_train_epochs=8.0))
+    learning.record(f1=results["f1"])
     assert results["f1"] > 0.9, results
 
 

@@ -62,9 +62,9 @@ def model_files(tmp_path_factory):
     return str(vocab), str(root / "bert_config.json")
 
 
-def options(model_files, task, data_dir, output_dir, **kwargs):
+def options(model_files, task, data_dir, output_dir, seed=3, **kwargs):
     vocab, config = model_files
-    kwargs.setdefault("training", TrainingOptions(seed=3, steps_per_loop=50))
+    kwargs.setdefault("training", TrainingOptions(seed=seed, steps_per_loop=50))
     return ClassifierOptions(task_name=task, data_dir=data_dir, vocab_file=vocab,
                              bert_config_file=config, output_dir=output_dir,
                              max_seq_length=32, train_batch_size=16, eval_batch_size=8,
@@ -133,13 +133,16 @@ def read_eval_results(path):
 
 
 @pytest.mark.slow
-def test_mrpc_trains_predicts_and_exports(model_files, tmp_path):
+@pytest.mark.learning
+def test_mrpc_trains_predicts_and_exports(model_files, tmp_path, learning):
     rng = random.Random(0)
     data_dir, output_dir = str(tmp_path / "MRPC"), str(tmp_path / "out")
     rows = write_mrpc(data_dir, rng)
     export_dir = str(tmp_path / "export")
     metrics = run_classifier(options(model_files, "MRPC", data_dir, output_dir, do_train=True,
-                                     do_eval=True, do_predict=True, export_dir=export_dir))
+                                     do_eval=True, do_predict=True, export_dir=export_dir,
+                                     seed=learning.seed(3)))
+    learning.record(eval_accuracy=metrics["eval_accuracy"])
     assert metrics["eval_accuracy"] >= 0.9, metrics
     results = open(os.path.join(output_dir, "eval_results.txt")).read().splitlines()
     keys = [line.split(" = ")[0] for line in results]
@@ -230,11 +233,13 @@ def write_stsb(data_dir, rng, sizes=(240, 64, 20)):
 
 
 @pytest.mark.slow
-def test_stsb_regression_learns_a_correlated_score(model_files, tmp_path):
+@pytest.mark.learning
+def test_stsb_regression_learns_a_correlated_score(model_files, tmp_path, learning):
     data_dir, output_dir = str(tmp_path / "STS-B"), str(tmp_path / "out")
     write_stsb(data_dir, random.Random(2))
     metrics = run_classifier(options(model_files, "STS-B", data_dir, output_dir, do_train=True,
-                                     do_eval=True, do_predict=True))
+                                     do_eval=True, do_predict=True, seed=learning.seed(3)))
+    learning.record(pearson=metrics["pearson"], spearmanr=metrics["spearmanr"])
     assert metrics["pearson"] > 0.8 and metrics["spearmanr"] > 0.8, metrics
     values = [float(line) for line in open(os.path.join(output_dir, "test_results.tsv"))]
     assert len(values) == 20

@@ -65,22 +65,25 @@ def model_files(tmp_path_factory):
     return root, str(vocab), str(root / "bert_config.json")
 
 
-def options(model_files, output_dir, **kwargs):
+def options(model_files, output_dir, seed=4, **kwargs):
     _, vocab, config = model_files
     settings = dict(vocab_file=vocab, bert_config_file=config, max_seq_length=40, doc_stride=12,
                     max_query_length=8, train_batch_size=16, predict_batch_size=8,
                     learning_rate=2e-3, num_train_epochs=10.0,
-                    training=TrainingOptions(seed=4, steps_per_loop=100))
+                    training=TrainingOptions(seed=seed, steps_per_loop=100))
     return SquadOptions(output_dir=output_dir, **{**settings, **kwargs})
 
 
 @pytest.mark.slow
-def test_squad_v1_trains_predicts_and_scores(model_files, tmp_path):
+@pytest.mark.learning
+def test_squad_v1_trains_predicts_and_scores(model_files, tmp_path, learning):
     train = write_squad(tmp_path / "train.json", 320, seed=1)
     dev = write_squad(tmp_path / "dev.json", 40, seed=2)
     output_dir, export_dir = str(tmp_path / "v1"), str(tmp_path / "export")
-    results = run_squad(options(model_files, output_dir, train_file=train, predict_file=dev,
-                                do_train=True, do_predict=True, export_dir=export_dir))
+    results = run_squad(options(model_files, output_dir, learning.seed(4), train_file=train,
+                                predict_file=dev, do_train=True, do_predict=True,
+                                export_dir=export_dir))
+    learning.record(f1=results["f1"], exact_match=results["exact_match"])
     assert results["f1"] > 90, results
     predictions = json.load(open(os.path.join(output_dir, "predictions.json")))
     nbest = json.load(open(os.path.join(output_dir, "nbest_predictions.json")))
@@ -104,12 +107,16 @@ def test_squad_v1_trains_predicts_and_scores(model_files, tmp_path):
 
 
 @pytest.mark.slow
-def test_squad_v2_learns_unanswerable_questions(model_files, tmp_path):
+@pytest.mark.learning
+def test_squad_v2_learns_unanswerable_questions(model_files, tmp_path, learning):
     train = write_squad(tmp_path / "train.json", 320, seed=3, unanswerable_share=0.5)
     dev = write_squad(tmp_path / "dev.json", 40, seed=4, unanswerable_share=0.5)
     output_dir = str(tmp_path / "v2")
-    results = run_squad(options(model_files, output_dir, train_file=train, predict_file=dev,
-                                do_train=True, do_predict=True, version_2_with_negative=True))
+    results = run_squad(options(model_files, output_dir, learning.seed(4), train_file=train,
+                                predict_file=dev, do_train=True, do_predict=True,
+                                version_2_with_negative=True))
+    learning.record(f1=results["f1"], NoAns_f1=results["NoAns_f1"],
+                    HasAns_f1=results["HasAns_f1"])
     assert results["HasAns_total"] > 0 and results["NoAns_total"] > 0
     assert results["f1"] > 80 and results["NoAns_f1"] > 70, results
     null_odds = json.load(open(os.path.join(output_dir, "null_odds.json")))
