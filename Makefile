@@ -4,7 +4,7 @@ STAMP := $(VENV)/.installed-test
 DEMO_STAMP := $(VENV)/.installed-demo
 DEMO_DIR ?= demo_output
 
-.PHONY: test demo install clean bench-peers
+.PHONY: test test-portable calibrate demo install clean bench-peers
 
 $(PY):
 	python3.11 -m venv $(VENV)
@@ -26,6 +26,18 @@ install: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q tests --durations=15
+
+# The tests whose floats depend on the CPU's kernels, again under two other
+# CPU settings of this machine (see CPU_SETTINGS in tests/conftest.py).
+PORTABLE_TESTS := -m "numerics or learning"
+test-portable: $(STAMP)
+	ONEDNN_MAX_CPU_ISA=AVX2 $(PY) -m pytest -q tests $(PORTABLE_TESTS)
+	TF_ENABLE_ONEDNN_OPTS=0 $(PY) -m pytest -q tests $(PORTABLE_TESTS)
+
+# Measures the learning tests' metrics over 5 seeds and the CPU settings
+# (long: about an hour); the ranges it prints belong next to their bounds.
+calibrate: $(STAMP)
+	$(PY) tests/calibrate.py --seeds=5 --log=calibration.jsonl
 
 demo: $(DEMO_STAMP)
 	$(PY) demo/run_demo.py --demo_dir=$(DEMO_DIR)

@@ -1,6 +1,7 @@
 """Calibrates the bounds of the learning tests (pytest marker `learning`).
 
-Runs them once per training seed under each CPU setting of
+Runs them (or the tests of another --marker, such as `numerics` for the
+tolerances of the output pins) once per training seed under each CPU setting of
 `conftest.CPU_SETTINGS` (each its own pytest process: oneDNN reads its
 environment at start-up), collects the metrics they bound through
 `--calibration-log`, and prints each metric's range per CPU setting and over
@@ -9,7 +10,8 @@ a loss) and clearly past chance; write the range next to it.
 
 Usage (from the repository root):
   python tests/calibrate.py [--seeds=5] [--cpus=default,avx2,eigen]
-                            [--log=calibration.jsonl] [--jobs=1] [-- PYTEST_ARGS]
+                            [--log=calibration.jsonl] [--jobs=1] [--marker=learning]
+                            [-- PYTEST_ARGS]
   python tests/calibrate.py --log=calibration.jsonl --summary_only
 """
 
@@ -26,9 +28,9 @@ from conftest import CPU_SETTINGS
 TESTS = os.path.dirname(os.path.abspath(__file__))
 
 
-def run_one(cpu, seed_offset, log, pytest_args):
-    """One pytest process over the learning tests; returns its last line."""
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "learning",
+def run_one(marker, cpu, seed_offset, log, pytest_args):
+    """One pytest process over the marked tests; returns its last line."""
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", marker,
                f"--seed-offset={seed_offset}", f"--calibration-log={log}", *pytest_args]
     env = {**os.environ, **CPU_SETTINGS[cpu]}
     result = subprocess.run(command, cwd=os.path.dirname(TESTS), env=env, capture_output=True,
@@ -38,7 +40,7 @@ def run_one(cpu, seed_offset, log, pytest_args):
 
 
 def summary(log):
-    """Lines `test metric: cpu min..max (n) ... all min..max`."""
+    """Lines `test metric: cpu min..max (n) ... | all min..max, spread`."""
     values = collections.defaultdict(lambda: collections.defaultdict(list))
     with open(log) as f:
         for line in f:
@@ -51,12 +53,16 @@ def summary(log):
         every = [v for vs in by_cpu.values() for v in vs]
         ranges = "  ".join(f"{cpu} {min(vs):.4g}..{max(vs):.4g} ({len(vs)})"
                            for cpu, vs in sorted(by_cpu.items()))
-        lines.append(f"{test} {metric}: {ranges}  | all {min(every):.4g}..{max(every):.4g}")
+        spread = max(every) - min(every)
+        relative = spread / max(abs(v) for v in every) if any(every) else 0.0
+        lines.append(f"{test} {metric}: {ranges}  | all {min(every):.6g}..{max(every):.6g}, "
+                     f"spread {spread:.2g} ({relative:.2g} relative)")
     return lines
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--marker", default="learning", help="pytest marker of the tests")
     parser.add_argument("--seeds", type=int, default=5, help="seed offsets 0 .. seeds-1")
     parser.add_argument("--cpus", default=",".join(CPU_SETTINGS),
                         help=f"comma-separated CPU settings of {sorted(CPU_SETTINGS)}")
@@ -72,7 +78,7 @@ def main():
         if unknown:
             parser.error(f"--cpus: unknown setting(s) {unknown}; known: {sorted(CPU_SETTINGS)}")
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-            runs = [pool.submit(run_one, cpu, offset, log, pytest_args)
+            runs = [pool.submit(run_one, args.marker, cpu, offset, log, pytest_args)
                     for offset in range(args.seeds) for cpu in cpus]
             for run in concurrent.futures.as_completed(runs):
                 print(run.result(), flush=True)

@@ -24,7 +24,7 @@ def pytest_addoption(parser):
     group.addoption("--seed-offset", type=int, default=0,
                     help="added to the training seed of every learning test")
     group.addoption("--calibration-log", default=None,
-                    help="JSON-lines file to which learning tests append the metrics they bound")
+                    help="JSON-lines file to which tests append the values they bound")
 
 
 def cpu_setting():
@@ -35,10 +35,10 @@ def cpu_setting():
     return "default"
 
 
-class Learning:
-    """What a test that asserts learning needs in order to be calibrated
-    (tests/calibrate.py): its training seed, shifted by --seed-offset, and a
-    log of the metrics its bounds apply to."""
+class Calibration:
+    """What a test needs in order to be calibrated by tests/calibrate.py: its
+    training seed, shifted by --seed-offset, and a log of the values its bounds
+    or tolerances apply to."""
 
     def __init__(self, seed_offset, log_path):
         self.seed_offset, self.log_path = seed_offset, log_path
@@ -47,7 +47,7 @@ class Learning:
         return base + self.seed_offset
 
     def record(self, **metrics):
-        """Logs `metrics` for the running test (nothing without --calibration-log)."""
+        """Logs `metrics` of the running test (nothing without --calibration-log)."""
         if not self.log_path:
             return
         test = os.environ["PYTEST_CURRENT_TEST"].rsplit(" (", 1)[0]
@@ -58,8 +58,8 @@ class Learning:
 
 
 @pytest.fixture(scope="session")
-def learning(request):
-    return Learning(request.config.getoption("--seed-offset"),
+def calibration(request):
+    return Calibration(request.config.getoption("--seed-offset"),
                     request.config.getoption("--calibration-log"))
 
 

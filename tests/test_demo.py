@@ -18,10 +18,10 @@ def results(path):
 
 @pytest.mark.slow
 @pytest.mark.learning
-def test_quick_demo_runs_every_stage_and_learns(tmp_path, learning):
+def test_quick_demo_runs_every_stage_and_learns(tmp_path, calibration):
     demo_dir = tmp_path / "demo"
     run = subprocess.run([sys.executable, os.path.join(REPO, "demo", "run_demo.py"), "--quick",
-                          f"--demo_dir={demo_dir}", f"--seed={learning.seed(1)}"],
+                          f"--demo_dir={demo_dir}", f"--seed={calibration.seed(1)}"],
                          capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, (run.stdout[-3000:], run.stderr[-3000:])
     summary = run.stdout[run.stdout.index("| stage |"):]
@@ -33,7 +33,7 @@ def test_quick_demo_runs_every_stage_and_learns(tmp_path, learning):
     pretraining = results(demo_dir / "pretraining" / "eval_results.txt")
     classifier = results(demo_dir / "classifier" / "eval_results.txt")
     squad = json.load(open(demo_dir / "squad" / "eval_results.json"))
-    learning.record(masked_lm_accuracy=pretraining["masked_lm_accuracy"],
+    calibration.record(masked_lm_accuracy=pretraining["masked_lm_accuracy"],
                     classifier_accuracy=classifier["eval_accuracy"], squad_f1=squad["f1"])
     # Chance is 1 / vocab_size (~0.0005) for a masked token and 0.5 for next sentence.
     assert pretraining["masked_lm_accuracy"] > 0.04, pretraining  # 0.067 measured

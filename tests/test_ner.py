@@ -343,11 +343,11 @@ def predicted_sentences(path):
 
 
 @pytest.mark.learning
-def test_fine_tuned_ner_end_to_end(model_files, data_dir, tmp_path, learning):
+def test_fine_tuned_ner_end_to_end(model_files, data_dir, tmp_path, calibration):
     output_dir, export_dir = str(tmp_path / "out"), str(tmp_path / "export")
-    results = run_ner(ner_options(model_files, data_dir, output_dir, learning.seed(3),
+    results = run_ner(ner_options(model_files, data_dir, output_dir, calibration.seed(3),
                                   do_predict=True, export_dir=export_dir))
-    learning.record(f1=results["f1"], f1_PER=results["f1_PER"], f1_LOC=results["f1_LOC"])
+    calibration.record(f1=results["f1"], f1_PER=results["f1_PER"], f1_LOC=results["f1_LOC"])
     assert results["f1"] > 0.95 and results["f1_PER"] > 0.9 and results["f1_LOC"] > 0.9, results
     stored = dict(line.split(" = ") for line in
                   open(os.path.join(output_dir, "eval_results.txt")).read().splitlines())
@@ -370,15 +370,15 @@ def test_fine_tuned_ner_end_to_end(model_files, data_dir, tmp_path, learning):
 
 
 @pytest.mark.learning
-def test_document_context_ner_learns(model_files, data_dir, tmp_path, learning):
+def test_document_context_ner_learns(model_files, data_dir, tmp_path, calibration):
     results = run_ner(ner_options(model_files, data_dir, str(tmp_path / "doc"),
-                                  learning.seed(3), document_context=True))
-    learning.record(f1=results["f1"])
+                                  calibration.seed(3), document_context=True))
+    calibration.record(f1=results["f1"])
     assert results["f1"] > 0.95, results
 
 
 @pytest.mark.learning
-def test_feature_based_ner_learns(model_files, data_dir, tmp_path, learning):
+def test_feature_based_ner_learns(model_files, data_dir, tmp_path, calibration):
     config = BertConfig.from_json_file(model_files[1])
     tagger = BertFeatureTagger(config, 5, layers=(-1, -2), combine="sum", lstm_units=8)
     assert not any(v.path in {w.path for w in tagger.encoder.weights}
@@ -386,9 +386,9 @@ def test_feature_based_ner_learns(model_files, data_dir, tmp_path, learning):
     assert tagger.features({"input_word_ids": tf.ones([2, 6], tf.int32),
                             "input_mask": tf.ones([2, 6], tf.int32)}).shape == (2, 6, 32)
     results = run_ner(ner_options(model_files, data_dir, str(tmp_path / "fb"),
-                                  learning.seed(3), feature_based=True, layers="-1,-2", lstm_units=32,
-                                  learning_rate=1e-2, num_train_epochs=8.0))
-    learning.record(f1=results["f1"])
+                                  calibration.seed(3), feature_based=True, layers="-1,-2",
+                                  lstm_units=32, learning_rate=1e-2, num_train_epochs=8.0))
+    calibration.record(f1=results["f1"])
     assert results["f1"] > 0.9, results
 
 

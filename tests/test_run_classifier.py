@@ -134,15 +134,15 @@ def read_eval_results(path):
 
 @pytest.mark.slow
 @pytest.mark.learning
-def test_mrpc_trains_predicts_and_exports(model_files, tmp_path, learning):
+def test_mrpc_trains_predicts_and_exports(model_files, tmp_path, calibration):
     rng = random.Random(0)
     data_dir, output_dir = str(tmp_path / "MRPC"), str(tmp_path / "out")
     rows = write_mrpc(data_dir, rng)
     export_dir = str(tmp_path / "export")
     metrics = run_classifier(options(model_files, "MRPC", data_dir, output_dir, do_train=True,
                                      do_eval=True, do_predict=True, export_dir=export_dir,
-                                     seed=learning.seed(3)))
-    learning.record(eval_accuracy=metrics["eval_accuracy"])
+                                     seed=calibration.seed(3)))
+    calibration.record(eval_accuracy=metrics["eval_accuracy"])
     assert metrics["eval_accuracy"] >= 0.9, metrics
     results = open(os.path.join(output_dir, "eval_results.txt")).read().splitlines()
     keys = [line.split(" = ")[0] for line in results]
@@ -234,12 +234,12 @@ def write_stsb(data_dir, rng, sizes=(240, 64, 20)):
 
 @pytest.mark.slow
 @pytest.mark.learning
-def test_stsb_regression_learns_a_correlated_score(model_files, tmp_path, learning):
+def test_stsb_regression_learns_a_correlated_score(model_files, tmp_path, calibration):
     data_dir, output_dir = str(tmp_path / "STS-B"), str(tmp_path / "out")
     write_stsb(data_dir, random.Random(2))
     metrics = run_classifier(options(model_files, "STS-B", data_dir, output_dir, do_train=True,
-                                     do_eval=True, do_predict=True, seed=learning.seed(3)))
-    learning.record(pearson=metrics["pearson"], spearmanr=metrics["spearmanr"])
+                                     do_eval=True, do_predict=True, seed=calibration.seed(3)))
+    calibration.record(pearson=metrics["pearson"], spearmanr=metrics["spearmanr"])
     assert metrics["pearson"] > 0.8 and metrics["spearmanr"] > 0.8, metrics
     values = [float(line) for line in open(os.path.join(output_dir, "test_results.tsv"))]
     assert len(values) == 20

@@ -87,21 +87,21 @@ def numpy_eval_metrics(prefix, config_file, files):
 
 
 @pytest.fixture(scope="module")
-def runs(setup, learning):
+def runs(setup, calibration):
     """Eval metrics of the untrained model and of the one trained for 40 steps
     (in `trained/`), each over every record (16 batches of 8)."""
     before = run_pretraining(options(setup, "untrained", do_eval=True, max_eval_steps=16,
                                      init_checkpoint=untrained_checkpoint(setup)))
     after = run_pretraining(options(setup, "trained", do_train=True, do_eval=True,
                                     max_eval_steps=16, training=TrainingOptions(
-                                        seed=learning.seed(1), steps_per_loop=5)))
+                                        seed=calibration.seed(1), steps_per_loop=5)))
     return before, after
 
 
 @pytest.mark.learning
-def test_loss_falls_and_eval_results_have_the_original_keys(setup, runs, learning):
+def test_loss_falls_and_eval_results_have_the_original_keys(setup, runs, calibration):
     before, after = runs
-    learning.record(masked_lm_loss_ratio=after["masked_lm_loss"] / before["masked_lm_loss"],
+    calibration.record(masked_lm_loss_ratio=after["masked_lm_loss"] / before["masked_lm_loss"],
                     loss_ratio=after["loss"] / before["loss"])
     assert after["global_step"] == 40 and before["global_step"] == 0
     assert after["masked_lm_loss"] < 0.7 * before["masked_lm_loss"]

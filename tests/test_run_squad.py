@@ -76,14 +76,14 @@ def options(model_files, output_dir, seed=4, **kwargs):
 
 @pytest.mark.slow
 @pytest.mark.learning
-def test_squad_v1_trains_predicts_and_scores(model_files, tmp_path, learning):
+def test_squad_v1_trains_predicts_and_scores(model_files, tmp_path, calibration):
     train = write_squad(tmp_path / "train.json", 320, seed=1)
     dev = write_squad(tmp_path / "dev.json", 40, seed=2)
     output_dir, export_dir = str(tmp_path / "v1"), str(tmp_path / "export")
-    results = run_squad(options(model_files, output_dir, learning.seed(4), train_file=train,
+    results = run_squad(options(model_files, output_dir, calibration.seed(4), train_file=train,
                                 predict_file=dev, do_train=True, do_predict=True,
                                 export_dir=export_dir))
-    learning.record(f1=results["f1"], exact_match=results["exact_match"])
+    calibration.record(f1=results["f1"], exact_match=results["exact_match"])
     assert results["f1"] > 90, results
     predictions = json.load(open(os.path.join(output_dir, "predictions.json")))
     nbest = json.load(open(os.path.join(output_dir, "nbest_predictions.json")))
@@ -108,14 +108,14 @@ def test_squad_v1_trains_predicts_and_scores(model_files, tmp_path, learning):
 
 @pytest.mark.slow
 @pytest.mark.learning
-def test_squad_v2_learns_unanswerable_questions(model_files, tmp_path, learning):
+def test_squad_v2_learns_unanswerable_questions(model_files, tmp_path, calibration):
     train = write_squad(tmp_path / "train.json", 320, seed=3, unanswerable_share=0.5)
     dev = write_squad(tmp_path / "dev.json", 40, seed=4, unanswerable_share=0.5)
     output_dir = str(tmp_path / "v2")
-    results = run_squad(options(model_files, output_dir, learning.seed(4), train_file=train,
+    results = run_squad(options(model_files, output_dir, calibration.seed(4), train_file=train,
                                 predict_file=dev, do_train=True, do_predict=True,
                                 version_2_with_negative=True))
-    learning.record(f1=results["f1"], NoAns_f1=results["NoAns_f1"],
+    calibration.record(f1=results["f1"], NoAns_f1=results["NoAns_f1"],
                     HasAns_f1=results["HasAns_f1"])
     assert results["HasAns_total"] > 0 and results["NoAns_total"] > 0
     assert results["f1"] > 80 and results["NoAns_f1"] > 70, results
