@@ -1,3 +1,6 @@
+import os
+
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -8,6 +11,8 @@ import bert_tf
 from bert_tf import checkpoints
 from bert_tf.errors import CheckpointError
 from bert_tf.modeling import BertClassifier, BertEncoder, BertPretrainingModel
+from bert_tf.training.checkpointing import CheckpointManager
+from bert_tf.training.optimization import create_optimizer
 
 # The variables of an original BERT pre-training checkpoint, per layer and
 # outside the layers, written out from google-research/bert's modeling.py.
@@ -153,3 +158,80 @@ def test_missing_files_are_one_clear_line(tiny_config, tmp_path):
     checkpoints.save_tf1_checkpoint(BertEncoder(tiny_config), str(tmp_path / "bert_model.ckpt"))
     with pytest.raises(CheckpointError, match="no bert_config.json next to"):
         bert_tf.from_pretrained(str(tmp_path))
+
+
+# -- training checkpoints: resuming past a broken newest one ---------------------------
+
+
+def training_state(config, seed):
+    """A classifier, its AdamW (built) and a global step, as the Trainer holds them."""
+    keras.utils.set_random_seed(seed)
+    model = BertClassifier(config, num_labels=2)
+    model(random_inputs(config))
+    optimizer = create_optimizer("adamw", 1e-3, 10, 1)
+    optimizer.build(model.trainable_variables)
+    return model, optimizer, tf.Variable(0, dtype=tf.int64)
+
+
+def state_values(model, optimizer, global_step):
+    return [v.numpy().copy() for v in model.variables + optimizer.variables + [global_step]]
+
+
+def saved_steps(tmp_path, config, num_steps):
+    """Saves one checkpoint after each of `num_steps` optimizer updates (random
+    gradients: weights, Adam's slots and iterations all move); returns the
+    state at each step."""
+    model, optimizer, global_step = training_state(config, seed=0)
+    manager = CheckpointManager(str(tmp_path), model, optimizer, global_step)
+    rng = np.random.default_rng(0)
+    states = {}
+    for step in range(1, num_steps + 1):
+        optimizer.apply([rng.normal(size=v.shape).astype(np.float32)
+                         for v in model.trainable_variables], model.trainable_variables)
+        global_step.assign(step)
+        manager.save()
+        states[step] = state_values(model, optimizer, global_step)
+    return states
+
+
+def corrupt(prefix, how):
+    data_file, = tf.io.gfile.glob(prefix + ".data-*")
+    size = os.path.getsize(data_file)
+    with open(data_file, "r+b") as f:
+        if how == "truncated":  # a copy cut short: the disk filled up
+            f.truncate(size // 2)
+        else:  # bytes changed in the middle
+            f.seek(size // 2)
+            f.write(bytes(255 - b for b in f.read(64))[::-1])
+
+
+@pytest.mark.parametrize("how", ["truncated", "overwritten"])
+def test_resume_falls_back_to_the_previous_checkpoint(tiny_config, tmp_path, caplog, how):
+    """A newest checkpoint that does not read is skipped with a warning; the
+    run resumes from the one before it: its weights, optimizer and step."""
+    states = saved_steps(tmp_path, tiny_config, 3)
+    corrupt(str(tmp_path / "model.ckpt-3"), how)
+    model, optimizer, global_step = training_state(tiny_config, seed=1)
+    manager = CheckpointManager(str(tmp_path), model, optimizer, global_step)
+    assert manager.restore_latest()
+    assert int(global_step.numpy()) == 2
+    restored = state_values(model, optimizer, global_step)
+    assert len(restored) == len(states[2])
+    for got, want in zip(restored, states[2]):
+        np.testing.assert_array_equal(got, want)
+    assert not all(np.array_equal(a, b) for a, b in zip(states[2], states[1]))
+    assert f"checkpoint {tmp_path / 'model.ckpt-3'} does not read" in caplog.text
+
+
+def test_resume_fails_when_no_checkpoint_reads(tiny_config, tmp_path):
+    """Every checkpoint broken: a CheckpointError, and the model left as it was."""
+    saved_steps(tmp_path, tiny_config, 2)
+    for step in (1, 2):
+        corrupt(str(tmp_path / f"model.ckpt-{step}"), "truncated")
+    model, optimizer, global_step = training_state(tiny_config, seed=1)
+    before = state_values(model, optimizer, global_step)
+    manager = CheckpointManager(str(tmp_path), model, optimizer, global_step)
+    with pytest.raises(CheckpointError, match="no checkpoint in .* reads"):
+        manager.restore_latest()
+    for got, want in zip(state_values(model, optimizer, global_step), before):
+        np.testing.assert_array_equal(got, want)

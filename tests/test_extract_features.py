@@ -76,6 +76,48 @@ def test_jsonl_is_the_original_format_with_the_encoder_values(setup, tmp_path):
                 assert all(v == round(v, 6) for v in layer["values"])
 
 
+def encoder_layers(encoder, tokenizer, text):
+    """The encoder's outputs of every layer `[layers, tokens, hidden]` on a line."""
+    tokens, types = expected_tokens(tokenizer, text)
+    ids = np.array([tokenizer.convert_tokens_to_ids(tokens)], np.int32)
+    layers = encoder({"input_word_ids": ids, "input_mask": np.ones_like(ids),
+                      "input_type_ids": np.array([types], np.int32)})["encoder_outputs"]
+    return np.stack([np.asarray(layer)[0] for layer in layers])
+
+
+@pytest.mark.parametrize("output_format", ["jsonl", "npz"])
+def test_each_layer_index_labels_that_layers_values(setup, tmp_path, output_format):
+    """Indexes out of order, from the top and from the bottom: the values
+    under each index are the encoder's output of that layer (of 4: -1 is
+    layer 3, 1 the second)."""
+    root, encoder = setup
+    chosen = [-2, -4, -1, 1]
+    output = tmp_path / f"features.{output_format}"
+    extract_features(options(setup, output, layers=",".join(map(str, chosen)),
+                             output_format=output_format))
+    if output_format == "jsonl":
+        lines = [json.loads(line) for line in output.read_text().splitlines()]
+        for line in lines:
+            for feature in line["features"]:
+                assert [layer["index"] for layer in feature["layers"]] == chosen
+        values = [np.array([[layer["values"] for layer in f["layers"]] for f in line["features"]])
+                  for line in lines]
+    else:
+        arrays = np.load(output)
+        assert arrays["layers"].tolist() == chosen
+        offsets = arrays["offsets"]
+        values = [arrays["values"][offsets[i]:offsets[i + 1]] for i in range(len(LINES))]
+    tokenizer = tokenization.FullTokenizer(str(root / "vocab.txt"))
+    for text, got in zip(LINES, values):
+        layers = encoder_layers(encoder, tokenizer, text)
+        assert got.shape == (layers.shape[1], len(chosen), 16)
+        for k, index in enumerate(chosen):
+            np.testing.assert_allclose(got[:, k], layers[index], atol=1e-5,
+                                       err_msg=f"layer {index}")
+        # Any two layers differ by 100 times that: a mix-up shows.
+        assert min(np.abs(layers[i] - layers[j]).max() for i in range(4) for j in range(i)) > 1e-3
+
+
 def test_npz_holds_the_same_values_as_jsonl(setup, tmp_path):
     extract_features(options(setup, tmp_path / "f.jsonl"))
     extract_features(options(setup, tmp_path / "f.npz", output_format="npz"))

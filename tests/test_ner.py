@@ -12,6 +12,7 @@ import textwrap
 import numpy as np
 import pytest
 import tensorflow as tf
+from conftest import random_inputs
 from seqeval import metrics as seqeval_metrics
 
 from bert_tf import tokenization
@@ -22,10 +23,10 @@ from bert_tf.data import tagging
 from bert_tf.errors import InputError
 from bert_tf.metrics_ner import chunks, entity_scores
 from bert_tf.modeling import BertEncoder
-from bert_tf.modeling.tagging import BertFeatureTagger
+from bert_tf.modeling.tagging import BertFeatureTagger, BertTokenClassifier
 from bert_tf.packing import pack_example_windows
 from bert_tf.preprocessing import BertTokenizer
-from bert_tf.tasks.tagging import NerOptions, run_ner
+from bert_tf.tasks.tagging import NerOptions, TaggingTask, run_ner
 from bert_tf.training.distribution import TrainingOptions
 
 CONLL = """-DOCSTART- -X- -X- O
@@ -283,6 +284,40 @@ def test_bio_and_random_tags_match_seqeval():
 def test_bad_tags_are_refused():
     with pytest.raises(InputError, match="'PER' is neither O nor"):
         entity_scores([["PER"]], [["O"]])
+
+
+# -- the training loss -------------------------------------------------------------
+
+
+def test_loss_is_the_mean_cross_entropy_over_labelled_positions(tiny_config):
+    """Only a word's first sub-token in its own window's span carries a label
+    (the others, [CLS], [SEP] and padding are -1); the loss averages over
+    those, so that it is the mean cross-entropy per word whatever the
+    windows' lengths."""
+    num_labels = 5
+    inputs = random_inputs(tiny_config, batch=4, seq=10, seed=3, lengths=[10, 7, 4, 0])
+    rng = np.random.default_rng(4)
+    labels = rng.integers(0, num_labels, (4, 10)).astype(np.int32)
+    unlabelled = np.zeros((4, 10), bool)
+    unlabelled[:, 0] = True                    # [CLS]
+    unlabelled[0, [2, 3, 9]] = True            # ## pieces and [SEP]
+    unlabelled[1, [1, 2, 5, 6]] = True         # context outside the sentence, [SEP]
+    unlabelled[2, 3] = True                    # [SEP]
+    unlabelled |= inputs["input_mask"] == 0    # padding, and a padding window
+    labels[unlabelled] = -1
+    assert (labels >= 0).sum() < inputs["input_mask"].sum()
+    features = {**inputs, "label_ids": labels}
+    model = BertTokenClassifier(tiny_config, num_labels)
+    logits = model(inputs, training=False)
+
+    task = TaggingTask()
+    totals = {k: tf.cast(v, tf.float32) for k, v in task.totals(features).items()}
+    loss = float(task.loss(logits, features, totals)["loss"])
+
+    shifted = np.asarray(logits, np.float64) - np.max(logits, axis=-1, keepdims=True)
+    log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    gold = np.take_along_axis(log_probs, np.maximum(labels, 0)[..., None], axis=-1)[..., 0]
+    np.testing.assert_allclose(loss, -gold[labels >= 0].mean(), rtol=1e-5)
 
 
 # -- end to end --------------------------------------------------------------------

@@ -14,6 +14,7 @@ from bert_tf.training.optimization import (
     WarmupLinearDecay,
     create_optimizer,
 )
+from bert_tf.training.loop import LoopConfig, Task, Trainer
 
 KINDS = ("bert_adam", "adamw", "lamb")
 BETA_1, BETA_2, EPSILON = 0.9, 0.999, 1e-6
@@ -249,3 +250,62 @@ def test_create_optimizer_settings_and_serialisation(kind, cls):
 def test_create_optimizer_rejects_bad_arguments():
     with pytest.raises(InputError, match="adamw, bert_adam, lamb"):
         create_optimizer("sgd", 1e-4, 1000, 100)
+
+
+# -- gradient accumulation (the Trainer's) -----------------------------------------------
+
+
+class LinearModel(keras.Model):
+    """`features["x"]` `[batch, 3]` -> `[batch, 2]`, one dense layer."""
+
+    def __init__(self, kernel, bias):
+        super().__init__()
+        self.dense = keras.layers.Dense(2, kernel_initializer=keras.initializers.Constant(kernel),
+                                        bias_initializer=keras.initializers.Constant(bias))
+
+    def call(self, features, training=None):
+        return self.dense(features["x"])
+
+
+class SquaredErrorTask(Task):
+    """Squared error summed per example, averaged over the batch's examples."""
+
+    def totals(self, features):
+        return {"examples": tf.shape(features["x"])[0]}
+
+    def loss(self, outputs, features, totals):
+        return {"loss": tf.reduce_sum(tf.square(outputs - features["y"])) / totals["examples"]}
+
+
+@pytest.mark.parametrize("accumulation_steps", [1, 4])
+def test_gradient_accumulation_averages_the_micro_batch_gradients(tmp_path, accumulation_steps):
+    """Plain SGD shows the gradient's scale in the update (AdamW normalises it
+    away and clipping at 1.0 hides it): N micro-batches of 8 / N examples must
+    update as one batch of 8, i.e. with their gradients averaged, not summed."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(16, 3)).astype(np.float32)
+    y = rng.normal(size=(16, 2)).astype(np.float32)
+    kernel = rng.normal(size=(3, 2)).astype(np.float32)
+    bias = rng.normal(size=2).astype(np.float32)
+    model = LinearModel(kernel, bias)
+    model({"x": x[:1]})
+    optimizer = keras.optimizers.SGD(learning_rate=0.1)
+    trainer = Trainer(tf.distribute.get_strategy(), SquaredErrorTask(), model, optimizer,
+                      LoopConfig(output_dir=str(tmp_path), num_train_steps=2,
+                                 gradient_accumulation_steps=accumulation_steps))
+    micro_batch = 8 // accumulation_steps
+    iterator = iter(trainer.distribute(
+        lambda context: tf.data.Dataset.from_tensor_slices({"x": x, "y": y}).batch(micro_batch)))
+    losses = trainer.train_steps(iterator, 2)
+
+    # Two SGD steps on x[:8] and x[8:]: d/dW of mean ||xW + b - y||^2 is 2 x^T error / 8.
+    w, b = kernel.astype(np.float64), bias.astype(np.float64)
+    batch_losses = []
+    for rows in (slice(0, 8), slice(8, 16)):
+        error = x[rows] @ w + b - y[rows]
+        batch_losses.append(np.square(error).sum() / 8)
+        w, b = w - 0.1 * 2 * x[rows].T @ error / 8, b - 0.1 * 2 * error.sum(axis=0) / 8
+    np.testing.assert_allclose(model.dense.kernel.numpy(), w, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(model.dense.bias.numpy(), b, rtol=1e-5, atol=1e-6)
+    assert losses["loss"] == pytest.approx(np.mean(batch_losses), rel=1e-5)
+    assert int(trainer.global_step.numpy()) == 2 and int(optimizer.iterations.numpy()) == 2

@@ -383,6 +383,26 @@ def test_output_is_the_same_for_any_worker_count(tmp_path, words):
     assert create("seed", 1, random_seed=1)[1] != two
 
 
+@pytest.mark.parametrize("num_files", [2, 3])
+def test_output_files_take_the_records_in_turn(tmp_path, words, num_files):
+    """As the original, instance i goes to output file i % num_files: file k
+    holds records k, k + num_files, ... of a run with one output file. Many
+    small blocks, so records reach the files in many writes of odd sizes."""
+    documents = make_documents(random.Random(5), words, 80, (1, 12), (3, 15))
+    settings = dict(dupe_factor=2, sentences_per_block=40, interleave_blocks=2, max_seq_length=32,
+                    max_predictions_per_seq=5)
+    summary, single = run(tmp_path, documents, **settings)
+    assert summary.blocks > 5 and len(single["input_ids"]) > 100
+    outputs = [str(tmp_path / f"many-{k}.tfrecord") for k in range(num_files)]
+    create_pretraining_data(PretrainingDataOptions(
+        input_patterns=(str(tmp_path / "corpus.txt"),), output_files=tuple(outputs),
+        vocab_file=VOCAB_FILE, show_progress=False, **settings))
+    for k, path in enumerate(outputs):
+        got = read_instances([path], 32, 5)
+        for name, values in single.items():
+            np.testing.assert_array_equal(got[name], values[k::num_files], err_msg=name)
+
+
 def test_interleaver_merges_blocks_at_random_keeping_their_order():
     interleaver = BlockInterleaver(2, random.Random(0))
     blocks = [[(b, i) for i in range(50)] for b in range(4)]

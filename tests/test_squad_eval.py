@@ -1,6 +1,8 @@
 """SQuAD v1.1 / v2.0 metrics against scores worked out by hand from the official scripts' rules."""
 
 import json
+import re
+import string
 
 import pytest
 
@@ -24,6 +26,31 @@ def dataset(*questions):
 ])
 def test_normalize_answer(text, normalized):
     assert evaluation.normalize_answer(text) == normalized
+
+
+def official_normalize(text):
+    """evaluate-v1.1.py's normalize_answer, step by step in its order: lower
+    case, remove punctuation, remove articles, fix whitespace."""
+    text = text.lower()
+    text = "".join(char for char in text if char not in set(string.punctuation))
+    text = re.sub(r"\b(a|an|the)\b", " ", text)
+    return " ".join(text.split())
+
+
+@pytest.mark.parametrize("text, normalized", [
+    ("U.S.A", "usa"),        # not "us": the "a" is no word of its own once "." is gone
+    ("The A.B", "ab"),       # "A.B" becomes "ab", not the article "a" and "b"
+    ("the-end", "theend"),
+    ("a-team", "ateam"),
+    ("Th.e cat", "cat"),     # "th.e" becomes the article "the"
+    ("l'a", "la"),
+])
+def test_normalize_answer_removes_punctuation_before_articles(text, normalized):
+    # Punctuation that joins an article to a word makes it part of that
+    # word; punctuation inside an article leaves an article.
+    assert official_normalize(text) == normalized
+    assert evaluation.normalize_answer(text) == normalized
+    assert evaluation.exact_match(text, normalized) == 1
 
 
 def test_token_scores_on_empty_answers_differ_between_versions():
