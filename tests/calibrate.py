@@ -9,7 +9,7 @@ all. A bound belongs clearly below the worst value seen (above the worst, for
 a loss) and clearly past chance; write the range next to it.
 
 Usage (from the repository root):
-  python tests/calibrate.py [--seeds=5] [--cpus=default,avx2,eigen]
+  python tests/calibrate.py [--seeds=5] [--first_seed=0] [--cpus=default,avx2,eigen]
                             [--log=calibration.jsonl] [--jobs=1] [--marker=learning]
                             [-- PYTEST_ARGS]
   python tests/calibrate.py --log=calibration.jsonl --summary_only
@@ -63,7 +63,8 @@ def summary(log):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--marker", default="learning", help="pytest marker of the tests")
-    parser.add_argument("--seeds", type=int, default=5, help="seed offsets 0 .. seeds-1")
+    parser.add_argument("--seeds", type=int, default=5, help="how many seed offsets")
+    parser.add_argument("--first_seed", type=int, default=0, help="the first seed offset")
     parser.add_argument("--cpus", default=",".join(CPU_SETTINGS),
                         help=f"comma-separated CPU settings of {sorted(CPU_SETTINGS)}")
     parser.add_argument("--log", default="calibration.jsonl", help="metrics log (appended to)")
@@ -79,7 +80,8 @@ def main():
             parser.error(f"--cpus: unknown setting(s) {unknown}; known: {sorted(CPU_SETTINGS)}")
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
             runs = [pool.submit(run_one, args.marker, cpu, offset, log, pytest_args)
-                    for offset in range(args.seeds) for cpu in cpus]
+                    for offset in range(args.first_seed, args.first_seed + args.seeds)
+                    for cpu in cpus]
             for run in concurrent.futures.as_completed(runs):
                 print(run.result(), flush=True)
     print("\n".join(summary(log)))

@@ -21,6 +21,9 @@ from bert_tf.training import distribution
 from bert_tf.training.distribution import TrainingOptions
 from bert_tf.training.optimization import BertAdam, create_optimizer
 
+# Floats that depend on the CPU's kernels: also run by `make test-portable`.
+pytestmark = pytest.mark.numerics
+
 KINDS = ("bert_adam", "adamw", "lamb")
 
 

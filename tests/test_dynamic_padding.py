@@ -7,6 +7,7 @@ import sys
 
 import keras
 import numpy as np
+import pytest
 import tensorflow as tf
 from tensorflow.core.protobuf import saved_model_pb2
 
@@ -19,6 +20,9 @@ from bert_tf.packing import pack_inputs
 from bert_tf.tasks.classifier import ClassificationTask
 from bert_tf.training.loop import LoopConfig, Trainer
 from bert_tf.training.optimization import create_optimizer
+
+# Floats that depend on the CPU's kernels: also run by `make test-portable`.
+pytestmark = pytest.mark.numerics
 
 MAX_SEQ_LENGTH = 40
 

@@ -14,6 +14,9 @@ from bert_tf.export.classifier import export_classifier
 from bert_tf.modeling import BertClassifier
 from bert_tf.tokenization import FullTokenizer
 
+# Floats that depend on the CPU's kernels: also run by `make test-portable`.
+pytestmark = pytest.mark.numerics
+
 WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", "good", "bad", "movie", "the", "was",
          "very", "##s"]
 TEXTS = ["The movie was very good.", "Bad movies.", "good", "The the the bad bad good movie."]

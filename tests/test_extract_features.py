@@ -12,6 +12,9 @@ from bert_tf.errors import CheckpointError, InputError
 from bert_tf.modeling import BertClassifier, BertEncoder
 from bert_tf.tasks.features import FeatureOptions, extract_features
 
+# Floats that depend on the CPU's kernels: also run by `make test-portable`.
+pytestmark = pytest.mark.numerics
+
 WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "##s", "."]
 LINES = ["The cat sat on the mat.", "a dog ||| the cats ran", "", "dog " * 30]
 

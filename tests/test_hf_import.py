@@ -15,6 +15,9 @@ import bert_tf
 from bert_tf import checkpoints, tokenization
 from bert_tf.modeling import BertEncoder
 
+# Floats that depend on the CPU's kernels: also run by `make test-portable`.
+pytestmark = pytest.mark.numerics
+
 # (anchor, paraphrase, unrelated...) — the paraphrase must rank first.
 SENTENCE_SETS = [
     ("A man is playing a guitar.", "Someone is strumming a guitar.",

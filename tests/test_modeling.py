@@ -14,6 +14,9 @@ from bert_tf.modeling import (BertClassifier, BertEncoder, BertMultipleChoice,
                               pretraining_losses)
 from bert_tf.modeling.activations import gelu
 
+# Floats that depend on the CPU's kernels: also run by `make test-portable`.
+pytestmark = pytest.mark.numerics
+
 
 def max_diff(a, b):
     return float(np.max(np.abs(np.asarray(a) - np.asarray(b))))

@@ -16,6 +16,9 @@ from bert_tf.training.optimization import (
 )
 from bert_tf.training.loop import LoopConfig, Task, Trainer
 
+# Floats that depend on the CPU's kernels: also run by `make test-portable`.
+pytestmark = pytest.mark.numerics
+
 KINDS = ("bert_adam", "adamw", "lamb")
 BETA_1, BETA_2, EPSILON = 0.9, 0.999, 1e-6
 WEIGHT_DECAY = 0.1

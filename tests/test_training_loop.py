@@ -23,6 +23,9 @@ from bert_tf.tasks.pretraining import PretrainingTask
 from bert_tf.training.grappler import lean_rewrites
 from bert_tf.training.loop import LoopConfig, Trainer, TrainingError
 
+# Floats that depend on the CPU's kernels: also run by `make test-portable`.
+pytestmark = pytest.mark.numerics
+
 TESTS = os.path.dirname(__file__)
 REPO = os.path.dirname(TESTS)
 

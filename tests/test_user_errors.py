@@ -313,6 +313,7 @@ def _probabilities(output_dir):
     return np.loadtxt(os.path.join(output_dir, "test_results.tsv"), ndmin=2)
 
 
+@pytest.mark.numerics
 def test_dtype_jit_compile_and_strategy_flags_reach_the_run(server, model_files, data_dir,
                                                              tmp_path):  # noqa: F811
     """A short fine-tuning with the three flags, then a float32 evaluation and
