@@ -10,6 +10,10 @@ import pytest  # noqa: E402
 
 from bert_tf.config import BertConfig  # noqa: E402
 
+# The limit on a subprocess or a wait in the tests: a hang guard, far beyond
+# what the slowest machine takes (a timeout must mean "hung", never "slow").
+HANG_TIMEOUT = 1800
+
 
 @pytest.fixture
 def tiny_config():

@@ -5,7 +5,8 @@ then forks one child per request, which runs the script as `__main__` with
 its own argv, working folder and stdout/stderr files.
 
 Protocol (JSON lines): `{"run": {script, args, cwd, stdout, stderr}}` ->
-`{"pid": N}`; `{"wait": N}` -> `{"status": exit code, or -signal}`.
+`{"pid": N}`; `{"wait": N}` -> `{"status": exit code, or -signal}`. A run
+with `"pause": [step, marker]` pauses its training past `step` (`step_pause`).
 """
 
 import json
@@ -22,6 +23,7 @@ import tensorflow  # noqa: E402,F401
 
 import bert_tf.tasks.classifier  # noqa: E402,F401
 import bert_tf.tasks.pretraining  # noqa: E402,F401
+import step_pause  # noqa: E402
 
 
 def _child(request):
@@ -31,6 +33,8 @@ def _child(request):
         os.dup2(target, fd)
         os.close(target)
     sys.argv = [request["script"], *request["args"]]
+    if request.get("pause"):
+        step_pause.pause_after(*request["pause"])
     code = 0
     try:
         runpy.run_path(request["script"], run_name="__main__")
