@@ -18,6 +18,9 @@ import traceback
 # TensorFlow reads its C++ log level once, at import: set it as every script
 # does first (test_user_errors checks the scripts in a plain process).
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+# The repository's bert_tf, which `python REPO/script.py` imports first (its
+# folder is sys.path[0]), not one installed elsewhere.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import tensorflow  # noqa: E402,F401
 
