@@ -11,6 +11,10 @@ import pytest  # noqa: E402
 
 from bert_tf.config import BertConfig  # noqa: E402
 
+# The limit on a subprocess or a wait in the tests: a hang guard, far beyond
+# what the slowest machine takes (a timeout must mean "hung", never "slow").
+HANG_TIMEOUT = 1800
+
 # Settings that give other floating-point kernels on one machine: oneDNN as on
 # an AVX2-only or an SSE4.1-only CPU, and TensorFlow's Eigen kernels without
 # oneDNN. (On a CPU without AVX-512, "avx2" is the default.)

@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+from conftest import HANG_TIMEOUT
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -36,15 +38,17 @@ class ScriptServer:
         self.process.stdin.flush()
         return json.loads(self.process.stdout.readline())
 
-    def start(self, script, *args, cwd=None):
-        """Starts `python <script> args...`; returns a `Running`."""
+    def start(self, script, *args, cwd=None, pause=None):
+        """Starts `python <script> args...`; returns a `Running`. With `pause=(step,
+        marker)` its training pauses past `step` (see `step_pause`)."""
         self.count += 1
         out = os.path.join(self.log_dir, f"{self.count}.out")
         err = os.path.join(self.log_dir, f"{self.count}.err")
         for path in (out, err):
             open(path, "w").close()
         pid = self._ask({"run": {"script": os.path.join(REPO, script), "args": list(args),
-                                 "cwd": cwd or self.log_dir, "stdout": out, "stderr": err}})
+                                 "cwd": cwd or self.log_dir, "stdout": out, "stderr": err,
+                                 "pause": pause}})
         return Running(self, pid["pid"], out, err)
 
     def run(self, script, *args, cwd=None):
@@ -53,7 +57,7 @@ class ScriptServer:
 
     def close(self):
         self.process.stdin.close()
-        self.process.wait(timeout=60)
+        self.process.wait(timeout=HANG_TIMEOUT)
 
 
 @dataclasses.dataclass
@@ -66,6 +70,14 @@ class Running:
     def stderr(self):
         with open(self.stderr_path, errors="replace") as f:
             return f.read()
+
+    def ended(self):
+        """Whether the process has exited (the server reaps it only in `wait`)."""
+        try:
+            with open(f"/proc/{self.pid}/stat") as f:
+                return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+        except FileNotFoundError:
+            return True
 
     def wait(self):
         status = self.server._ask({"wait": self.pid})["status"]

@@ -5,7 +5,8 @@ then forks one child per request, which runs the script as `__main__` with
 its own argv, working folder and stdout/stderr files.
 
 Protocol (JSON lines): `{"run": {script, args, cwd, stdout, stderr}}` ->
-`{"pid": N}`; `{"wait": N}` -> `{"status": exit code, or -signal}`.
+`{"pid": N}`; `{"wait": N}` -> `{"status": exit code, or -signal}`. A run
+with `"pause": [step, marker]` pauses its training past `step` (`step_pause`).
 """
 
 import json
@@ -17,11 +18,15 @@ import traceback
 # TensorFlow reads its C++ log level once, at import: set it as every script
 # does first (test_user_errors checks the scripts in a plain process).
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+# The repository's bert_tf, which `python REPO/script.py` imports first (its
+# folder is sys.path[0]), not one installed elsewhere.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import tensorflow  # noqa: E402,F401
 
 import bert_tf.tasks.classifier  # noqa: E402,F401
 import bert_tf.tasks.pretraining  # noqa: E402,F401
+import step_pause  # noqa: E402
 
 
 def _child(request):
@@ -31,6 +36,8 @@ def _child(request):
         os.dup2(target, fd)
         os.close(target)
     sys.argv = [request["script"], *request["args"]]
+    if request.get("pause"):
+        step_pause.pause_after(*request["pause"])
     code = 0
     try:
         runpy.run_path(request["script"], run_name="__main__")

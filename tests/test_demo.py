@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+from conftest import HANG_TIMEOUT
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -22,7 +24,7 @@ def test_quick_demo_runs_every_stage_and_learns(tmp_path, calibration):
     demo_dir = tmp_path / "demo"
     run = subprocess.run([sys.executable, os.path.join(REPO, "demo", "run_demo.py"), "--quick",
                           f"--demo_dir={demo_dir}", f"--seed={calibration.seed(1)}"],
-                         capture_output=True, text=True, timeout=900)
+                         capture_output=True, text=True, timeout=HANG_TIMEOUT)
     assert run.returncode == 0, (run.stdout[-3000:], run.stderr[-3000:])
     summary = run.stdout[run.stdout.index("| stage |"):]
     assert summary.count("\n| ") == 8  # one row per stage

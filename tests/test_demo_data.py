@@ -14,6 +14,7 @@ import pytest
 from bert_tf.data.classification.glue import get_processor
 from bert_tf.data.pretraining.corpus import CorpusReader
 from bert_tf.data.squad.reader import read_squad_examples
+from conftest import HANG_TIMEOUT
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "demo", "make_data.py")
@@ -33,7 +34,7 @@ CLASSIFIER_FLAGS = {"xnli_language": None, "skip_malformed": None, "text_a_colum
 
 def generate(output_dir, *args):
     return subprocess.run([sys.executable, SCRIPT, "--output_dir", str(output_dir), *args],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=HANG_TIMEOUT)
 
 
 def read_documents():

@@ -20,6 +20,7 @@ from bert_tf.errors import InputError
 from bert_tf.training import distribution
 from bert_tf.training.distribution import TrainingOptions
 from bert_tf.training.optimization import BertAdam, create_optimizer
+from conftest import HANG_TIMEOUT
 
 # Floats that depend on the CPU's kernels: also run by `make test-portable`.
 pytestmark = pytest.mark.numerics
@@ -225,7 +226,7 @@ def test_training_flag_defaults_and_validation():
 
 def test_multi_replica_strategies_in_a_fresh_process():
     result = subprocess.run(
-        [sys.executable, __file__], capture_output=True, text=True, timeout=120
+        [sys.executable, __file__], capture_output=True, text=True, timeout=HANG_TIMEOUT
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "multi-replica checks passed" in result.stdout

@@ -20,6 +20,7 @@ from bert_tf.packing import pack_inputs
 from bert_tf.tasks.classifier import ClassificationTask
 from bert_tf.training.loop import LoopConfig, Trainer
 from bert_tf.training.optimization import create_optimizer
+from conftest import HANG_TIMEOUT
 
 # Floats that depend on the CPU's kernels: also run by `make test-portable`.
 pytestmark = pytest.mark.numerics
@@ -236,7 +237,7 @@ def test_mirrored_replicas_get_batches_of_different_lengths(tmp_path):
            "TF_CPP_MIN_LOG_LEVEL": "2"}
     result = subprocess.run([sys.executable, "-c", MIRRORED, str(tmp_path / "r"),
                              str(tmp_path / "out")], env=env, capture_output=True, text=True,
-                            timeout=300)
+                            timeout=HANG_TIMEOUT)
     assert result.returncode == 0 and "ok" in result.stdout, result.stderr[-3000:]
 
 

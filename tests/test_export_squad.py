@@ -24,7 +24,7 @@ from bert_tf.data.squad.postprocess import SquadPostprocessor
 from bert_tf.data.squad.reader import CONTEXT_WHITESPACE, SquadExample, context_to_words
 from bert_tf.errors import InputError
 from bert_tf.modeling.models import BertSpanLabeler
-from conftest import minilm_dir
+from conftest import HANG_TIMEOUT, minilm_dir
 
 SETTINGS = dict(max_seq_length=48, doc_stride=16, max_query_length=12, max_answer_length=8,
                 n_best_size=10)
@@ -314,7 +314,8 @@ def test_saved_model_serves_with_only_tensorflow_and_tensorflow_text(setup, tmp_
     cases_file, out_file = tmp_path / "cases.json", tmp_path / "served.json"
     cases_file.write_text(json.dumps(CASES))
     result = subprocess.run([sys.executable, "-c", SERVE, str(setup["root"]), str(cases_file),
-                             str(out_file)], capture_output=True, text=True, timeout=300)
+                             str(out_file)], capture_output=True, text=True,
+                            timeout=HANG_TIMEOUT)
     assert result.returncode == 0, result.stderr[-3000:]
     served = json.loads(out_file.read_text())
     assert set(served["v1"][0]) == {"answer", "start_char", "end_char", "score"}

@@ -19,7 +19,7 @@ from bert_tf.errors import InputError
 from bert_tf.modeling import BertMultipleChoice
 from bert_tf.tasks.multiple_choice import MultipleChoiceOptions, run_multiple_choice
 from bert_tf.training.distribution import TrainingOptions
-from conftest import random_inputs
+from conftest import HANG_TIMEOUT, random_inputs
 
 HEADER = ("video-id,fold-ind,startphrase,sent1,sent2,gold-source,"
           "ending0,ending1,ending2,ending3,label")
@@ -216,7 +216,8 @@ def serve_in_fresh_process(export_dir, texts, tmp_path):
     texts_file, out_file = tmp_path / "texts.json", tmp_path / "served.json"
     texts_file.write_text(json.dumps(texts))
     result = subprocess.run([sys.executable, "-c", SERVE, export_dir, str(texts_file),
-                             str(out_file)], capture_output=True, text=True, timeout=300)
+                             str(out_file)], capture_output=True, text=True,
+                            timeout=HANG_TIMEOUT)
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(out_file.read_text())
 

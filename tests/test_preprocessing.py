@@ -14,6 +14,7 @@ from test_tokenization import TEXTS, uncased_vocab_file
 
 from bert_tf import packing, preprocessing, tokenization
 from bert_tf.errors import InputError
+from conftest import HANG_TIMEOUT
 
 # Upper-case letters whose lower-case mapping is new in Unicode 14 (Python 3.11's
 # unicodedata has it, TensorFlow's ICU does not): Glagolitic, Latin Extended-D, Vithkuqi.
@@ -245,7 +246,7 @@ def test_saved_model_loads_with_only_tensorflow_and_tensorflow_text(tmp_path):
     assert (tmp_path / "model" / "assets" / "vocab.txt").exists()
     result = subprocess.run(
         [sys.executable, "-c", SAVED_MODEL_CHECK, str(tmp_path / "model")],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True, text=True, timeout=HANG_TIMEOUT,
     )
     assert result.returncode == 0, result.stderr[-2000:]
     full = tokenization.FullTokenizer(uncased_vocab_file())

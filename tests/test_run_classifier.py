@@ -17,6 +17,7 @@ from bert_tf.errors import InputError
 from bert_tf.tasks.classifier import ClassifierOptions, run_classifier
 from bert_tf.tokenization import FullTokenizer
 from bert_tf.training.distribution import TrainingOptions
+from conftest import HANG_TIMEOUT
 
 WORDS = ["good", "bad", "movie", "film", "plot", "actor", "the", "a", "was", "is", "very",
          "quite", "story", "music", "scene", "ending", "long", "short", "funny", "dull"]
@@ -96,7 +97,8 @@ def serve_in_fresh_process(export_dir, texts, tmp_path, ids=None):
     ids = {k: v.tolist() for k, v in ids.items()} if ids is not None else None
     texts_file.write_text(json.dumps([texts, ids]))
     result = subprocess.run([sys.executable, "-c", SERVE, export_dir, str(texts_file),
-                             str(out_file)], capture_output=True, text=True, timeout=300)
+                             str(out_file)], capture_output=True, text=True,
+                            timeout=HANG_TIMEOUT)
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(out_file.read_text())
 
@@ -177,7 +179,7 @@ def test_mrpc_trains_predicts_and_exports(model_files, tmp_path, calibration):
 
     shown = subprocess.run([os.path.join(os.path.dirname(sys.executable), "saved_model_cli"),
                             "show", "--dir", export_dir, "--all"], capture_output=True,
-                           text=True, timeout=300).stdout
+                           text=True, timeout=HANG_TIMEOUT).stdout
     for expected in ("signature_def['serving_default']", "signature_def['serving_ids']",
                      "inputs['text_a'] tensor_info:", "inputs['text_b'] tensor_info:",
                      "dtype: DT_STRING", "inputs['input_word_ids'] tensor_info:",
@@ -275,7 +277,7 @@ def test_script_reports_bad_flags_in_one_line(model_files, tmp_path):
         [sys.executable, script, "--task_name=nope", f"--data_dir={tmp_path}",
          f"--vocab_file={vocab}", f"--bert_config_file={config}",
          f"--output_dir={tmp_path / 'out'}", "--do_train", "--max_seq_length=32"],
-        capture_output=True, text=True, timeout=300, env=env)
+        capture_output=True, text=True, timeout=HANG_TIMEOUT, env=env)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines()[-1].startswith(
         "error: unknown task_name 'nope': use one of ")

@@ -12,9 +12,11 @@ import pytest
 import tensorflow as tf
 from tensorflow.core.protobuf import config_pb2
 from tensorflow.python.eager import context
+from conftest import HANG_TIMEOUT
 from loop_harness import (PRED, SEQ, dataset_fn, finite_dataset_fn, losses_of, make_trainer,
                           write_data)
 from pretraining_records import write_records
+from step_pause import paused_step
 
 from bert_tf.data.pretraining import dataset as pretraining_data
 from bert_tf.training import checkpointing
@@ -30,14 +32,14 @@ TESTS = os.path.dirname(__file__)
 REPO = os.path.dirname(TESTS)
 
 
-def run_python(args, env=None, **kwargs):
+def run_python(args, env=None, stdout=subprocess.PIPE, **kwargs):
     env = {**os.environ, "PYTHONPATH": f"{TESTS}:{REPO}", "TF_CPP_MIN_LOG_LEVEL": "2",
            **(env or {})}
-    return subprocess.Popen([sys.executable, *args], env=env, stdout=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, *args], env=env, stdout=stdout,
                             stderr=subprocess.STDOUT, text=True, **kwargs)
 
 
-def finish(process, timeout=300):
+def finish(process, timeout=HANG_TIMEOUT):
     output, _ = process.communicate(timeout=timeout)
     assert process.returncode == 0, output[-3000:]
     return output
@@ -296,17 +298,27 @@ def test_killed_run_resumes_and_finishes_like_an_uninterrupted_one(tmp_path):
                 "--save_checkpoints_steps=20", "--steps_per_loop=10", "--learning_rate=1e-3",
                 "--seed=7", "--deterministic"]
 
-    interrupted = str(tmp_path / "interrupted")
-    process = run_python(command(interrupted))
-    deadline = time.time() + 120
-    while not os.path.exists(os.path.join(interrupted, "model.ckpt-40.index")):
-        assert process.poll() is None and time.time() < deadline, process.stdout.read()[-3000:]
-        time.sleep(0.005)
-    process.send_signal(signal.SIGKILL)
-    process.wait()
+    # Killed while it waits after a call, past step 40 and before step 60 (calls
+    # never cross a checkpoint), whatever the machine's speed: the steps since
+    # the step-40 checkpoint are lost and done again.
+    interrupted, marker, log = (str(tmp_path / name) for name in ("interrupted", "paused", "log"))
+    with open(log, "w") as output:  # a file: a full pipe would block the run
+        process = run_python([os.path.join(TESTS, "step_pause.py"), "40", marker,
+                              *command(interrupted)], stdout=output)
+    try:
+        deadline = time.monotonic() + HANG_TIMEOUT
+        while (paused_at := paused_step(marker)) is None:
+            assert process.poll() is None and time.monotonic() < deadline, \
+                open(log).read()[-3000:]
+            time.sleep(0.05)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=HANG_TIMEOUT)
+    assert 40 < paused_at < 60
+    assert tf.train.latest_checkpoint(interrupted).endswith("model.ckpt-40")
     assert not os.path.exists(os.path.join(interrupted, "model.ckpt-300.index"))
     resumed_output = finish(run_python(command(interrupted)))
-    assert "resumed from" in resumed_output
+    assert "model.ckpt-40 at step 40" in resumed_output, resumed_output[-3000:]
 
     uninterrupted = str(tmp_path / "uninterrupted")
     finish(run_python(command(uninterrupted)))

@@ -20,8 +20,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from conftest import minilm_dir
+from conftest import HANG_TIMEOUT, minilm_dir
 from script_runs import REPO, ScriptServer
+from step_pause import paused_step
 from test_run_classifier import model_files, write_mrpc  # noqa: F401  (fixture)
 
 from bert_tf.config import BertConfig
@@ -73,26 +74,40 @@ def assert_one_error(finished, *words):
         assert word in finished.error_lines[0], finished.error_lines[0]
 
 
-def wait_for(running, text, timeout=300):
-    deadline = time.time() + timeout
-    while text not in running.stderr():
-        assert time.time() < deadline, running.stderr()[-3000:]
+def wait_for_pause(running, marker):
+    """The step at which `running` paused (`step_pause`); fails if it ends first."""
+    deadline = time.monotonic() + HANG_TIMEOUT
+    while (step := paused_step(marker)) is None:
+        assert not running.ended() and time.monotonic() < deadline, running.stderr()[-3000:]
         time.sleep(0.2)
+    return step
 
 
 @pytest.fixture(scope="module")
 def trained(server, model_files, data_dir, tmp_path_factory):  # noqa: F811
     """A classifier fine-tuned by two runs: the first stopped by SIGTERM after
-    its second checkpoint, the second resumed after the newest checkpoint was
-    cut short, to the end of the epoch after next (12 steps an epoch). Returns
+    its second checkpoint (steps 4 and 8) and before its third, the second
+    resumed after the newest checkpoint (the one saved on SIGTERM) was cut
+    short, to the end of the epoch after next (12 steps an epoch). Returns
     `(output_dir, first run, second run, the step the first stopped at, the
-    cut checkpoint, the steps in all)`."""
+    cut checkpoint, the steps in all, the step the first paused at)`."""
     output_dir = str(tmp_path_factory.mktemp("classifier") / "out")
     flags = classifier_flags(model_files, data_dir, output_dir, "--do_train", "--do_eval",
                              "--do_predict")
+    # The signal is sent while the run waits after a call (where a signal sent
+    # during a call is handled), not at whatever step a machine of some speed
+    # has reached: calls of at most 3 steps, which never cross a checkpoint,
+    # pause it past step 8 and before step 12.
+    marker = str(tmp_path_factory.mktemp("pause") / "paused")
     running = server.start(CLASSIFIER, *flags, "--num_train_epochs=100",
-                           "--save_checkpoints_steps=3")
-    wait_for(running, "model.ckpt-6\n")
+                           "--save_checkpoints_steps=4", "--steps_per_loop=3",
+                           pause=(8, marker))
+    try:
+        paused_at = wait_for_pause(running, marker)
+    except BaseException:
+        os.kill(running.pid, signal.SIGKILL)
+        running.wait()
+        raise
     os.kill(running.pid, signal.SIGTERM)
     first = running.wait()
     stopped_at = int(first.stderr.split("interrupted at step ")[1].split()[0].rstrip(":"))
@@ -100,44 +115,48 @@ def trained(server, model_files, data_dir, tmp_path_factory):  # noqa: F811
     data_file, = glob.glob(newest + ".data-*")
     with open(data_file, "r+b") as f:  # a copy cut short: the disk filled up
         f.truncate(os.path.getsize(data_file) // 2)
-    # A loaded machine may let the first run go on for a while after its
-    # second checkpoint: the second run's end is set from where it stopped.
     epochs = stopped_at // 12 + 2
     second = server.run(CLASSIFIER, *flags, f"--num_train_epochs={epochs}")
-    return output_dir, first, second, stopped_at, newest, 12 * epochs
+    return output_dir, first, second, stopped_at, newest, 12 * epochs, paused_at
 
 
 def test_sigterm_saves_a_checkpoint_and_exits_143(trained):
-    _, first, _, stopped_at, newest, _ = trained
+    _, first, _, stopped_at, newest, _, paused_at = trained
     assert first.status == 128 + signal.SIGTERM, first.stderr[-3000:]
     assert "Traceback" not in first.stderr
     lines = [line for line in first.stderr.splitlines() if line.startswith("interrupted:")]
     assert len(lines) == 1 and "SIGTERM" in lines[0], first.stderr[-3000:]
-    # The steps since the last periodic checkpoint were saved.
-    assert stopped_at >= 6 and os.path.exists(newest + ".index")
+    # It stopped where the signal came, between the checkpoints of steps 8
+    # and 12, and saved the steps since step 8.
+    assert stopped_at == paused_at and 8 < stopped_at < 12, first.stderr[-3000:]
+    assert f"interrupted at step {stopped_at}: saving a checkpoint" in first.stderr
+    assert os.path.exists(newest + ".index")
 
 
 def test_resume_skips_a_truncated_newest_checkpoint_with_a_warning(trained):
-    output_dir, _, second, _, newest, _ = trained
+    output_dir, _, second, _, newest, _, _ = trained
     assert second.status == 0, second.stderr[-3000:]
     assert f"checkpoint {newest} does not read" in second.stderr
-    assert "resumed from" in second.stderr
+    assert f"resumed from {output_dir}/model.ckpt-8 at step 8" in second.stderr, \
+        second.stderr[-3000:]
     assert not tmp_files(output_dir)
 
 
 def test_progress_lines_come_without_waiting_for_steps_per_loop(trained):
     # --steps_per_loop is 1000 (its default) and no checkpoint falls in the
     # resumed run's steps: a line for its first step, its second, then about
-    # every 10 s and at the end.
+    # every 10 s (as many as the machine's speed makes) and at the end.
     second, total = trained[2], trained[5]
-    steps = [line for line in second.stderr.splitlines()
-             if f"/{total} " in line and "step " in line]
-    assert len(steps) >= 3, second.stderr[-3000:]
-    assert "examples/s" in steps[-1] and "loss" in steps[-1]
+    start = int(re.search(r"resumed from \S+ at step (\d+)", second.stderr)[1])
+    lines = [line for line in second.stderr.splitlines() if re.search(rf"step \d+/{total} ", line)]
+    steps = [int(re.search(rf"step (\d+)/{total} ", line)[1]) for line in lines]
+    assert steps[:2] == [start + 1, start + 2] and steps[-1] == total, second.stderr[-3000:]
+    assert steps == sorted(set(steps)), steps
+    assert "examples/s" in lines[-1] and "loss" in lines[-1]
 
 
 def test_the_run_ends_with_one_line_per_output(trained):
-    output_dir, _, second, _, _, total = trained
+    output_dir, _, second, _, _, total, _ = trained
     assert second.stdout.splitlines() == [f"checkpoint: {output_dir}/model.ckpt-{total}",
                                           f"eval results: {output_dir}/eval_results.txt",
                                           f"predictions: {output_dir}/test_results.tsv",
@@ -160,7 +179,7 @@ def test_no_start_up_notices_of_tensorflow(trained, model_files, data_dir):  # n
     finished = subprocess.run(
         [sys.executable, os.path.join(REPO, CLASSIFIER),
          *classifier_flags(model_files, data_dir, trained[0], "--do_eval")],
-        capture_output=True, text=True, env=env, timeout=600)
+        capture_output=True, text=True, env=env, timeout=HANG_TIMEOUT)
     assert finished.returncode == 0, finished.stderr[-3000:]
     for line in finished.stderr.splitlines():
         assert "cuda" not in line.lower() and "oneDNN" not in line, line

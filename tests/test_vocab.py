@@ -11,6 +11,7 @@ import tensorflow as tf
 
 from bert_tf import preprocessing, tokenization, vocab
 from bert_tf.errors import InputError
+from conftest import HANG_TIMEOUT
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESERVED = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
@@ -154,7 +155,8 @@ def test_bad_arguments(tmp_path, kwargs, message):
 
 def run_script(*args):
     return subprocess.run([sys.executable, os.path.join(REPO, "build_vocab.py"), *args],
-                          capture_output=True, text=True, timeout=120, cwd=REPO)
+                          capture_output=True, text=True, timeout=HANG_TIMEOUT,
+                          cwd=REPO)
 
 
 def test_script_builds_a_vocab(tmp_path):
