@@ -15,11 +15,14 @@ from bert_tf.config import BertConfig  # noqa: E402
 # what the slowest machine takes (a timeout must mean "hung", never "slow").
 HANG_TIMEOUT = 1800
 
-# Settings that give other floating-point kernels on one machine: oneDNN as on
-# an AVX2-only or an SSE4.1-only CPU, and TensorFlow's Eigen kernels without
-# oneDNN. (On a CPU without AVX-512, "avx2" is the default.)
-CPU_SETTINGS = {"default": {}, "avx2": {"ONEDNN_MAX_CPU_ISA": "AVX2"},
-                "sse41": {"ONEDNN_MAX_CPU_ISA": "SSE41"},
+# Settings that give other floating-point kernels on one machine. TensorFlow
+# turns its oneDNN graph rewrites on by default only on CPUs with AVX-512
+# VNNI, BF16 or AMX; elsewhere it runs Eigen kernels (whose matrix products
+# call oneDNN's sgemm). So: oneDNN's kernels as on an AVX2-only or an
+# SSE4.1-only CPU, and Eigen's, whatever the CPU's own default.
+CPU_SETTINGS = {"default": {},
+                "avx2": {"TF_ENABLE_ONEDNN_OPTS": "1", "ONEDNN_MAX_CPU_ISA": "AVX2"},
+                "sse41": {"TF_ENABLE_ONEDNN_OPTS": "1", "ONEDNN_MAX_CPU_ISA": "SSE41"},
                 "eigen": {"TF_ENABLE_ONEDNN_OPTS": "0"}}
 
 
