@@ -152,24 +152,31 @@ WORDS = ["a", "man", "woman", "holds", "sees", "the", "he", "she", "then", "pick
 
 
 def synthetic_rows(rng, n, with_label=True):
-    """SWAG rows whose right ending names the object of the context; the
-    wrong endings name other objects."""
+    """SWAG rows whose right ending goes on from the context: its pronoun
+    agrees with the context's subject, and it names the context's object.
+    The wrong endings have the other pronoun and name other objects.
+
+    The pronoun is what a 2-layer, hidden-32 model learns on every seed; with
+    the object alone (the same token in context and ending) it reached 0.32 to
+    1.0 eval accuracy over 5 seeds."""
     rows = []
     for i in range(n):
         subject = rng.choice(["man", "woman"])
+        pronoun, other = ("he", "she") if subject == "man" else ("she", "he")
         keyword, *others = rng.sample(KEYWORDS, 4)
         label = rng.randrange(4)
-        objects = others[:label] + [keyword] + others[label:]
         sent1 = f"A {subject} {rng.choice(['holds', 'sees'])} the {keyword}."
-        sent2 = f"{'He' if subject == 'man' else 'She'} then"
-        endings = [f"{rng.choice(['picks up', 'drops', 'looks at'])} the {o}." for o in objects]
-        row = [f"synthetic_{i}", str(i), f"{sent1} {sent2}", sent1, sent2, "gold", *endings]
+        endings = [f"{other} {rng.choice(['picks up', 'drops', 'looks at'])} the {o}."
+                   for o in others]
+        endings.insert(label, f"{pronoun} {rng.choice(['picks up', 'drops', 'looks at'])} "
+                              f"the {keyword}.")
+        row = [f"synthetic_{i}", str(i), f"{sent1} Then", sent1, "Then", "gold", *endings]
         rows.append(row + [str(label)] if with_label else row)
     return rows
 
 
 def write_swag(data_dir, rng, sizes=(320, 60, 30)):
-    """The three CSVs; in test.csv every third row has no sent2 ("He then"),
+    """The three CSVs; in test.csv every third row has no sent2 ("Then"),
     so its pairs are shorter and grouped eval batches reorder the rows."""
     os.makedirs(data_dir, exist_ok=True)
     rows = {}
