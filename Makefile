@@ -29,8 +29,13 @@ test: $(STAMP)
 
 # The tests whose floats depend on the CPU's kernels, again with oneDNN's
 # AVX2 kernels and with Eigen's: the settings "avx2" and "eigen" of
-# CPU_SETTINGS in tests/conftest.py, whatever this machine's own CPU.
-PORTABLE_TESTS := -m "numerics or learning"
+# CPU_SETTINGS in tests/conftest.py, whatever this machine's own CPU. Left
+# out for time: the quick demo (its loose bounds are measured by `make
+# calibrate`) and the two tests that compare runs on this machine with each
+# other (a resumed run, two workers), which hold under any one setting.
+PORTABLE_TESTS := -m "numerics or learning" --deselect tests/test_demo.py \
+	--deselect tests/test_training_loop.py::test_killed_run_resumes_and_finishes_like_an_uninterrupted_one \
+	--deselect tests/test_training_loop.py::test_multi_worker_with_two_local_processes_agree
 test-portable: $(STAMP)
 	TF_ENABLE_ONEDNN_OPTS=1 ONEDNN_MAX_CPU_ISA=AVX2 $(PY) -m pytest -q tests $(PORTABLE_TESTS)
 	TF_ENABLE_ONEDNN_OPTS=0 $(PY) -m pytest -q tests $(PORTABLE_TESTS)

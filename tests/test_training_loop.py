@@ -185,7 +185,7 @@ def test_gradient_accumulation_equals_the_larger_batch(tmp_path):
 
 
 @pytest.mark.parametrize("policy", ["mixed_bfloat16", "mixed_float16"])
-def test_mixed_precision_trains_close_to_float32(tmp_path, float32_run, policy):
+def test_mixed_precision_trains_close_to_float32(tmp_path, float32_run, policy, calibration):
     data_dir, reference = float32_run
     keras.mixed_precision.set_dtype_policy(policy)
     try:
@@ -195,11 +195,15 @@ def test_mixed_precision_trains_close_to_float32(tmp_path, float32_run, policy):
     finally:
         keras.mixed_precision.set_dtype_policy("float32")
     assert all(v.dtype == "float32" for v in trainer.model.weights)
-    # Measured largest relative deviation over the 6 steps: bf16 7.5e-5, fp16
-    # 1.9e-5, while training moves the loss by 0.3-6% (so a run that skips its
-    # updates, or applies scaled gradients, is far outside).
+    calibration.record(deviation=np.max(np.abs(np.array(losses) / reference - 1)),
+                       reference_ratio=reference[-1] / reference[0])
+    # Measured largest relative deviation over the 6 steps: bf16 7.5e-5 on an
+    # AMD Zen 4 (AVX512_BF16), 1.9e-4 on a Zen 3 (AVX2, under every setting of
+    # CPU_SETTINGS); fp16 1.9e-5 and 2.0e-5. Training moves the loss by about
+    # 1% a step (after 6 steps 0.941 of the first loss, on the Zen 3), so a
+    # run that skips its updates, or applies scaled gradients, is far outside.
     np.testing.assert_allclose(losses, reference,
-                               rtol=3e-4 if policy == "mixed_bfloat16" else 1e-4)
+                               rtol=1e-3 if policy == "mixed_bfloat16" else 1e-4)
     assert reference[-1] < reference[0] * 0.97
 
 
