@@ -29,14 +29,18 @@ TESTS = os.path.dirname(os.path.abspath(__file__))
 
 
 def run_one(marker, cpu, seed_offset, log, pytest_args):
-    """One pytest process over the marked tests; returns its last line."""
+    """One pytest process over the marked tests; returns its last line. Its
+    whole output goes to `<log>.<cpu>.<seed_offset>.out`."""
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", marker,
                f"--seed-offset={seed_offset}", f"--calibration-log={log}", *pytest_args]
     env = {**os.environ, **CPU_SETTINGS[cpu]}
-    result = subprocess.run(command, cwd=os.path.dirname(TESTS), env=env, capture_output=True,
-                            text=True)
-    lines = result.stdout.strip().splitlines() or ["(no output)"]
-    return f"{cpu} seed+{seed_offset}: {lines[-1]}"
+    output = f"{log}.{cpu}.{seed_offset}.out"
+    with open(output, "w") as f:
+        subprocess.run(command, cwd=os.path.dirname(TESTS), env=env, stdout=f,
+                       stderr=subprocess.STDOUT)
+    with open(output) as f:
+        lines = f.read().strip().splitlines() or ["(no output)"]
+    return f"{cpu} seed+{seed_offset}: {lines[-1]}  ({output})"
 
 
 def summary(log):
