@@ -36,7 +36,7 @@ def test_quick_demo_runs_every_stage_and_learns(tmp_path, calibration):
     classifier = results(demo_dir / "classifier" / "eval_results.txt")
     squad = json.load(open(demo_dir / "squad" / "eval_results.json"))
     calibration.record(masked_lm_accuracy=pretraining["masked_lm_accuracy"],
-                    classifier_accuracy=classifier["eval_accuracy"], squad_f1=squad["f1"])
+                       classifier_accuracy=classifier["eval_accuracy"], squad_f1=squad["f1"])
     # Chance is 1 / vocab_size (~0.0005) for a masked token and 0.5 for next sentence.
     assert pretraining["masked_lm_accuracy"] > 0.04, pretraining  # 0.067 measured
     # 5 balanced labels: chance 0.2; 0.50 measured after the quick half epoch.

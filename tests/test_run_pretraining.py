@@ -102,7 +102,7 @@ def runs(setup, calibration):
 def test_loss_falls_and_eval_results_have_the_original_keys(setup, runs, calibration):
     before, after = runs
     calibration.record(masked_lm_loss_ratio=after["masked_lm_loss"] / before["masked_lm_loss"],
-                    loss_ratio=after["loss"] / before["loss"])
+                       loss_ratio=after["loss"] / before["loss"])
     assert after["global_step"] == 40 and before["global_step"] == 0
     assert after["masked_lm_loss"] < 0.7 * before["masked_lm_loss"]
     assert after["loss"] < before["loss"]

@@ -116,7 +116,7 @@ def test_squad_v2_learns_unanswerable_questions(model_files, tmp_path, calibrati
                                 predict_file=dev, do_train=True, do_predict=True,
                                 version_2_with_negative=True))
     calibration.record(f1=results["f1"], NoAns_f1=results["NoAns_f1"],
-                    HasAns_f1=results["HasAns_f1"])
+                       HasAns_f1=results["HasAns_f1"])
     assert results["HasAns_total"] > 0 and results["NoAns_total"] > 0
     assert results["f1"] > 80 and results["NoAns_f1"] > 70, results
     null_odds = json.load(open(os.path.join(output_dir, "null_odds.json")))
