@@ -157,7 +157,7 @@ def run(demo):
         "run_classifier.py", task_name="generic", data_dir=os.path.join(DATA, "classify"),
         **CLASSIFY_FLAGS, **model_flags, output_dir=d("classifier"), do_train=True, do_eval=True,
         do_predict=True, max_seq_length=64, train_batch_size=32, learning_rate=1e-4,
-        num_train_epochs=demo.steps(2.0, 0.5), steps_per_loop=5, seed=demo.seed,
+        num_train_epochs=demo.steps(2.0, 1.0), steps_per_loop=5, seed=demo.seed,
         export_dir=d("export", "classifier"), overwrite=True),
         lambda: "dev accuracy {eval_accuracy:.3f}".format(
             **read_results(d("classifier", "eval_results.txt"))))

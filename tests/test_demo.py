@@ -37,11 +37,13 @@ def test_quick_demo_runs_every_stage_and_learns(tmp_path, calibration):
     squad = json.load(open(demo_dir / "squad" / "eval_results.json"))
     calibration.record(masked_lm_accuracy=pretraining["masked_lm_accuracy"],
                        classifier_accuracy=classifier["eval_accuracy"], squad_f1=squad["f1"])
-    # Chance is 1 / vocab_size (~0.0005) for a masked token and 0.5 for next sentence.
-    assert pretraining["masked_lm_accuracy"] > 0.04, pretraining  # 0.067 measured
-    # 5 balanced labels: chance 0.2; 0.50 measured after the quick half epoch.
+    # Measured over seeds 1-3 (tests/calibrate.py): masked-LM accuracy 0.063 to
+    # 0.067, where chance is 1 / vocab_size (~0.0005); SQuAD F1 18.5 to 19.8
+    # after one quick epoch from MiniLM. The classifier's quick epoch (it was
+    # half an epoch, which gave 0.25 to 0.50): 0.51 to 0.66 over seeds 1-5, 5
+    # balanced labels, so chance is 0.2.
+    assert pretraining["masked_lm_accuracy"] > 0.04, pretraining
     assert classifier["eval_accuracy"] > 0.4, classifier
-    # One quick epoch from MiniLM: F1 19.4 measured.
     assert squad["f1"] > 10, squad
     served = [line for line in run.stdout.splitlines() if " <- " in line or " -> " in line]
     assert len(served) == 8
