@@ -1,6 +1,6 @@
 """The whole bert_tf pipeline on the embedded demo data, through the public scripts.
 
-Usage: python demo/run_demo.py [--demo_dir=demo_output] [--quick]
+Usage: python demo/run_demo.py [--demo_dir=demo_output] [--quick] [--seed=1]
 
 Stages (each a script a user runs, with its output in --demo_dir):
   1. build_vocab.py: a WordPiece vocabulary of the demo corpus;
