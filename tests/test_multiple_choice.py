@@ -251,7 +251,8 @@ def swag_run(model_files, tmp_path_factory, calibration):
 def test_swag_learns_to_pick_the_ending(swag_run, calibration):
     metrics = swag_run[2]
     calibration.record(eval_accuracy=metrics["eval_accuracy"], eval_loss=metrics["eval_loss"])
-    # Chance is 0.25.
+    # Chance is 0.25. Measured (tests/calibrate.py): 1.0 over seeds +0..+4 x
+    # the settings default, avx2 and (seeds +0..+2) sse41.
     assert metrics["eval_accuracy"] >= 0.9, metrics
 
 

@@ -383,6 +383,7 @@ def test_fine_tuned_ner_end_to_end(model_files, data_dir, tmp_path, calibration)
     results = run_ner(ner_options(model_files, data_dir, output_dir, calibration.seed(3),
                                   do_predict=True, export_dir=export_dir))
     calibration.record(f1=results["f1"], f1_PER=results["f1_PER"], f1_LOC=results["f1_LOC"])
+    # Measured (tests/calibrate.py, seeds +0..+4 x CPU settings): 1.0 everywhere.
     assert results["f1"] > 0.95 and results["f1_PER"] > 0.9 and results["f1_LOC"] > 0.9, results
     stored = dict(line.split(" = ") for line in
                   open(os.path.join(output_dir, "eval_results.txt")).read().splitlines())
@@ -409,7 +410,7 @@ def test_document_context_ner_learns(model_files, data_dir, tmp_path, calibratio
     results = run_ner(ner_options(model_files, data_dir, str(tmp_path / "doc"),
                                   calibration.seed(3), document_context=True))
     calibration.record(f1=results["f1"])
-    assert results["f1"] > 0.95, results
+    assert results["f1"] > 0.95, results  # 1.0 on every seed and CPU setting measured
 
 
 @pytest.mark.learning
@@ -424,7 +425,9 @@ def test_feature_based_ner_learns(model_files, data_dir, tmp_path, calibration):
                                   calibration.seed(3), feature_based=True, layers="-1,-2",
                                   lstm_units=32, learning_rate=1e-2, num_train_epochs=8.0))
     calibration.record(f1=results["f1"])
-    assert results["f1"] > 0.9, results
+    # Measured (tests/calibrate.py, seeds +0..+4 x CPU settings): F1 0.948 to
+    # 1.0; chance is about 0.
+    assert results["f1"] > 0.85, results
 
 
 def test_bad_flags_are_named(model_files, data_dir, tmp_path):

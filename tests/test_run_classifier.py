@@ -145,7 +145,7 @@ def test_mrpc_trains_predicts_and_exports(model_files, tmp_path, calibration):
                                      do_eval=True, do_predict=True, export_dir=export_dir,
                                      seed=calibration.seed(3)))
     calibration.record(eval_accuracy=metrics["eval_accuracy"])
-    assert metrics["eval_accuracy"] >= 0.9, metrics
+    assert metrics["eval_accuracy"] >= 0.9, metrics  # 1.0 on every seed and CPU setting measured
     results = open(os.path.join(output_dir, "eval_results.txt")).read().splitlines()
     keys = [line.split(" = ")[0] for line in results]
     assert keys == sorted(keys) and {"eval_accuracy", "eval_loss", "global_step", "loss",
@@ -242,7 +242,10 @@ def test_stsb_regression_learns_a_correlated_score(model_files, tmp_path, calibr
     metrics = run_classifier(options(model_files, "STS-B", data_dir, output_dir, do_train=True,
                                      do_eval=True, do_predict=True, seed=calibration.seed(3)))
     calibration.record(pearson=metrics["pearson"], spearmanr=metrics["spearmanr"])
-    assert metrics["pearson"] > 0.8 and metrics["spearmanr"] > 0.8, metrics
+    # Measured (tests/calibrate.py, seeds +0..+4 x CPU settings): Pearson 0.795 to
+    # 0.915, Spearman 0.956 to 0.970 (the ranking is learned, the scale less
+    # so); chance is 0. The bound was Pearson > 0.8, which held by luck.
+    assert metrics["pearson"] > 0.7 and metrics["spearmanr"] > 0.9, metrics
     values = [float(line) for line in open(os.path.join(output_dir, "test_results.tsv"))]
     assert len(values) == 20
     submission = open(os.path.join(output_dir, "STS-B.tsv")).read().splitlines()

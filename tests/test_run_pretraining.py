@@ -104,6 +104,8 @@ def test_loss_falls_and_eval_results_have_the_original_keys(setup, runs, calibra
     calibration.record(masked_lm_loss_ratio=after["masked_lm_loss"] / before["masked_lm_loss"],
                        loss_ratio=after["loss"] / before["loss"])
     assert after["global_step"] == 40 and before["global_step"] == 0
+    # Measured (tests/calibrate.py, seeds +0..+4 x CPU settings): the masked-LM loss falls
+    # to 0.58 to 0.61 of the untrained model's, the total loss to 0.64 to 0.67.
     assert after["masked_lm_loss"] < 0.7 * before["masked_lm_loss"]
     assert after["loss"] < before["loss"]
     text = open(os.path.join(setup[2], "trained", "eval_results.txt")).read()
