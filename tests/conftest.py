@@ -67,7 +67,7 @@ class Calibration:
 @pytest.fixture(scope="session")
 def calibration(request):
     return Calibration(request.config.getoption("--seed-offset"),
-                    request.config.getoption("--calibration-log"))
+                       request.config.getoption("--calibration-log"))
 
 
 @pytest.fixture
