@@ -54,6 +54,16 @@ def paused_step(marker):
         return None
 
 
+def wait_for_pause(marker, ended, output, timeout):
+    """The step at which a run paused; fails if it ends first (`ended()`),
+    showing `output()`, or if `timeout` seconds pass (a hang)."""
+    deadline = time.monotonic() + timeout
+    while (step := paused_step(marker)) is None:
+        assert not ended() and time.monotonic() < deadline, output()[-3000:]
+        time.sleep(0.05)
+    return step
+
+
 if __name__ == "__main__":
     pause_after(int(sys.argv[1]), sys.argv[2])
     sys.argv = sys.argv[3:]

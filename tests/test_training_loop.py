@@ -4,7 +4,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 
 import keras
 import numpy as np
@@ -16,7 +15,7 @@ from conftest import HANG_TIMEOUT
 from loop_harness import (PRED, SEQ, dataset_fn, finite_dataset_fn, losses_of, make_trainer,
                           write_data)
 from pretraining_records import write_records
-from step_pause import paused_step
+from step_pause import wait_for_pause
 
 from bert_tf.data.pretraining import dataset as pretraining_data
 from bert_tf.training import checkpointing
@@ -310,11 +309,8 @@ def test_killed_run_resumes_and_finishes_like_an_uninterrupted_one(tmp_path):
         process = run_python([os.path.join(TESTS, "step_pause.py"), "40", marker,
                               *command(interrupted)], stdout=output)
     try:
-        deadline = time.monotonic() + HANG_TIMEOUT
-        while (paused_at := paused_step(marker)) is None:
-            assert process.poll() is None and time.monotonic() < deadline, \
-                open(log).read()[-3000:]
-            time.sleep(0.05)
+        paused_at = wait_for_pause(marker, lambda: process.poll() is not None,
+                                   lambda: open(log).read(), HANG_TIMEOUT)
     finally:
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=HANG_TIMEOUT)

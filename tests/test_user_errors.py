@@ -14,7 +14,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -22,7 +21,7 @@ import tensorflow as tf
 
 from conftest import HANG_TIMEOUT, minilm_dir
 from script_runs import REPO, ScriptServer
-from step_pause import paused_step
+from step_pause import wait_for_pause
 from test_run_classifier import model_files, write_mrpc  # noqa: F401  (fixture)
 
 from bert_tf.config import BertConfig
@@ -74,15 +73,6 @@ def assert_one_error(finished, *words):
         assert word in finished.error_lines[0], finished.error_lines[0]
 
 
-def wait_for_pause(running, marker):
-    """The step at which `running` paused (`step_pause`); fails if it ends first."""
-    deadline = time.monotonic() + HANG_TIMEOUT
-    while (step := paused_step(marker)) is None:
-        assert not running.ended() and time.monotonic() < deadline, running.stderr()[-3000:]
-        time.sleep(0.2)
-    return step
-
-
 @pytest.fixture(scope="module")
 def trained(server, model_files, data_dir, tmp_path_factory):  # noqa: F811
     """A classifier fine-tuned by two runs: the first stopped by SIGTERM after
@@ -103,7 +93,7 @@ def trained(server, model_files, data_dir, tmp_path_factory):  # noqa: F811
                            "--save_checkpoints_steps=4", "--steps_per_loop=3",
                            pause=(8, marker))
     try:
-        paused_at = wait_for_pause(running, marker)
+        paused_at = wait_for_pause(marker, running.ended, running.stderr, HANG_TIMEOUT)
     except BaseException:
         os.kill(running.pid, signal.SIGKILL)
         running.wait()
