@@ -686,6 +686,14 @@ def test_workers_end_when_the_main_process_is_killed(tmp_path, words):
     _assert_all_end(children)
 
 
+def test_a_worker_killed_while_sending_its_result_does_not_hang_the_stop(tmp_path):
+    script = REPO / "tests" / "killed_mid_send.py"
+    done = subprocess.run([sys.executable, str(script), str(tmp_path / "started")],
+                          capture_output=True, text=True, timeout=HANG_TIMEOUT,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.stdout == "shut down\n", done.stderr
+
+
 def test_randint_draws_exactly_as_random_randint():
     for seed in range(20):
         ours, theirs = random.Random(seed), random.Random(seed)

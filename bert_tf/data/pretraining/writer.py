@@ -268,13 +268,20 @@ def _result(item):
 
 
 def _terminate_workers(pool):
-    """Ends the workers now instead of after their current block."""
-    if hasattr(pool, "terminate_workers"):  # Python 3.14+
-        pool.terminate_workers()
-        return
-    # Before 3.14 the executor has no public way to stop a busy worker.
-    for process in list((pool._processes or {}).values()):
-        process.terminate()
+    """Ends the workers now instead of after their current block.
+
+    The executor has no public way to stop a busy worker. A worker killed
+    while it sends its result leaves the pool's reader thread waiting for the
+    rest of the message, and `pool.shutdown` waiting for that thread: once the
+    workers are gone, closing this process's end for writing results gives
+    the reader the end of the pipe instead.
+    """
+    processes = list((pool._processes or {}).values())
+    for process in processes:
+        process.kill()
+    for process in processes:
+        process.join()
+    pool._result_queue._writer.close()
 
 
 class _RecordFiles:
