@@ -12,9 +12,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from absl import flags  # noqa: E402
 
-from bert_tf.cli import define_flags, options_from_flags, run_main
+from bert_tf.cli import (define_flags, define_training_flags, options_from_flags, run_main,
+                         training_options_from_flags)
 from bert_tf.tasks.pretraining import PretrainingOptions, run_pretraining
-from bert_tf.training.distribution import define_training_flags, training_options_from_flags
 
 FLAGS = flags.FLAGS
 

@@ -37,7 +37,7 @@ from bert_tf.data.classification import features as classifier_features  # noqa:
 from bert_tf.data.classification import glue  # noqa: E402
 from bert_tf.export import classifier as export_module  # noqa: E402
 from bert_tf.modeling import BertClassifier  # noqa: E402
-from bert_tf.tasks.classifier import ClassificationTask  # noqa: E402
+from bert_tf.tasks.logits import ClassificationTask  # noqa: E402
 from bert_tf.tasks.common import PADDING_MULTIPLE  # noqa: E402
 from bert_tf.training.loop import LoopConfig, Trainer  # noqa: E402
 from bert_tf.training.optimization import create_optimizer  # noqa: E402

@@ -83,12 +83,12 @@ def calling_script(depth=2):
     return sys.argv[0] if name == "__main__" else name
 
 
-def define_flags(options_class, flag_values=flags.FLAGS):
+def define_flags(options_class, flag_values=flags.FLAGS, module_name=None):
     """Defines one flag per field of the dataclass `options_class` that has
-    help text (`tasks.common.option`), with the field's default; fields
-    without a default become required flags. `--help` lists them as the
-    calling script's own."""
-    module_name = calling_script()
+    help text (`options.option`), with the field's default; fields without a
+    default become required flags. `--help` lists them as the calling
+    script's own (or `module_name`'s)."""
+    module_name = module_name or calling_script()
     required = []
     for field in dataclasses.fields(options_class):
         if "help" not in field.metadata:
@@ -109,3 +109,21 @@ def options_from_flags(options_class, flag_values, **explicit):
     names = [f.name for f in dataclasses.fields(options_class)
              if "help" in f.metadata and f.name not in explicit]
     return options_class(**{name: getattr(flag_values, name) for name in names}, **explicit)
+
+
+def define_training_flags(flag_values=flags.FLAGS):
+    """Defines the flags of `TrainingOptions` (and the original's
+    `--iterations_per_loop` for `--steps_per_loop`); later calls do nothing."""
+    if "distribution_strategy" in flag_values:
+        return
+    from bert_tf.training.distribution import TrainingOptions  # TensorFlow: training scripts only
+    module_name = calling_script()
+    define_flags(TrainingOptions, flag_values, module_name)
+    flags.DEFINE_alias("iterations_per_loop", "steps_per_loop", flag_values=flag_values,
+                       module_name=module_name)
+
+
+def training_options_from_flags(flag_values=flags.FLAGS):
+    """The parsed training flags as a validated `TrainingOptions`."""
+    from bert_tf.training.distribution import TrainingOptions
+    return options_from_flags(TrainingOptions, flag_values)

@@ -6,6 +6,7 @@ import json
 import os
 
 from bert_tf.errors import ConfigError
+from bert_tf import files
 from bert_tf.files import write_text_atomically
 
 ACTIVATIONS = ("gelu", "gelu_exact", "relu", "tanh", "linear")
@@ -124,9 +125,9 @@ class BertConfig:
     @classmethod
     def from_json_file(cls, path):
         """Reads an original `bert_config.json` (or a Hugging Face `config.json`)."""
-        if not os.path.isfile(path):
+        if not files.exists(path) or files.isdir(path):
             raise ConfigError(f"bert config: no such file {path!r}")
-        with open(path, encoding="utf-8") as f:
+        with files.open_file(path) as f:
             try:
                 values = json.load(f)
             except json.JSONDecodeError as e:
@@ -175,3 +176,17 @@ def preset(name, vocab_size=30522, **overrides):
     if name not in PRESETS:
         raise ConfigError(f"unknown preset {name!r}; expected one of {', '.join(sorted(PRESETS))}")
     return BertConfig(vocab_size=vocab_size, **{**PRESETS[name], **overrides})
+
+
+# Config files beside a checkpoint: Google's releases, then Hugging Face folders.
+CONFIG_FILE_NAMES = ("bert_config.json", "config.json")
+
+
+def config_file_beside(checkpoint):
+    """The config file in the folder `checkpoint` or beside the checkpoint
+    prefix `checkpoint` (the first of CONFIG_FILE_NAMES there), or None."""
+    folder = checkpoint if files.isdir(checkpoint) else os.path.dirname(checkpoint)
+    for name in CONFIG_FILE_NAMES:
+        if files.exists(os.path.join(folder, name)):
+            return os.path.join(folder, name)
+    return None

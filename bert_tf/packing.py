@@ -141,6 +141,27 @@ def pack_windows(ids_a, ids_b, max_seq_length, cls_id, sep_id, stride=None, wind
     return windows
 
 
+def is_max_context(doc_spans, span_index, position):
+    """Whether window `span_index` gives sub-token `position` its best context.
+
+    `doc_spans`: list of `(start, length)` windows over the document's
+    sub-tokens. A window containing `position` scores
+    `min(tokens left of it, tokens right of it) + 0.01 * length`; the
+    highest score wins, the first window on ties.
+    """
+    best_score = None
+    best_index = None
+    for index, (start, length) in enumerate(doc_spans):
+        end = start + length - 1
+        if not start <= position <= end:
+            continue
+        score = min(position - start, end - position) + 0.01 * length
+        if best_score is None or score > best_score:
+            best_score = score
+            best_index = index
+    return best_index == span_index
+
+
 def pack_inputs(tokens_a_ids, tokens_b_ids, max_seq_length, cls_id, sep_id, pad_id=0):
     """Packs one example as the original `convert_single_example` does: one
     window of `pack_windows` (B None or empty for a single text).

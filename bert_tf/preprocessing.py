@@ -87,13 +87,13 @@ def _char_classes():
         if 0xD800 <= cp <= 0xDFFF:  # surrogates: never in valid UTF-8
             continue
         char = chr(cp)
-        if char in "\x00\ufffd" or tokenization._is_control(char):
+        if char in "\x00\ufffd" or tokenization.is_control(char):
             deleted.append(cp)
-        # `_is_whitespace` chars become spaces; other `isspace()` chars that survive
+        # `is_whitespace` chars become spaces; other `isspace()` chars that survive
         # cleaning (U+2028, U+2029) still split words in `whitespace_tokenize`.
-        elif tokenization._is_whitespace(char) or char.isspace():
+        elif tokenization.is_whitespace(char) or char.isspace():
             whitespace.append(cp)
-        if tokenization._is_punctuation(char):
+        if tokenization.is_punctuation(char):
             punctuation.append(cp)
         if unicodedata.category(char) == "Mn":
             marks.append(cp)

@@ -1,10 +1,9 @@
 """`from_pretrained`: one call from released files to ready Keras models."""
 
 import dataclasses
-import os
 
 from bert_tf import checkpoints
-from bert_tf.config import BertConfig
+from bert_tf.config import CONFIG_FILE_NAMES, BertConfig, config_file_beside
 from bert_tf.errors import CheckpointError
 from bert_tf.modeling import BertEncoder, BertPretrainingModel
 
@@ -20,15 +19,6 @@ class PretrainedBert:
     pretraining_model: BertPretrainingModel | None
 
 
-def _find_config(path):
-    directory = path if os.path.isdir(path) else os.path.dirname(path)
-    candidate = os.path.join(directory, "bert_config.json")
-    if not os.path.isfile(candidate):
-        raise CheckpointError(
-            f"no bert_config.json next to {path!r}; pass bert_config_file explicitly")
-    return candidate
-
-
 def from_pretrained(init_checkpoint, bert_config_file=None):
     """Loads a released BERT into Keras models.
 
@@ -42,7 +32,11 @@ def from_pretrained(init_checkpoint, bert_config_file=None):
     if checkpoints.checkpoint_format(init_checkpoint) == "huggingface":
         config, weights = checkpoints.read_hf_folder(init_checkpoint)
     else:
-        config = BertConfig.from_json_file(bert_config_file or _find_config(init_checkpoint))
+        bert_config_file = bert_config_file or config_file_beside(init_checkpoint)
+        if bert_config_file is None:
+            raise CheckpointError(f"no {' or '.join(CONFIG_FILE_NAMES)} next to "
+                                  f"{init_checkpoint!r}; pass bert_config_file explicitly")
+        config = BertConfig.from_json_file(bert_config_file)
         weights = checkpoints.read_weights(init_checkpoint)
     if any(name.startswith("cls/predictions/") for name in weights):
         model = BertPretrainingModel(config)

@@ -244,11 +244,11 @@ class _CleaningTable(dict):
 
     def __missing__(self, code_point):
         char = chr(code_point)
-        if char in ("\x00", "\ufffd") or _is_control(char):
+        if char in ("\x00", "\ufffd") or is_control(char):
             value = None
-        elif _is_whitespace(char):
+        elif is_whitespace(char):
             value = " "
-        elif _is_chinese_char(code_point):
+        elif is_chinese_char(code_point):
             value = f" {char} "
         else:
             value = code_point
@@ -307,7 +307,7 @@ class BasicTokenizer:
         pieces = []
         start_new_piece = True
         for char in text:
-            if _is_punctuation(char):
+            if is_punctuation(char):
                 pieces.append(char)
                 start_new_piece = True
             else:
@@ -358,19 +358,19 @@ class WordpieceTokenizer:
         return pieces
 
 
-def _is_whitespace(char):
+def is_whitespace(char):
     """Space, tab, newline, carriage return, or category Zs."""
     return char in " \t\n\r" or unicodedata.category(char) == "Zs"
 
 
-def _is_control(char):
+def is_control(char):
     """Category Cc or Cf, except tab / newline / carriage return (whitespace)."""
     if char in "\t\n\r":
         return False
     return unicodedata.category(char) in ("Cc", "Cf")
 
 
-def _is_punctuation(char):
+def is_punctuation(char):
     """Category P*, or any non-alphanumeric printable ASCII character."""
     cp = ord(char)
     if 33 <= cp <= 47 or 58 <= cp <= 64 or 91 <= cp <= 96 or 123 <= cp <= 126:
@@ -392,6 +392,6 @@ CJK_RANGES = (
 )
 
 
-def _is_chinese_char(cp):
+def is_chinese_char(cp):
     """Whether code point `cp` is in one of CJK_RANGES."""
     return any(lo <= cp <= hi for lo, hi in CJK_RANGES)

@@ -327,7 +327,7 @@ def test_feature_cache(tmp_path, tokenizer):
 def test_combine_windows_averages_real_rows_per_example():
     """Predict/eval rows -> one row per example: windows averaged, the padding
     rows of the last batch (is_real_example 0) left out, examples in order."""
-    from bert_tf.tasks.classifier import combine_windows
+    from bert_tf.tasks.logits import combine_windows
     rng = np.random.default_rng(0)
     index = np.array([2, 0, 0, 1, 2, 2, 0, 0])
     real = np.array([1, 1, 1, 1, 1, 1, 0, 0])

@@ -16,6 +16,7 @@ import pytest
 import tensorflow as tf
 from absl import flags
 
+from bert_tf import cli
 from bert_tf.errors import InputError
 from bert_tf.training import distribution
 from bert_tf.training.distribution import TrainingOptions
@@ -177,8 +178,8 @@ def test_set_seed_reproduces_draws_and_enables_determinism(monkeypatch):
 
 def test_training_flags_parse_into_options():
     flag_values = flags.FlagValues()
-    distribution.define_training_flags(flag_values)
-    distribution.define_training_flags(flag_values)
+    cli.define_training_flags(flag_values)
+    cli.define_training_flags(flag_values)
     flag_values(
         [
             "prog",
@@ -194,7 +195,7 @@ def test_training_flags_parse_into_options():
             "--weight_decay_rate=0.02",
         ]
     )
-    assert distribution.training_options_from_flags(flag_values) == TrainingOptions(
+    assert cli.training_options_from_flags(flag_values) == TrainingOptions(
         steps_per_loop=5,
         optimizer="lamb",
         use_tpu=True,
@@ -210,18 +211,18 @@ def test_training_flags_parse_into_options():
 
 def test_training_flag_defaults_and_validation():
     flag_values = flags.FlagValues()
-    distribution.define_training_flags(flag_values)
+    cli.define_training_flags(flag_values)
     flag_values(["prog"])
-    options = distribution.training_options_from_flags(flag_values)
+    options = cli.training_options_from_flags(flag_values)
     assert options == TrainingOptions()
     assert (options.optimizer, options.dtype, options.steps_per_loop) == ("adamw", "float32", 1000)
 
     flag_values(["prog", "--dtype=float16"])
     with pytest.raises(InputError, match="--dtype 'float16'"):
-        distribution.training_options_from_flags(flag_values)
+        cli.training_options_from_flags(flag_values)
     flag_values(["prog", "--dtype=float32", "--gradient_accumulation_steps=0"])
     with pytest.raises(InputError, match="--gradient_accumulation_steps"):
-        distribution.training_options_from_flags(flag_values)
+        cli.training_options_from_flags(flag_values)
 
 
 def test_multi_replica_strategies_in_a_fresh_process():

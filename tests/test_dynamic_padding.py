@@ -17,7 +17,7 @@ from bert_tf.data.features import SORT_WINDOW_BATCHES, trim_to_longest
 from bert_tf.export import export_classifier
 from bert_tf.modeling import BertClassifier
 from bert_tf.packing import pack_inputs
-from bert_tf.tasks.classifier import ClassificationTask
+from bert_tf.tasks.logits import ClassificationTask
 from bert_tf.training.loop import LoopConfig, Trainer
 from bert_tf.training.optimization import create_optimizer
 from conftest import HANG_TIMEOUT

@@ -18,6 +18,7 @@ import tensorflow as tf
 
 from bert_tf import tokenization
 from bert_tf.export import squad as squad_serving
+from bert_tf.export.common import whitespace_words
 from bert_tf.config import BertConfig
 from bert_tf.data.squad import features
 from bert_tf.data.squad.postprocess import SquadPostprocessor
@@ -234,7 +235,7 @@ def test_cases_cover_the_hard_parts(setup):
 
 def test_context_words_match_the_reader():
     contexts = [c for _, c in CASES] + ["\u202f\u202f", "a", "é\u0301 \U0001F642x"]
-    chars, starts, ends = squad_serving.context_words(tf.constant(contexts))
+    chars, starts, ends = whitespace_words(tf.constant(contexts))
     for context, row_starts, row_ends in zip(contexts, starts.to_list(), ends.to_list()):
         words = [context[s:e] for s, e in zip(row_starts, row_ends)]
         assert words == context_to_words(context)[0], context

@@ -11,7 +11,7 @@ too many or too few changes which window wins.
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.data.squad import alignment
+from bert_tf import packing
 from bert_tf.export import squad as squad_export
 from bert_tf.export import tagging as tagging_export
 
@@ -70,7 +70,7 @@ def test_python_rule_matches_the_original():
     for spans in all_spans():
         for i, (start, length) in enumerate(spans):
             for position in range(start, start + length):
-                assert alignment.is_max_context(spans, i, position) == check_is_max_context(
+                assert packing.is_max_context(spans, i, position) == check_is_max_context(
                     spans, i, position), (spans, i, position)
 
 

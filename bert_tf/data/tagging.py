@@ -15,7 +15,7 @@ position in the file, so predictions map back to words.
 A sentence longer than `max_seq_length - 2` sub-tokens becomes several
 windows (`packing.pack_windows`, `window_stride` apart); each word is
 labelled (and predicted) in exactly one of them: the window where its first
-sub-token has the most context (`alignment.is_max_context`, as SQuAD's
+sub-token has the most context (`packing.is_max_context`, as SQuAD's
 windows; the first such window on ties). With `document_context` the
 sentence sits in the middle of `max_seq_length - 2` sub-tokens of its
 document (the neighbouring sentences on both sides, moved over at the
@@ -33,10 +33,9 @@ from absl import logging
 
 from bert_tf.data import features as feature_files
 from bert_tf.data.features import Feature, FeatureSchema, file_stamp, input_features
-from bert_tf.data.squad.alignment import is_max_context
 from bert_tf.errors import InputError
 from bert_tf.files import write_text_atomically
-from bert_tf.packing import pack_windows
+from bert_tf.packing import is_max_context, pack_windows
 
 DOCSTART = "-DOCSTART-"
 NUM_COLUMNS = 4

@@ -2,6 +2,6 @@
 tokenization; plus a token-ids signature). Each loads with only tensorflow and
 tensorflow_text."""
 
-from bert_tf.export.classifier import check_export_dir, classification_outputs, export_classifier
+from bert_tf.export.classifier import export_classifier
 
-__all__ = ["check_export_dir", "classification_outputs", "export_classifier"]
+__all__ = ["export_classifier"]

@@ -13,31 +13,11 @@ tensorflow and tensorflow_text (whose ops the tokenizer uses). The vocab file
 travels with it as an asset.
 """
 
-import keras
 import tensorflow as tf
 
-from bert_tf.errors import InputError
-from bert_tf.export.compiled import model_call, pad_multiple
-from bert_tf.files import atomic_output
+from bert_tf.export.common import (check_export_dir, classification_outputs, model_call,
+                                   pad_multiple, serving_tokenizer, write_archive)
 from bert_tf.packing import average_windows, pack_example_windows
-from bert_tf.preprocessing import BertTokenizer
-
-
-def classification_outputs(logits, is_regression=False):
-    """Logits `[batch, n]` -> `probabilities` `[batch, n]` and `label_ids` int32
-    `[batch]` (regression: `predictions` `[batch]` from column 0)."""
-    if is_regression:
-        predictions = logits[:, 0]
-        return {"predictions": predictions, "label_ids": tf.zeros_like(predictions, tf.int32)}
-    return {"probabilities": tf.nn.softmax(logits, axis=-1),
-            "label_ids": tf.argmax(logits, axis=-1, output_type=tf.int32)}
-
-
-def check_export_dir(export_dir, overwrite):
-    """Refuses an existing export dir unless `overwrite` (checked before training)."""
-    if tf.io.gfile.exists(export_dir) and not overwrite:
-        raise InputError(f"--export_dir {export_dir!r} already exists; pass --overwrite "
-                         "to replace it")
 
 
 def export_classifier(model, export_dir, vocab_file, do_lower_case, max_seq_length,
@@ -48,13 +28,12 @@ def export_classifier(model, export_dir, vocab_file, do_lower_case, max_seq_leng
     `sentence_pairs` decides whether `serving_default` takes `text_b`.
     With `long_text_stride`, texts longer than `max_seq_length` are split
     into overlapping windows whose logits are averaged, as in eval/predict.
-    With `jit_compile` the model runs compiled with XLA (`export.compiled`).
+    With `jit_compile` the model runs compiled with XLA (`export.common`).
     Written to a temporary directory and renamed, so `export_dir` is never
     left half-written.
     """
     check_export_dir(export_dir, overwrite)
-    tokenizer = BertTokenizer(vocab_file, do_lower_case=do_lower_case, name="tokenizer")
-    tokenizer(tf.constant([""]))  # builds it, so that its vocabulary table can be tracked
+    tokenizer = serving_tokenizer(vocab_file, do_lower_case)
     ids_spec = tf.TensorSpec([None, max_seq_length], tf.int32)
     infer = model_call(model, jit_compile)
 
@@ -72,9 +51,6 @@ def export_classifier(model, export_dir, vocab_file, do_lower_case, max_seq_leng
         logits = average_windows(logits, example_ids, tf.shape(text_a)[0])
         return classification_outputs(logits, is_regression)
 
-    archive = keras.export.ExportArchive()
-    archive.track(model)
-    archive.track(tokenizer)
     text_spec = tf.TensorSpec([None], tf.string)
     if sentence_pairs:
         text_fn = tf.function(lambda text_a, text_b: classify_text(text_a, text_b),
@@ -82,9 +58,6 @@ def export_classifier(model, export_dir, vocab_file, do_lower_case, max_seq_leng
     else:
         text_fn = tf.function(lambda text_a: classify_text(text_a),
                               input_signature=[text_spec])
-    archive.add_endpoint("serving_default", text_fn)
-    archive.add_endpoint("serving_ids", tf.function(classify_ids,
-                                                    input_signature=[ids_spec] * 3))
-    with atomic_output(export_dir) as tmp:
-        archive.write_out(tmp, verbose=False)
-    return export_dir
+    return write_archive(export_dir, model, tokenizer, {
+        "serving_default": text_fn,
+        "serving_ids": tf.function(classify_ids, input_signature=[ids_spec] * 3)})

@@ -13,14 +13,11 @@ It loads with `tf.saved_model.load` in a process that imports only
 tensorflow and tensorflow_text; the vocab file travels as an asset.
 """
 
-import keras
 import tensorflow as tf
 
-from bert_tf.export.classifier import check_export_dir, classification_outputs
-from bert_tf.export.compiled import model_call, pad_multiple
-from bert_tf.files import atomic_output
+from bert_tf.export.common import (check_export_dir, classification_outputs, model_call,
+                                   pad_multiple, serving_tokenizer, write_archive)
 from bert_tf.packing import pack_example_windows
-from bert_tf.preprocessing import BertTokenizer
 
 
 def pack_choices(tokenizer, context, endings, max_seq_length, multiple=1):
@@ -44,11 +41,10 @@ def export_multiple_choice(model, export_dir, vocab_file, do_lower_case, max_seq
                            overwrite=False, jit_compile=False):
     """Writes `model` (a BertMultipleChoice) as a SavedModel at `export_dir`
     (through a temporary directory renamed at the end); returns `export_dir`.
-    With `jit_compile` the model runs compiled with XLA (`export.compiled`)."""
+    With `jit_compile` the model runs compiled with XLA (`export.common`)."""
     check_export_dir(export_dir, overwrite)
     num_choices = model.num_choices
-    tokenizer = BertTokenizer(vocab_file, do_lower_case=do_lower_case, name="tokenizer")
-    tokenizer(tf.constant([""]))  # builds it, so that its vocabulary table can be tracked
+    tokenizer = serving_tokenizer(vocab_file, do_lower_case)
     ids_spec = tf.TensorSpec([None, num_choices, max_seq_length], tf.int32)
     infer = model_call(model, jit_compile)
 
@@ -66,11 +62,6 @@ def export_multiple_choice(model, export_dir, vocab_file, do_lower_case, max_seq
     text_fn = tf.function(choose_text, input_signature=[
         tf.TensorSpec([None], tf.string, name="context"),
         *(tf.TensorSpec([None], tf.string, name=f"ending{i}") for i in range(num_choices))])
-    archive = keras.export.ExportArchive()
-    archive.track(model)
-    archive.track(tokenizer)
-    archive.add_endpoint("serving_default", text_fn)
-    archive.add_endpoint("serving_ids", tf.function(choose_ids, input_signature=[ids_spec] * 3))
-    with atomic_output(export_dir) as tmp:
-        archive.write_out(tmp, verbose=False)
-    return export_dir
+    return write_archive(export_dir, model, tokenizer, {
+        "serving_default": text_fn,
+        "serving_ids": tf.function(choose_ids, input_signature=[ids_spec] * 3)})

@@ -44,15 +44,11 @@ import os
 import keras
 import tensorflow as tf
 
-from bert_tf.data.squad.reader import CONTEXT_WHITESPACE
 from bert_tf.errors import InputError
-from bert_tf.export.classifier import check_export_dir
-from bert_tf.export.compiled import model_call
-from bert_tf.files import atomic_output
+from bert_tf.export.common import (check_export_dir, model_call, serving_tokenizer,
+                                   whitespace_words, write_archive)
 from bert_tf.packing import pack_example_windows
-from bert_tf.preprocessing import BertTokenizer
 
-_WHITESPACE_CODE_POINTS = sorted(ord(char) for char in CONTEXT_WHITESPACE)
 _MODEL_SETTINGS = frozenset(("vocab_file", "do_lower_case"))
 
 
@@ -83,31 +79,6 @@ class _Settings:
 
 
 _SETTING_NAMES = frozenset(field.name for field in dataclasses.fields(_Settings))
-
-
-def context_words(contexts):
-    """Splits contexts into words as `reader.context_to_words`.
-
-    Args:
-      contexts: tf.string `[batch]` (invalid UTF-8 decodes to U+FFFD).
-    Returns:
-      (chars, word_starts, word_ends): chars int32 `[batch, (chars)]`, the
-      code points; word_starts, word_ends int32 `[batch, (words)]`, the
-      offset of each word's first character and one past its last.
-    """
-    chars = tf.strings.unicode_decode(contexts, "UTF-8", errors="replace")
-    is_space = tf.reduce_any(chars.flat_values[:, None] == _WHITESPACE_CODE_POINTS, axis=1)
-    rows = chars.value_rowids()
-    position = tf.cast(tf.ragged.range(chars.row_lengths()).flat_values, tf.int32)
-    row_length = tf.cast(tf.gather(chars.row_lengths(), rows), tf.int32)
-    # Neighbours of each character; a row's first / last sees a space beyond its edge.
-    padded = tf.pad(is_space, [[1, 1]], constant_values=True)
-    is_first = ~is_space & (padded[:-2] | (position == 0))
-    is_last = ~is_space & (padded[2:] | (position == row_length - 1))
-    word_starts = tf.RaggedTensor.from_value_rowids(
-        tf.boolean_mask(position, is_first), tf.boolean_mask(rows, is_first), chars.nrows())
-    word_ends = word_starts.with_flat_values(tf.boolean_mask(position + 1, is_last))
-    return chars, word_starts, word_ends
 
 
 def _cut(chars, rows, begins, ends):
@@ -241,11 +212,11 @@ def _context_tokens(tokenizer, contexts):
     Args: tokenizer: a BertTokenizer; contexts: tf.string `[batch]`.
     Returns:
       (chars, word_starts, word_ends, context_ids, token_words): the first
-      three as `context_words`; context_ids int32 `[batch, (tokens)]`;
+      three as `whitespace_words`; context_ids int32 `[batch, (tokens)]`;
       token_words int32 `[all tokens]`, for each of `context_ids.flat_values`
       its word's index in `word_starts.flat_values`.
     """
-    chars, word_starts, word_ends = context_words(contexts)
+    chars, word_starts, word_ends = whitespace_words(contexts)
     words = _cut(chars, word_starts.value_rowids(), word_starts.flat_values,
                  word_ends.flat_values)
     pieces = tokenizer(words)  # [all words, (tokens)]
@@ -256,7 +227,7 @@ def _context_tokens(tokenizer, contexts):
 
 def _answer_spans(infer, tokenizer, questions, contexts, settings):
     """question, context tf.string `[batch]` -> the `serving_default` outputs;
-    `infer` is the model call (`export.compiled.model_call`)."""
+    `infer` is the model call (`export.common.model_call`)."""
     batch = tf.shape(contexts)[0]
     chars, word_starts, word_ends, context_ids, token_words = _context_tokens(tokenizer,
                                                                               contexts)
@@ -314,12 +285,6 @@ def _answer_function(infer, tokenizer, settings):
     return answer_text
 
 
-def _tokenizer(vocab_file, do_lower_case):
-    tokenizer = BertTokenizer(vocab_file, do_lower_case=do_lower_case, name="tokenizer")
-    tokenizer(tf.constant([""]))  # builds it, so that its vocabulary table can be tracked
-    return tokenizer
-
-
 def export_span_labeler(model, export_dir, vocab_file, do_lower_case, max_seq_length=384,
                         doc_stride=128, max_query_length=64, max_answer_length=30,
                         n_best_size=20, version_2_with_negative=False,
@@ -330,12 +295,12 @@ def export_span_labeler(model, export_dir, vocab_file, do_lower_case, max_seq_le
     flags of the same names. Written to a temporary directory and renamed, so
     `export_dir` is never left half-written; an existing `export_dir` is
     replaced only with `overwrite`. With `jit_compile` the model runs
-    compiled with XLA (`export.compiled`). Returns `export_dir`.
+    compiled with XLA (`export.common`). Returns `export_dir`.
     """
     settings = _Settings(max_seq_length, doc_stride, max_query_length, max_answer_length,
                          n_best_size, version_2_with_negative, null_score_diff_threshold)
     check_export_dir(export_dir, overwrite)
-    tokenizer = _tokenizer(vocab_file, do_lower_case)
+    tokenizer = serving_tokenizer(vocab_file, do_lower_case)
     ids_spec = tf.TensorSpec([None, max_seq_length], tf.int32)
     infer = model_call(model, jit_compile)
 
@@ -344,14 +309,9 @@ def export_span_labeler(model, export_dir, vocab_file, do_lower_case, max_seq_le
         return infer({"input_word_ids": input_word_ids, "input_mask": input_mask,
                       "input_type_ids": input_type_ids})
 
-    archive = keras.export.ExportArchive()
-    archive.track(model)
-    archive.track(tokenizer)
-    archive.add_endpoint("serving_default", _answer_function(infer, tokenizer, settings))
-    archive.add_endpoint("serving_ids", span_logits)
-    with atomic_output(export_dir) as tmp:
-        archive.write_out(tmp, verbose=False)
-    return export_dir
+    return write_archive(export_dir, model, tokenizer, {
+        "serving_default": _answer_function(infer, tokenizer, settings),
+        "serving_ids": span_logits})
 
 
 def answer(model_or_export, questions, contexts, **settings):
@@ -374,7 +334,7 @@ def answer(model_or_export, questions, contexts, **settings):
         if unknown or missing:
             raise InputError(f"answer() with a Keras model needs vocab_file and do_lower_case; "
                              f"unknown settings: {sorted(unknown)}, missing: {sorted(missing)}")
-        tokenizer = _tokenizer(settings.pop("vocab_file"), settings.pop("do_lower_case"))
+        tokenizer = serving_tokenizer(settings.pop("vocab_file"), settings.pop("do_lower_case"))
         serve = _answer_function(model_call(model_or_export), tokenizer,
                                  _Settings(**settings))
     else:

@@ -5,7 +5,7 @@ returns `tags` tf.string `[batch, max_words]` (padded with ""), and
 `word_starts`, `word_ends` int32 `[batch, max_words]` (each word is
 `text[word_starts:word_ends]`, offsets in Unicode code points; -1 padding).
 It runs `run_ner.py`'s prediction in one graph: words are split on
-whitespace (`export.squad.context_words`), each WordPiece-tokenized on its
+whitespace (`export.common.whitespace_words`), each WordPiece-tokenized on its
 own (none -> `[UNK]`), packed into windows `data.tagging.window_stride`
 apart, and each word's tag is the argmax at its first sub-token in the
 window where that sub-token has the most context, as `data.tagging`
@@ -13,16 +13,12 @@ features do. It loads with only tensorflow and tensorflow_text imported;
 the vocab file travels with it as an asset.
 """
 
-import keras
 import tensorflow as tf
 
 from bert_tf.data.tagging import window_stride
-from bert_tf.export.classifier import check_export_dir
-from bert_tf.export.compiled import model_call, pad_multiple
-from bert_tf.files import atomic_output
+from bert_tf.export.common import (check_export_dir, model_call, pad_multiple,
+                                   serving_tokenizer, whitespace_words, write_archive)
 from bert_tf.packing import pack_example_windows
-from bert_tf.preprocessing import BertTokenizer
-from bert_tf.export.squad import context_words
 
 
 def _cut_words(chars, word_starts, word_ends):
@@ -57,7 +53,7 @@ def sentence_pieces(tokenizer, text):
       int64 `[all tokens]` the index of each token's word in
       `word_starts.flat_values`.
     """
-    chars, word_starts, word_ends = context_words(text)
+    chars, word_starts, word_ends = whitespace_words(text)
     pieces = _at_least_one(tokenizer(_cut_words(chars, word_starts, word_ends)),
                            tokenizer.unk_id)
     ids = tf.RaggedTensor.from_row_splits(pieces, word_starts.row_splits).merge_dims(1, 2)
@@ -96,7 +92,7 @@ def labelled_positions(input_mask, example_ids, starts, row_starts, is_first):
 
 def tag_sentences(infer, tokenizer, labels, max_seq_length, text, multiple=1):
     """text tf.string `[batch]` -> the `serving_default` outputs (module docstring).
-    `infer` is the model call (`export.compiled.model_call`); windows are
+    `infer` is the model call (`export.common.model_call`); windows are
     padded to their longest, rounded up to `multiple`."""
     word_starts, word_ends, ids, is_first, token_words = sentence_pieces(tokenizer, text)
     inputs, example_ids, starts = pack_example_windows(
@@ -120,10 +116,9 @@ def export_tagger(model, export_dir, vocab_file, do_lower_case, max_seq_length, 
     """Writes `model` (logits `[batch, seq, len(labels)]`) as a SavedModel at
     `export_dir` (module docstring); written to a temporary directory and
     renamed, an existing `export_dir` replaced only with `overwrite`; with
-    `jit_compile` the model runs compiled with XLA (`export.compiled`)."""
+    `jit_compile` the model runs compiled with XLA (`export.common`)."""
     check_export_dir(export_dir, overwrite)
-    tokenizer = BertTokenizer(vocab_file, do_lower_case=do_lower_case, name="tokenizer")
-    tokenizer(tf.constant([""]))  # builds it, so that its vocabulary table can be tracked
+    tokenizer = serving_tokenizer(vocab_file, do_lower_case)
     labels = list(labels)
     infer = model_call(model, jit_compile)
 
@@ -132,10 +127,4 @@ def export_tagger(model, export_dir, vocab_file, do_lower_case, max_seq_length, 
         return tag_sentences(infer, tokenizer, labels, max_seq_length, text,
                              pad_multiple(jit_compile))
 
-    archive = keras.export.ExportArchive()
-    archive.track(model)
-    archive.track(tokenizer)
-    archive.add_endpoint("serving_default", serve)
-    with atomic_output(export_dir) as tmp:
-        archive.write_out(tmp, verbose=False)
-    return export_dir
+    return write_archive(export_dir, model, tokenizer, {"serving_default": serve})

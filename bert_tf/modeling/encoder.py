@@ -4,10 +4,10 @@ import keras
 import tensorflow as tf
 from keras import ops
 
+from bert_tf.accelerators import is_tpu_strategy
 from bert_tf.config import BertConfig
 from bert_tf.modeling.layers import BertEmbeddings, TransformerBlock, dense
 from bert_tf.modeling.token_layout import PADDED, RealTokens
-from bert_tf.training.distribution import is_tpu_strategy
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")

@@ -12,7 +12,7 @@ from bert_tf.modeling.layers import OutputProjection
 CLASSIFIER_DROPOUT = 0.1  # the original's fixed keep_prob=0.9 on the pooled output
 
 
-class _TaskModel(keras.Model):
+class TaskModel(keras.Model):
     """A keras.Model around one BertEncoder; serialises as its BertConfig."""
 
     def __init__(self, config, **kwargs):
@@ -30,7 +30,7 @@ class _TaskModel(keras.Model):
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
-class BertPretrainingModel(_TaskModel):
+class BertPretrainingModel(TaskModel):
     """Encoder + masked LM + next sentence prediction (`bert/` + `cls/`).
 
     Inputs: the encoder's dict plus `masked_lm_positions` int `[batch, num]`.
@@ -71,7 +71,7 @@ class BertPretrainingModel(_TaskModel):
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
-class BertClassifier(_TaskModel):
+class BertClassifier(TaskModel):
     """Encoder + dropout(0.1) + a dense layer on the pooled output.
 
     Returns float32 logits `[batch, num_labels]` (`num_labels=1` for
@@ -103,7 +103,7 @@ class BertClassifier(_TaskModel):
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
-class BertSpanLabeler(_TaskModel):
+class BertSpanLabeler(TaskModel):
     """Encoder + start/end logits over the sequence (SQuAD; `cls/squad`).
 
     Returns `start_logits`, `end_logits`: float32 `[batch, seq]`.
@@ -127,7 +127,7 @@ class BertSpanLabeler(_TaskModel):
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
-class BertMultipleChoice(_TaskModel):
+class BertMultipleChoice(TaskModel):
     """Encoder + dropout(0.1) + a one-unit dense layer on each choice's pooled output.
 
     Inputs: a dict of int tensors `[batch, num_choices, seq]`:

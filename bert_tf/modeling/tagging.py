@@ -5,13 +5,13 @@ from keras import ops
 
 from bert_tf.errors import InputError
 from bert_tf.modeling.layers import OutputProjection
-from bert_tf.modeling.models import CLASSIFIER_DROPOUT, _TaskModel
+from bert_tf.modeling.models import CLASSIFIER_DROPOUT, TaskModel
 
 COMBINE_MODES = ("concat", "sum")
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
-class BertTokenClassifier(_TaskModel):
+class BertTokenClassifier(TaskModel):
     """Encoder + dropout(0.1) + a dense layer on every token of the sequence output.
 
     Returns float32 logits `[batch, seq, num_labels]`. TF1 names: top-level
@@ -51,7 +51,7 @@ def check_layers(layers, num_hidden_layers):
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
-class BertFeatureTagger(_TaskModel):
+class BertFeatureTagger(TaskModel):
     """The paper's feature-based NER: a frozen encoder (not trainable, run
     without dropout), the hidden states of `layers` concatenated
     (`[batch, seq, hidden * len(layers)]`) or summed (`[batch, seq, hidden]`),

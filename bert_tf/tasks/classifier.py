@@ -4,7 +4,6 @@ import dataclasses
 import os
 
 import numpy as np
-import tensorflow as tf
 from absl import logging
 
 from bert_tf import tokenization
@@ -15,9 +14,9 @@ from bert_tf.errors import InputError
 from bert_tf.export import export_classifier
 from bert_tf.metrics import glue_metrics
 from bert_tf.modeling import BertClassifier
-from bert_tf.packing import average_windows
-from bert_tf.tasks.common import RunOptions, TaskRunner, epoch_schedule, option, run_task
-from bert_tf.training.loop import Task
+from bert_tf.options import option
+from bert_tf.tasks.common import RunOptions, TaskRunner, epoch_schedule, run_task
+from bert_tf.tasks.logits import ClassificationTask, combine_windows, cross_entropy, softmax
 
 _PASSTHROUGH = ("label_ids", "is_real_example", "example_index")
 
@@ -40,51 +39,6 @@ class ClassifierOptions(RunOptions):
     export_dir: str | None = option(None, "Write a SavedModel (raw text in) here.")
     overwrite: bool = option(False, "Replace an existing --export_dir.")
     processor_options: dict = dataclasses.field(default_factory=dict)
-
-
-class ClassificationTask(Task):
-    """Cross-entropy over labels, or squared error for regression, averaged
-    over the global batch."""
-
-    def __init__(self, is_regression):
-        self.is_regression = is_regression
-
-    def totals(self, features):
-        return {"examples": tf.shape(features["label_ids"])[0]}
-
-    def loss(self, outputs, features, totals):
-        if self.is_regression:
-            errors = tf.square(outputs[:, 0] - tf.cast(features["label_ids"], tf.float32))
-        else:
-            errors = tf.nn.sparse_softmax_cross_entropy_with_logits(features["label_ids"],
-                                                                    outputs)
-        return {"loss": tf.reduce_sum(errors) / totals["examples"]}
-
-
-def combine_windows(predictions):
-    """Per-feature predictions -> per-example: real rows only, logits of the
-    windows of one example averaged, examples in `example_index` order."""
-    real = predictions["is_real_example"] == 1
-    index = predictions["example_index"][real]
-    logits = predictions["logits"][real]
-    examples, position = np.unique(index, return_inverse=True)
-    means = average_windows(logits.astype(np.float64), position, len(examples))
-    labels = np.zeros(len(examples), predictions["label_ids"].dtype)
-    labels[position] = predictions["label_ids"][real]
-    return means.numpy().astype(np.float32), labels
-
-
-def softmax(logits):
-    """Row-wise softmax of numpy logits `[n, labels]`, in their dtype."""
-    shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
-    return shifted / shifted.sum(axis=1, keepdims=True)
-
-
-def cross_entropy(logits, labels):
-    """Mean negative log-likelihood of `labels` `[n]` under `logits` `[n, labels]`
-    (float64), as a Python float."""
-    log_probs = np.log(softmax(logits.astype(np.float64)))
-    return float(-np.mean(log_probs[np.arange(len(labels)), labels]))
 
 
 def eval_metrics(processor, logits, labels):

@@ -19,11 +19,12 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import checkpoints, tokenization
-from bert_tf.config import BertConfig
+from bert_tf.accelerators import is_tpu_strategy
+from bert_tf.config import CONFIG_FILE_NAMES, BertConfig, config_file_beside
 from bert_tf.errors import BertTfError, InputError
-from bert_tf.export.classifier import check_export_dir
-from bert_tf.export.compiled import XLA_PAD_MULTIPLE
+from bert_tf.export.common import XLA_PAD_MULTIPLE, check_export_dir
 from bert_tf.files import check_output_dir
+from bert_tf.options import option
 from bert_tf.training import distribution
 from bert_tf.training.distribution import TrainingOptions
 from bert_tf.training.loop import LoopConfig, Trainer, write_results
@@ -32,11 +33,6 @@ from bert_tf.training.optimization import create_optimizer
 # Without XLA a new batch length costs little (oneDNN kernels are made per
 # shape, once): a small multiple keeps most of the padding compute away.
 PADDING_MULTIPLE = 8
-
-
-def option(default=dataclasses.MISSING, help=""):  # noqa: A002  (absl's word for it)
-    """A dataclass field that is also a command-line flag with this help text."""
-    return dataclasses.field(default=default, metadata={"help": help})
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -73,10 +69,6 @@ class RunOptions:
     training: TrainingOptions = dataclasses.field(default_factory=TrainingOptions)
 
 
-# Config files beside a checkpoint: Google's releases, then Hugging Face folders.
-_CONFIG_NAMES = ("bert_config.json", "config.json")
-
-
 def config_file_of(options):
     """`--bert_config_file`, else the config beside `--init_checkpoint` (a
     release or Hugging Face folder, or the prefix of a checkpoint in one)."""
@@ -84,12 +76,11 @@ def config_file_of(options):
         return options.bert_config_file
     checkpoint = options.init_checkpoint
     if checkpoint:
-        folder = checkpoint if tf.io.gfile.isdir(checkpoint) else os.path.dirname(checkpoint)
-        for name in _CONFIG_NAMES:
-            if tf.io.gfile.exists(os.path.join(folder, name)):
-                return os.path.join(folder, name)
-        raise InputError(f"--bert_config_file is needed: --init_checkpoint={checkpoint} has no "
-                         f"{' or '.join(_CONFIG_NAMES)} beside it")
+        path = config_file_beside(checkpoint)
+        if path is None:
+            raise InputError(f"--bert_config_file is needed: --init_checkpoint={checkpoint} has "
+                             f"no {' or '.join(CONFIG_FILE_NAMES)} beside it")
+        return path
     raise InputError("--bert_config_file is needed (or an --init_checkpoint folder with one)")
 
 
@@ -295,7 +286,7 @@ def _pad_to_multiple(options, strategy):
     """--padding_multiple (or its default) under --dynamic_padding off TPUs, else None."""
     if not options.dynamic_padding:
         return None
-    if distribution.is_tpu_strategy(strategy):
+    if is_tpu_strategy(strategy):
         logging.info("--dynamic_padding is off under TPUStrategy: static shapes")
         return None
     if options.padding_multiple is not None:

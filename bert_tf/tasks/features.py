@@ -33,7 +33,8 @@ from bert_tf.errors import CheckpointError, InputError
 from bert_tf.files import atomic_output, check_output_file
 from bert_tf.modeling import BertEncoder
 from bert_tf.packing import pack_inputs
-from bert_tf.tasks.common import RunOptions, TaskRunner, option, parse_layers, run_task
+from bert_tf.options import option
+from bert_tf.tasks.common import RunOptions, TaskRunner, parse_layers, run_task
 from bert_tf.training.loop import Task
 
 _PAIR = re.compile(r"^(.*) \|\|\| (.*)$")

@@ -19,9 +19,9 @@ from bert_tf.data import multiple_choice as mc_data
 from bert_tf.data.classification.outputs import write_test_results
 from bert_tf.export.multiple_choice import export_multiple_choice
 from bert_tf.modeling import BertMultipleChoice
-from bert_tf.tasks.classifier import (ClassificationTask, combine_windows, cross_entropy,
-                                      softmax)
-from bert_tf.tasks.common import RunOptions, TaskRunner, epoch_schedule, option, run_task
+from bert_tf.options import option
+from bert_tf.tasks.common import RunOptions, TaskRunner, epoch_schedule, run_task
+from bert_tf.tasks.logits import ClassificationTask, combine_windows, cross_entropy, softmax
 
 
 @dataclasses.dataclass(kw_only=True)

@@ -8,7 +8,8 @@ from keras import ops
 from bert_tf.data.pretraining import dataset as pretraining_data
 from bert_tf.files import expand_input_patterns
 from bert_tf.modeling import BertPretrainingModel, pretraining_losses
-from bert_tf.tasks.common import RunOptions, TaskRunner, option, run_task
+from bert_tf.options import option
+from bert_tf.tasks.common import RunOptions, TaskRunner, run_task
 from bert_tf.training.loop import Task
 
 

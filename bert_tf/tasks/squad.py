@@ -21,7 +21,8 @@ from bert_tf.errors import InputError
 from bert_tf.files import write_text_atomically
 from bert_tf.modeling import BertSpanLabeler
 from bert_tf.export.squad import export_span_labeler
-from bert_tf.tasks.common import RunOptions, TaskRunner, epoch_schedule, option, run_task
+from bert_tf.options import option
+from bert_tf.tasks.common import RunOptions, TaskRunner, epoch_schedule, run_task
 from bert_tf.training.loop import Task
 
 EVAL_RESULTS_FILE = "eval_results.json"

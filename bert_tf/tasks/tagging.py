@@ -23,8 +23,8 @@ from bert_tf.errors import InputError
 from bert_tf.export.tagging import export_tagger
 from bert_tf.metrics_ner import entity_scores
 from bert_tf.modeling.tagging import COMBINE_MODES, BertFeatureTagger, BertTokenClassifier
-from bert_tf.tasks.common import (RunOptions, TaskRunner, epoch_schedule, option, parse_layers,
-                                  run_task)
+from bert_tf.options import option
+from bert_tf.tasks.common import RunOptions, TaskRunner, epoch_schedule, parse_layers, run_task
 from bert_tf.training.loop import Task
 
 PREDICTIONS_FILE = "test_predictions.txt"

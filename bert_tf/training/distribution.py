@@ -1,8 +1,7 @@
-"""Distribution strategy, numeric precision, seeding and the shared training flags.
+"""Distribution strategy, numeric precision and seeding: `TrainingOptions`
+(the training flags every script shares, defined by `cli.define_training_flags`)
+and what they set up::
 
-Scripts call `define_training_flags()` at import, then in ``main``::
-
-    options = training_options_from_flags(FLAGS)
     set_seed(options.seed, options.deterministic)
     strategy = strategy_from_options(options)
     loss_scaling = set_precision_policy(options.dtype, strategy)
@@ -12,37 +11,43 @@ import dataclasses
 
 import keras
 import tensorflow as tf
-from absl import flags, logging
+from absl import logging
 
-from bert_tf.cli import calling_script
+from bert_tf.accelerators import is_tpu_strategy
 from bert_tf.errors import InputError
+from bert_tf.options import option
 from bert_tf.training.optimization import OPTIMIZERS
 
 STRATEGY_NAMES = ("tpu", "mirrored", "multi_worker_mirrored", "one_device", "off", "default")
 DTYPES = ("float32", "mixed_float16", "mixed_bfloat16")
-_TPU_STRATEGIES = (tf.distribute.TPUStrategy, tf.distribute.experimental.TPUStrategy)
 
 
 @dataclasses.dataclass(frozen=True)
 class TrainingOptions:
-    """The values of the flags defined by `define_training_flags` (validated)."""
+    """How and where to train: strategy, precision, loop and optimizer (the
+    training flags every script shares; validated)."""
 
-    distribution_strategy: str = "default"
-    num_gpus: int = 0
-    use_tpu: bool = False
-    tpu_name: str | None = None
-    tpu_zone: str | None = None
-    gcp_project: str | None = None
-    master: str | None = None
-    num_tpu_cores: int | None = None
-    dtype: str = "float32"
-    jit_compile: bool = False
-    steps_per_loop: int = 1000
-    optimizer: str = "adamw"
-    gradient_accumulation_steps: int = 1
-    seed: int | None = None
-    deterministic: bool = False
-    weight_decay_rate: float = 0.01
+    distribution_strategy: str = option("default", f"One of: {', '.join(STRATEGY_NAMES)}.")
+    num_gpus: int = option(0, "GPUs to mirror over (0: the CPU).")
+    use_tpu: bool = option(False, "Run on a TPU (same as --distribution_strategy=tpu).")
+    tpu_name: str | None = option(None, "Cloud TPU name or grpc:// address; 'local' on a VM.")
+    tpu_zone: str | None = option(None, "GCE zone of the Cloud TPU (detected if unset).")
+    gcp_project: str | None = option(None, "GCP project of the Cloud TPU (detected if unset).")
+    master: str | None = option(None, "TPU address, used when --tpu_name is unset.")
+    num_tpu_cores: int | None = option(None, "Expected TPU cores (TPUStrategy uses all).")
+    dtype: str = option("float32", f"Compute precision, one of: {', '.join(DTYPES)}.")
+    jit_compile: bool = option(
+        False, "Compile the model with XLA: in the train, eval and predict steps and in an "
+               "exported SavedModel (TF Serving on CPU then needs "
+               "--xla_cpu_compilation_enabled).")
+    steps_per_loop: int = option(
+        1000, "At most this many train steps per tf.function call (fewer when a progress "
+              "line, about every 10 s, or a checkpoint is due).")
+    optimizer: str = option("adamw", f"One of: {', '.join(OPTIMIZERS)}.")
+    gradient_accumulation_steps: int = option(1, "Batches averaged per update.")
+    seed: int | None = option(None, "Random seed (Python, NumPy, TensorFlow, Keras).")
+    deterministic: bool = option(False, "Make TensorFlow ops deterministic (needs --seed).")
+    weight_decay_rate: float = option(0.01, "Weight decay (not on LayerNorm or biases).")
 
     def __post_init__(self):
         _check_choice("distribution_strategy", self.distribution_strategy, STRATEGY_NAMES)
@@ -65,48 +70,6 @@ class TrainingOptions:
 def _check_choice(flag_name, value, choices):
     if value not in choices:
         raise InputError(f"unknown --{flag_name} {value!r}; expected one of: {', '.join(choices)}")
-
-
-def define_training_flags(flag_values=flags.FLAGS):
-    """Defines the training flags shared by all scripts (listed by `--help` as
-    the calling script's own); later calls do nothing."""
-    if "distribution_strategy" in flag_values:
-        return
-    defaults = TrainingOptions()
-    module_name = calling_script()
-
-    def define(define_fn, name, help_text):
-        define_fn(name, getattr(defaults, name), help_text, flag_values=flag_values,
-                  module_name=module_name)
-
-    define(flags.DEFINE_string, "distribution_strategy", f"One of: {', '.join(STRATEGY_NAMES)}.")
-    define(flags.DEFINE_integer, "num_gpus", "GPUs to mirror over (0: the CPU).")
-    define(flags.DEFINE_bool, "use_tpu", "Run on a TPU (same as --distribution_strategy=tpu).")
-    define(flags.DEFINE_string, "tpu_name", "Cloud TPU name or grpc:// address; 'local' on a VM.")
-    define(flags.DEFINE_string, "tpu_zone", "GCE zone of the Cloud TPU (detected if unset).")
-    define(flags.DEFINE_string, "gcp_project", "GCP project of the Cloud TPU (detected if unset).")
-    define(flags.DEFINE_string, "master", "TPU address, used when --tpu_name is unset.")
-    define(flags.DEFINE_integer, "num_tpu_cores", "Expected TPU cores (TPUStrategy uses all).")
-    define(flags.DEFINE_string, "dtype", f"Compute precision, one of: {', '.join(DTYPES)}.")
-    define(flags.DEFINE_bool, "jit_compile",
-           "Compile the model with XLA: in the train, eval and predict steps and in an exported "
-           "SavedModel (TF Serving on CPU then needs --xla_cpu_compilation_enabled).")
-    define(flags.DEFINE_integer, "steps_per_loop",
-           "At most this many train steps per tf.function call (fewer when a progress line, "
-           "about every 10 s, or a checkpoint is due).")
-    flags.DEFINE_alias("iterations_per_loop", "steps_per_loop", flag_values=flag_values,
-                       module_name=module_name)
-    define(flags.DEFINE_string, "optimizer", f"One of: {', '.join(OPTIMIZERS)}.")
-    define(flags.DEFINE_integer, "gradient_accumulation_steps", "Batches averaged per update.")
-    define(flags.DEFINE_integer, "seed", "Random seed (Python, NumPy, TensorFlow, Keras).")
-    define(flags.DEFINE_bool, "deterministic", "Make TensorFlow ops deterministic (needs --seed).")
-    define(flags.DEFINE_float, "weight_decay_rate", "Weight decay (not on LayerNorm or biases).")
-
-
-def training_options_from_flags(flag_values=flags.FLAGS):
-    """Returns the parsed training flags as a validated `TrainingOptions`."""
-    fields = dataclasses.fields(TrainingOptions)
-    return TrainingOptions(**{field.name: getattr(flag_values, field.name) for field in fields})
 
 
 def get_strategy(
@@ -182,11 +145,6 @@ def strategy_from_options(options):
             replicas,
         )
     return strategy
-
-
-def is_tpu_strategy(strategy):
-    """Whether `strategy` runs on TPUs (which need static shapes)."""
-    return isinstance(strategy, _TPU_STRATEGIES)
 
 
 def set_precision_policy(dtype, strategy):

@@ -8,6 +8,8 @@ its first sub-token sits at `doc_offset = len(query_tokens) + 2` in the
 model's input.
 """
 
+from bert_tf.packing import is_max_context
+
 
 def tokenize_document(doc_tokens, tokenizer):
     """Sub-tokenizes each word separately.
@@ -62,27 +64,6 @@ def improve_answer_span(all_doc_tokens, tok_start, tok_end, tokenizer, orig_answ
             if " ".join(all_doc_tokens[new_start:new_end + 1]) == answer:
                 return new_start, new_end
     return tok_start, tok_end
-
-
-def is_max_context(doc_spans, span_index, position):
-    """Whether window `span_index` gives sub-token `position` its best context.
-
-    `doc_spans`: list of `(start, length)` windows over the document's
-    sub-tokens. A window containing `position` scores
-    `min(tokens left of it, tokens right of it) + 0.01 * length`; the
-    highest score wins, the first window on ties.
-    """
-    best_score = None
-    best_index = None
-    for index, (start, length) in enumerate(doc_spans):
-        end = start + length - 1
-        if not start <= position <= end:
-            continue
-        score = min(position - start, end - position) + 0.01 * length
-        if best_score is None or score > best_score:
-            best_score = score
-            best_index = index
-    return best_index == span_index
 
 
 def window_token_maps(doc_spans, span_index, tok_to_orig_index, doc_offset):

@@ -1,0 +1,100 @@
+"""What every SavedModel export shares: the export directory check, the
+in-graph tokenizer, the model call (plain or compiled with XLA), outputs of
+classification logits, whitespace words of raw text, and writing the archive
+atomically."""
+
+import keras
+import tensorflow as tf
+
+from bert_tf.data.squad.reader import CONTEXT_WHITESPACE
+from bert_tf.errors import InputError
+from bert_tf.files import atomic_output
+from bert_tf.preprocessing import BertTokenizer
+
+# Under XLA, text requests are padded to a multiple of this many tokens, so a
+# server compiles at most max_seq_length / 16 sequence lengths per batch size.
+XLA_PAD_MULTIPLE = 16
+
+_WHITESPACE_CODE_POINTS = sorted(ord(char) for char in CONTEXT_WHITESPACE)
+
+
+def check_export_dir(export_dir, overwrite):
+    """Refuses an existing export dir unless `overwrite` (checked before training)."""
+    if tf.io.gfile.exists(export_dir) and not overwrite:
+        raise InputError(f"--export_dir {export_dir!r} already exists; pass --overwrite "
+                         "to replace it")
+
+
+def classification_outputs(logits, is_regression=False):
+    """Logits `[batch, n]` -> `probabilities` `[batch, n]` and `label_ids` int32
+    `[batch]` (regression: `predictions` `[batch]` from column 0)."""
+    if is_regression:
+        predictions = logits[:, 0]
+        return {"predictions": predictions, "label_ids": tf.zeros_like(predictions, tf.int32)}
+    return {"probabilities": tf.nn.softmax(logits, axis=-1),
+            "label_ids": tf.argmax(logits, axis=-1, output_type=tf.int32)}
+
+
+def serving_tokenizer(vocab_file, do_lower_case):
+    """The in-graph `BertTokenizer`, built so that its vocabulary table can be
+    tracked by the archive."""
+    tokenizer = BertTokenizer(vocab_file, do_lower_case=do_lower_case, name="tokenizer")
+    tokenizer(tf.constant([""]))
+    return tokenizer
+
+
+def model_call(model, jit_compile=False):
+    """`inputs -> model(inputs, training=False)`.
+
+    With `jit_compile`, a tf.function that XLA compiles for each input shape
+    it meets; the SavedModel keeps that. TF Serving then needs XLA for the
+    device it serves on (on CPU: `--xla_cpu_compilation_enabled`).
+    """
+    def call(inputs):
+        return model(inputs, training=False)
+    return tf.function(call, jit_compile=True) if jit_compile else call
+
+
+def pad_multiple(jit_compile):
+    """What text requests' lengths are rounded up to (`pack_example_windows`)."""
+    return XLA_PAD_MULTIPLE if jit_compile else 1
+
+
+def whitespace_words(texts):
+    """Splits texts into words as the SQuAD reader's `context_to_words`.
+
+    Args:
+      texts: tf.string `[batch]` (invalid UTF-8 decodes to U+FFFD).
+    Returns:
+      (chars, word_starts, word_ends): chars int32 `[batch, (chars)]`, the
+      code points; word_starts, word_ends int32 `[batch, (words)]`, the
+      offset of each word's first character and one past its last.
+    """
+    chars = tf.strings.unicode_decode(texts, "UTF-8", errors="replace")
+    is_space = tf.reduce_any(chars.flat_values[:, None] == _WHITESPACE_CODE_POINTS, axis=1)
+    rows = chars.value_rowids()
+    position = tf.cast(tf.ragged.range(chars.row_lengths()).flat_values, tf.int32)
+    row_length = tf.cast(tf.gather(chars.row_lengths(), rows), tf.int32)
+    # Neighbours of each character; a row's first / last sees a space beyond its edge.
+    padded = tf.pad(is_space, [[1, 1]], constant_values=True)
+    is_first = ~is_space & (padded[:-2] | (position == 0))
+    is_last = ~is_space & (padded[2:] | (position == row_length - 1))
+    word_starts = tf.RaggedTensor.from_value_rowids(
+        tf.boolean_mask(position, is_first), tf.boolean_mask(rows, is_first), chars.nrows())
+    word_ends = word_starts.with_flat_values(tf.boolean_mask(position + 1, is_last))
+    return chars, word_starts, word_ends
+
+
+def write_archive(export_dir, model, tokenizer, endpoints):
+    """Writes a SavedModel of `model` and `tokenizer` with `endpoints`
+    ({signature name: tf.function}) to a temporary directory renamed to
+    `export_dir` at the end, so that it is never left half-written; returns
+    `export_dir`."""
+    archive = keras.export.ExportArchive()
+    archive.track(model)
+    archive.track(tokenizer)
+    for name, function in endpoints.items():
+        archive.add_endpoint(name, function)
+    with atomic_output(export_dir) as tmp:
+        archive.write_out(tmp, verbose=False)
+    return export_dir

@@ -1,0 +1,54 @@
+"""Logits over labels (or choices), shared by the classifier and
+multiple-choice tasks: the training loss, the windows of an example combined
+into one prediction, and softmax / cross-entropy in numpy for evaluation."""
+
+import numpy as np
+import tensorflow as tf
+
+from bert_tf.packing import average_windows
+from bert_tf.training.loop import Task
+
+
+class ClassificationTask(Task):
+    """Cross-entropy over labels, or squared error for regression, averaged
+    over the global batch."""
+
+    def __init__(self, is_regression):
+        self.is_regression = is_regression
+
+    def totals(self, features):
+        return {"examples": tf.shape(features["label_ids"])[0]}
+
+    def loss(self, outputs, features, totals):
+        if self.is_regression:
+            errors = tf.square(outputs[:, 0] - tf.cast(features["label_ids"], tf.float32))
+        else:
+            errors = tf.nn.sparse_softmax_cross_entropy_with_logits(features["label_ids"],
+                                                                    outputs)
+        return {"loss": tf.reduce_sum(errors) / totals["examples"]}
+
+
+def combine_windows(predictions):
+    """Per-feature predictions -> per-example: real rows only, logits of the
+    windows of one example averaged, examples in `example_index` order."""
+    real = predictions["is_real_example"] == 1
+    index = predictions["example_index"][real]
+    logits = predictions["logits"][real]
+    examples, position = np.unique(index, return_inverse=True)
+    means = average_windows(logits.astype(np.float64), position, len(examples))
+    labels = np.zeros(len(examples), predictions["label_ids"].dtype)
+    labels[position] = predictions["label_ids"][real]
+    return means.numpy().astype(np.float32), labels
+
+
+def softmax(logits):
+    """Row-wise softmax of numpy logits `[n, labels]`, in their dtype."""
+    shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return shifted / shifted.sum(axis=1, keepdims=True)
+
+
+def cross_entropy(logits, labels):
+    """Mean negative log-likelihood of `labels` `[n]` under `logits` `[n, labels]`
+    (float64), as a Python float."""
+    log_probs = np.log(softmax(logits.astype(np.float64)))
+    return float(-np.mean(log_probs[np.arange(len(labels)), labels]))
