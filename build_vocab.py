@@ -14,41 +14,16 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 from absl import flags  # noqa: E402
 
 from bert_tf import vocab
-from bert_tf.cli import run_main
+from bert_tf.cli import define_flags, options_from_flags, run_main
 
 FLAGS = flags.FLAGS
 
-flags.DEFINE_string(
-    "input_file", None,
-    "Comma-separated globs of UTF-8 text files (one sentence or paragraph per line).")
-flags.DEFINE_string("output_file", None, "Where to write the vocab (one token per line).")
-flags.DEFINE_integer(
-    "vocab_size", 30522, "Target vocabulary size: the result aims at 95-100% of it (fewer on a small corpus).")
-flags.DEFINE_bool(
-    "do_lower_case", True,
-    "Lower-case and strip accents, as the tokenizer that will use the vocab must.")
-flags.DEFINE_list(
-    "reserved_tokens", list(vocab.RESERVED_TOKENS),
-    "Tokens placed first, in this order; must include [UNK], [CLS] and [SEP].")
-flags.DEFINE_integer(
-    "max_unique_chars", None, "Keep only this many most frequent characters (default: all).")
-flags.DEFINE_bool(
-    "skip_invalid_utf8", False,
-    "Skip (with a warning) lines that are not UTF-8 instead of stopping at the first one.")
-flags.mark_flags_as_required(["input_file", "output_file"])
+define_flags(vocab.VocabOptions)
 
 
 def main(argv):
     del argv
-    vocab.build_vocab(
-        input_file=FLAGS.input_file,
-        vocab_size=FLAGS.vocab_size,
-        do_lower_case=FLAGS.do_lower_case,
-        output_file=FLAGS.output_file,
-        reserved_tokens=FLAGS.reserved_tokens,
-        max_unique_chars=FLAGS.max_unique_chars,
-        skip_invalid_utf8=FLAGS.skip_invalid_utf8,
-    )
+    vocab.build_vocab(options_from_flags(vocab.VocabOptions, FLAGS))
     print(f"vocabulary: {FLAGS.output_file}")
 
 

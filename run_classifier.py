@@ -19,25 +19,13 @@ from bert_tf.tasks.classifier import ClassifierOptions, run_classifier
 FLAGS = flags.FLAGS
 
 define_flags(ClassifierOptions)
-flags.DEFINE_string("xnli_language", None, "XNLI language (the original's default: zh).")
-flags.DEFINE_bool("skip_malformed", None, "Skip rows with a wrong number of columns.")
-flags.DEFINE_string("text_a_column", None, "generic task: column (name or index) of text a.")
-flags.DEFINE_string("text_b_column", None, "generic task: column of text b (pairs).")
-flags.DEFINE_string("label_column", None, "generic task: column of the label.")
-flags.DEFINE_list("labels", None, "generic task: the labels, in output order.")
-flags.DEFINE_string("delimiter", None, "generic task: field delimiter (default tab).")
 define_training_flags()
-
-_PROCESSOR_FLAGS = ("xnli_language", "skip_malformed", "text_a_column", "text_b_column",
-                    "label_column", "labels", "delimiter")
 
 
 def main(argv):
     del argv
-    run_classifier(options_from_flags(
-        ClassifierOptions, FLAGS,
-        processor_options={name: getattr(FLAGS, name) for name in _PROCESSOR_FLAGS},
-        training=training_options_from_flags(FLAGS)))
+    run_classifier(options_from_flags(ClassifierOptions, FLAGS,
+                                      training=training_options_from_flags(FLAGS)))
 
 
 if __name__ == "__main__":

@@ -8,9 +8,10 @@ import types
 from absl import app, flags
 
 from bert_tf.errors import BertTfError
+from bert_tf.options import flag_fields
 
 _DEFINERS = {bool: flags.DEFINE_bool, int: flags.DEFINE_integer, float: flags.DEFINE_float,
-             str: flags.DEFINE_string}
+             str: flags.DEFINE_string, tuple: flags.DEFINE_list}
 
 
 class Interrupted(KeyboardInterrupt):
@@ -84,21 +85,20 @@ def calling_script(depth=2):
 
 
 def define_flags(options_class, flag_values=flags.FLAGS, module_name=None):
-    """Defines one flag per field of the dataclass `options_class` that has
-    help text (`options.option`), with the field's default; fields without a
-    default become required flags. `--help` lists them as the calling
-    script's own (or `module_name`'s)."""
+    """Defines a flag for each field of the dataclass `options_class` declared
+    with `options.option`, with the field's default; fields without a default
+    become required flags. `--help` lists them as the calling script's own
+    (or `module_name`'s)."""
     module_name = module_name or calling_script()
     required = []
-    for field in dataclasses.fields(options_class):
-        if "help" not in field.metadata:
-            continue
+    for name, field in flag_fields(options_class):
         definer = _DEFINERS[_flag_type(field.type)]
         has_default = field.default is not dataclasses.MISSING
-        definer(field.name, field.default if has_default else None, field.metadata["help"],
-                flag_values=flag_values, module_name=module_name)
+        default = field.default if has_default else None
+        definer(name, list(default) if isinstance(default, tuple) else default,
+                field.metadata["help"], flag_values=flag_values, module_name=module_name)
         if not has_default:
-            required.append(field.name)
+            required.append(name)
     flags.mark_flags_as_required(required, flag_values=flag_values)
 
 
@@ -106,9 +106,14 @@ def options_from_flags(options_class, flag_values, **explicit):
     """Builds the dataclass `options_class` from the flags `define_flags`
     defined for it; fields given in `explicit` take those values instead,
     the others keep their defaults."""
-    names = [f.name for f in dataclasses.fields(options_class)
-             if "help" in f.metadata and f.name not in explicit]
-    return options_class(**{name: getattr(flag_values, name) for name in names}, **explicit)
+    values = {}
+    for name, field in flag_fields(options_class):
+        if field.name not in explicit:
+            value = getattr(flag_values, name)
+            if _flag_type(field.type) is tuple and value is not None:
+                value = tuple(value)
+            values[field.name] = value
+    return options_class(**values, **explicit)
 
 
 def define_training_flags(flag_values=flags.FLAGS):

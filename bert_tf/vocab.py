@@ -13,14 +13,15 @@ decreasing count.
 """
 
 import collections
+import dataclasses
 
 from absl import logging
-import tensorflow as tf
 from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
 
 from bert_tf import tokenization
-from bert_tf.files import check_output_file, expand_input_patterns
+from bert_tf.files import check_output_file, expand_input_patterns, write_text_atomically
 from bert_tf.errors import InputError
+from bert_tf.options import option
 
 RESERVED_TOKENS = (
     tokenization.PAD_TOKEN,
@@ -104,35 +105,50 @@ def learn_vocab(word_counts, vocab_size, reserved_tokens=RESERVED_TOKENS, max_un
 
 def write_vocab(tokens, output_file):
     """Writes one token per line (UTF-8), the format `tokenization.load_vocab` reads."""
-    with tf.io.gfile.GFile(output_file, "w") as f:
-        f.write("".join(f"{t}\n" for t in tokens))
+    write_text_atomically(output_file, "".join(f"{t}\n" for t in tokens))
 
 
-def build_vocab(
-    input_file,
-    vocab_size,
-    do_lower_case,
-    output_file,
-    reserved_tokens=RESERVED_TOKENS,
-    max_unique_chars=None,
-    skip_invalid_utf8=False,
-):
-    """Counts words in the files matched by `input_file` (comma-separated globs),
-    learns a WordPiece vocabulary and writes it to `output_file`.
+@dataclasses.dataclass(frozen=True)
+class VocabOptions:
+    """What `build_vocab` learns from and writes: the flags of build_vocab.py."""
+
+    input_file: str = option(
+        help="Comma-separated globs of UTF-8 text files (one sentence or paragraph per line).")
+    output_file: str = option(help="Where to write the vocab (one token per line).")
+    vocab_size: int = option(
+        30522, "Target vocabulary size: the result aims at 95-100% of it (fewer on a small "
+               "corpus).")
+    do_lower_case: bool = option(
+        True, "Lower-case and strip accents, as the tokenizer that will use the vocab must.")
+    reserved_tokens: tuple = option(
+        RESERVED_TOKENS, "Tokens placed first, in this order; must include [UNK], [CLS] and "
+                         "[SEP].")
+    max_unique_chars: int | None = option(
+        None, "Keep only this many most frequent characters (default: all).")
+    skip_invalid_utf8: bool = option(
+        False, "Skip (with a warning) lines that are not UTF-8 instead of stopping at the "
+               "first one.")
+
+
+def build_vocab(options):
+    """Counts words in the files matched by `options.input_file` (comma-separated
+    globs, or a list of them), learns a WordPiece vocabulary and writes it to
+    `options.output_file`.
 
     Returns:
       the list of vocabulary tokens written.
     """
-    check_output_file(output_file, "--output_file")
-    files = expand_input_patterns(input_file)
-    counts = count_words(files, do_lower_case, skip_invalid_utf8=skip_invalid_utf8)
-    tokens = learn_vocab(counts, vocab_size, reserved_tokens, max_unique_chars)
-    write_vocab(tokens, output_file)
+    o = options
+    check_output_file(o.output_file, "--output_file")
+    files = expand_input_patterns(o.input_file)
+    counts = count_words(files, o.do_lower_case, skip_invalid_utf8=o.skip_invalid_utf8)
+    tokens = learn_vocab(counts, o.vocab_size, o.reserved_tokens, o.max_unique_chars)
+    write_vocab(tokens, o.output_file)
     logging.info(
         "wrote %d tokens learnt from %d distinct words in %d files to %s",
         len(tokens),
         len(counts),
         len(files),
-        output_file,
+        o.output_file,
     )
     return tokens

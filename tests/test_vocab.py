@@ -11,6 +11,7 @@ import tensorflow as tf
 
 from bert_tf import preprocessing, tokenization, vocab
 from bert_tf.errors import InputError
+from bert_tf.vocab import VocabOptions
 from conftest import HANG_TIMEOUT
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -49,7 +50,7 @@ def built(tmp_path_factory):
     root = tmp_path_factory.mktemp("vocab")
     paths = make_corpus(root / "corpus")
     output = str(root / "vocab.txt")
-    tokens = vocab.build_vocab(str(root / "corpus" / "*.txt"), 300, True, output)
+    tokens = vocab.build_vocab(VocabOptions(str(root / "corpus" / "*.txt"), output, 300, True))
     return paths, output, tokens
 
 
@@ -92,12 +93,12 @@ def test_built_vocab_works_in_graph(built):
 
 def test_deterministic(built, tmp_path):
     paths, _, tokens = built
-    assert vocab.build_vocab(",".join(paths), 300, True, str(tmp_path / "v.txt")) == tokens
+    assert vocab.build_vocab(VocabOptions(",".join(paths), str(tmp_path / "v.txt"), 300, True)) == tokens
 
 
 def test_cased_vocab_keeps_case_and_accents(tmp_path):
     paths = make_corpus(tmp_path / "corpus", lines=200)
-    tokens = vocab.build_vocab(paths, 400, False, str(tmp_path / "v.txt"))
+    tokens = vocab.build_vocab(VocabOptions(paths, str(tmp_path / "v.txt"), 400, False))
     assert {"T", "C", "é", "##é", "Σ"} <= set(tokens)
     words = [w for line in corpus_lines(paths)
              for w in tokenization.BasicTokenizer(False).tokenize(line)]
@@ -148,7 +149,7 @@ def test_bad_arguments(tmp_path, kwargs, message):
                 output_file=str(tmp_path / "v.txt"))
     args.update({k: v.format(d=tmp_path) if isinstance(v, str) else v for k, v in kwargs.items()})
     with pytest.raises(InputError) as e:
-        vocab.build_vocab(**args)
+        vocab.build_vocab(VocabOptions(**args))
     assert str(e.value) == message.format(d=tmp_path)
     assert not (tmp_path / "v.txt").exists()
 
@@ -166,7 +167,7 @@ def test_script_builds_a_vocab(tmp_path):
                         "--do_lower_case=false", f"--output_file={output}")
     assert result.returncode == 0, result.stderr[-2000:]
     tokens = output.read_text(encoding="utf-8").splitlines()
-    assert tokens == vocab.build_vocab(paths, 200, False, str(tmp_path / "again.txt"))
+    assert tokens == vocab.build_vocab(VocabOptions(paths, str(tmp_path / "again.txt"), 200, False))
     assert tokens[:5] == RESERVED
 
 

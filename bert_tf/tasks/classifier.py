@@ -15,30 +15,37 @@ from bert_tf.export import export_classifier
 from bert_tf.metrics import glue_metrics
 from bert_tf.modeling import BertClassifier
 from bert_tf.options import option
-from bert_tf.tasks.common import RunOptions, TaskRunner, epoch_schedule, run_task
+from bert_tf.tasks.common import FineTuningOptions, TaskRunner, epoch_schedule, run_task
 from bert_tf.tasks.logits import ClassificationTask, combine_windows, cross_entropy, softmax
 
 _PASSTHROUGH = ("label_ids", "is_real_example", "example_index")
 
 
 @dataclasses.dataclass(kw_only=True)
-class ClassifierOptions(RunOptions):
+class ClassifierOptions(FineTuningOptions):
     """The flags of the original run_classifier.py (with its defaults) and the additions."""
 
     task_name: str = option(help=f"One of: {', '.join(glue.task_names())}.")
     data_dir: str = option(help="Folder with the task's .tsv files.")
-    vocab_file: str = option(help="The vocab.txt of the BERT model.")
-    do_lower_case: bool = option(True, "Lower-case the input (uncased models).")
-    do_predict: bool = option(False, "Whether to predict the test set.")
-    predict_batch_size: int = option(8, "Global prediction batch size.")
-    num_train_epochs: float = option(3.0, "Training epochs.")
-    warmup_proportion: float = option(0.1, "Share of training for linear warm-up.")
     long_text_stride: int | None = option(
         None, "Split texts longer than --max_seq_length into windows this many tokens apart "
               "and average their logits (default: truncate, as the original).")
-    export_dir: str | None = option(None, "Write a SavedModel (raw text in) here.")
-    overwrite: bool = option(False, "Replace an existing --export_dir.")
-    processor_options: dict = dataclasses.field(default_factory=dict)
+    # The data reader's options (glue.get_processor); None: the task's default.
+    xnli_language: str | None = option(None, "XNLI language (the original's default: zh).")
+    skip_malformed: bool | None = option(None, "Skip rows with a wrong number of columns.")
+    text_a_column: str | None = option(
+        None, "generic task: column (name or index) of text a.")
+    text_b_column: str | None = option(None, "generic task: column of text b (pairs).")
+    label_column: str | None = option(None, "generic task: column of the label.")
+    labels: tuple | None = option(None, "generic task: the labels, in output order.")
+    delimiter: str | None = option(None, "generic task: field delimiter (default tab).")
+
+    @property
+    def processor_options(self):
+        """The options of `glue.get_processor`."""
+        return {name: getattr(self, name) for name in (
+            "xnli_language", "skip_malformed", "text_a_column", "text_b_column",
+            "label_column", "labels", "delimiter")}
 
 
 def eval_metrics(processor, logits, labels):

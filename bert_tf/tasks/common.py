@@ -69,6 +69,22 @@ class RunOptions:
     training: TrainingOptions = dataclasses.field(default_factory=TrainingOptions)
 
 
+@dataclasses.dataclass(kw_only=True)
+class FineTuningOptions(RunOptions):
+    """The flags every fine-tuning script shares (classifier, multiple choice,
+    SQuAD, NER), with the original's defaults. A task re-declares one only
+    to change its default or to say in its help what it means there."""
+
+    vocab_file: str = option(help="The vocab.txt of the BERT model.")
+    do_lower_case: bool = option(True, "Lower-case the input (uncased models).")
+    do_predict: bool = option(False, "Whether to predict the test set.")
+    predict_batch_size: int = option(8, "Global prediction batch size.")
+    num_train_epochs: float = option(3.0, "Training epochs.")
+    warmup_proportion: float = option(0.1, "Share of training for linear warm-up.")
+    export_dir: str | None = option(None, "Write a SavedModel (raw text in) here.")
+    overwrite: bool = option(False, "Replace an existing --export_dir.")
+
+
 def config_file_of(options):
     """`--bert_config_file`, else the config beside `--init_checkpoint` (a
     release or Hugging Face folder, or the prefix of a checkpoint in one)."""

@@ -20,23 +20,17 @@ from bert_tf.data.classification.outputs import write_test_results
 from bert_tf.export.multiple_choice import export_multiple_choice
 from bert_tf.modeling import BertMultipleChoice
 from bert_tf.options import option
-from bert_tf.tasks.common import RunOptions, TaskRunner, epoch_schedule, run_task
+from bert_tf.tasks.common import FineTuningOptions, TaskRunner, epoch_schedule, run_task
 from bert_tf.tasks.logits import ClassificationTask, combine_windows, cross_entropy, softmax
 
 
 @dataclasses.dataclass(kw_only=True)
-class MultipleChoiceOptions(RunOptions):
+class MultipleChoiceOptions(FineTuningOptions):
     """The flags of run_multiple_choice.py (run_classifier's that apply)."""
 
     data_dir: str = option(help="Folder with SWAG's train.csv, val.csv and test.csv.")
-    vocab_file: str = option(help="The vocab.txt of the BERT model.")
-    do_lower_case: bool = option(True, "Lower-case the input (uncased models).")
     do_predict: bool = option(False, "Whether to predict test.csv (writes test_results.tsv).")
-    predict_batch_size: int = option(8, "Global prediction batch size.")
-    num_train_epochs: float = option(3.0, "Training epochs.")
-    warmup_proportion: float = option(0.1, "Share of training for linear warm-up.")
     export_dir: str | None = option(None, "Write a SavedModel (context + endings in) here.")
-    overwrite: bool = option(False, "Replace an existing --export_dir.")
 
 
 def eval_metrics(logits, labels):

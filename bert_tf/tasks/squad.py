@@ -22,18 +22,16 @@ from bert_tf.files import write_text_atomically
 from bert_tf.modeling import BertSpanLabeler
 from bert_tf.export.squad import export_span_labeler
 from bert_tf.options import option
-from bert_tf.tasks.common import RunOptions, TaskRunner, epoch_schedule, run_task
+from bert_tf.tasks.common import FineTuningOptions, TaskRunner, epoch_schedule, run_task
 from bert_tf.training.loop import Task
 
 EVAL_RESULTS_FILE = "eval_results.json"
 
 
 @dataclasses.dataclass(kw_only=True)
-class SquadOptions(RunOptions):
+class SquadOptions(FineTuningOptions):
     """The flags of the original run_squad.py (with its defaults) and the additions."""
 
-    vocab_file: str = option(help="The vocab.txt of the BERT model.")
-    do_lower_case: bool = option(True, "Lower-case the input (uncased models).")
     train_file: str | None = option(None, "SQuAD JSON for training, e.g. train-v1.1.json.")
     predict_file: str | None = option(
         None, "SQuAD JSON to predict, e.g. dev-v1.1.json; scored when it has answers.")
@@ -42,10 +40,7 @@ class SquadOptions(RunOptions):
     doc_stride: int = option(128, "Tokens between the starts of a context's windows.")
     max_query_length: int = option(64, "Question tokens kept (the rest is cut).")
     do_predict: bool = option(False, "Whether to predict --predict_file.")
-    predict_batch_size: int = option(8, "Global prediction batch size.")
-    learning_rate: float = option(5e-5, "Peak learning rate.")
     num_train_epochs: float = option(3.0, "Training epochs (over the questions).")
-    warmup_proportion: float = option(0.1, "Share of training for linear warm-up.")
     n_best_size: int = option(20, "Answers per question in nbest_predictions.json, and start "
                                   "/ end positions considered per window.")
     max_answer_length: int = option(30, "Longest answer, in WordPiece tokens.")
@@ -56,7 +51,6 @@ class SquadOptions(RunOptions):
     null_score_diff_threshold: float = option(
         0.0, "SQuAD 2.0: answer \"\" when the null score exceeds the best span's by more.")
     export_dir: str | None = option(None, "Write a SavedModel (question + context in) here.")
-    overwrite: bool = option(False, "Replace an existing --export_dir.")
     # run_squad.py has no eval set of its own: --predict_file is scored instead.
     do_eval: bool = False
     eval_batch_size: int = 8

@@ -24,7 +24,8 @@ from bert_tf.export.tagging import export_tagger
 from bert_tf.metrics_ner import entity_scores
 from bert_tf.modeling.tagging import COMBINE_MODES, BertFeatureTagger, BertTokenClassifier
 from bert_tf.options import option
-from bert_tf.tasks.common import RunOptions, TaskRunner, epoch_schedule, parse_layers, run_task
+from bert_tf.tasks.common import (FineTuningOptions, TaskRunner, epoch_schedule, parse_layers,
+                                 run_task)
 from bert_tf.training.loop import Task
 
 PREDICTIONS_FILE = "test_predictions.txt"
@@ -34,18 +35,15 @@ _PASSTHROUGH = ("label_ids", "word_ids", "sentence_index", "is_real_example")
 
 
 @dataclasses.dataclass(kw_only=True)
-class NerOptions(RunOptions):
+class NerOptions(FineTuningOptions):
     """The flags of run_ner.py."""
 
     data_dir: str = option(help="Folder with train.txt, dev.txt (or valid.txt) and test.txt "
                                 "in the CoNLL-2003 format.")
-    vocab_file: str = option(help="The vocab.txt of the BERT model.")
     do_lower_case: bool = option(False, "Lower-case the input (uncased models; CoNLL "
                                         "models are usually cased).")
     do_predict: bool = option(False, "Tag test.txt (writes test_predictions.txt).")
-    predict_batch_size: int = option(8, "Global prediction batch size.")
     num_train_epochs: float = option(3.0, "Training epochs (over the sentences).")
-    warmup_proportion: float = option(0.1, "Share of training for linear warm-up.")
     labels: str = option("", "Comma-separated tags (default: the tags of "
                              "train.txt, sorted, O first).")
     document_context: bool = option(False, "Fill each window with the neighbouring "
@@ -58,7 +56,6 @@ class NerOptions(RunOptions):
     combine: str = option("concat", "Feature-based: concat or sum the --layers.")
     lstm_units: int = option(768, "Feature-based: LSTM units per direction.")
     export_dir: str | None = option(None, "Write a SavedModel (sentences in, tags out) here.")
-    overwrite: bool = option(False, "Replace an existing --export_dir.")
 
 
 class TaggingTask(Task):

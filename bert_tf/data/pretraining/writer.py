@@ -51,30 +51,56 @@ from bert_tf.files import (atomic_output, check_output_file, expand_input_patter
 from bert_tf.data.pretraining.instances import InstanceOptions, randint
 from bert_tf.data.pretraining.summary import PretrainingSummary
 from bert_tf.errors import InputError
+from bert_tf.options import option
 
 
 @dataclasses.dataclass(frozen=True)
 class PretrainingDataOptions:
     """The flags of create_pretraining_data.py (the original's, then the new ones)."""
 
-    input_patterns: tuple
-    output_files: tuple
-    vocab_file: str
-    do_lower_case: bool = True
-    do_whole_word_mask: bool = False
-    max_seq_length: int = 128
-    max_predictions_per_seq: int = 20
-    random_seed: int = 12345
-    dupe_factor: int = 10
-    masked_lm_prob: float = 0.15
-    short_seq_prob: float = 0.1
+    input_patterns: tuple = option(
+        help="Input raw text file (or comma-separated list of files or globs).",
+        flag="input_file")
+    output_files: tuple = option(
+        help="Output TF example file (or comma-separated list of files).", flag="output_file")
+    vocab_file: str = option(help="The vocabulary file that the BERT model was trained on.")
+    do_lower_case: bool = option(
+        True, "Whether to lower case the input text. Should be True for uncased models and "
+              "False for cased models.")
+    do_whole_word_mask: bool = option(
+        False, "Whether to use whole word masking rather than per-WordPiece masking.")
+    max_seq_length: int = option(128, "Maximum sequence length.")
+    max_predictions_per_seq: int = option(
+        20, "Maximum number of masked LM predictions per sequence.")
+    random_seed: int = option(12345, "Random seed for data generation.")
+    dupe_factor: int = option(
+        10, "Number of times to duplicate the input data (with different masks).")
+    masked_lm_prob: float = option(0.15, "Masked LM probability.")
+    short_seq_prob: float = option(
+        0.1, "Probability of creating sequences which are shorter than the maximum length.")
     # Beyond the original.
-    word_segmenter: str | None = None
-    num_workers: int = 1
-    sentences_per_block: int = 10000
-    interleave_blocks: int = 4
-    skip_invalid_utf8: bool = False
-    show_progress: bool = True
+    word_segmenter: str | None = option(
+        None, "With --do_whole_word_mask: mask the pieces of each word of this segmenter "
+              f"together (one of: {', '.join(pretraining_blocks.WORD_SEGMENTERS)}; text "
+              "without ## pieces, e.g. Chinese; needs the jieba extra).")
+    num_workers: int = option(
+        1, "Processes that tokenize and make instances: this one and num_workers - 1 spawned "
+           "ones; the output does not depend on it.")
+    sentences_per_block: int = option(
+        10000, "Documents are processed in blocks, each ending with the document that brings "
+               "it to this many lines; random next sentences come from the same block. A "
+               "corpus of one block gives exactly the original's output.")
+    interleave_blocks: int = option(
+        4, "The instances of this many consecutive blocks are merged at random.")
+    skip_invalid_utf8: bool = option(
+        False, "Skip (and count) lines that are not UTF-8 instead of stopping.")
+    show_progress: bool = option(
+        True, "Show documents, instances and rate on stderr while running.")
+
+    def __post_init__(self):
+        # "a.txt,b.txt," names two files, as it always has.
+        for name in ("input_patterns", "output_files"):
+            object.__setattr__(self, name, tuple(path for path in getattr(self, name) if path))
 
     @property
     def instance_options(self):
