@@ -2,27 +2,44 @@
 
 What is promised byte-identical on any machine is pinned by digest: the
 pre-training records, the cached feature records, the checkpoints' variable
-names, shapes and dtypes, and the GLUE submission file (its labels have a
-wide margin). What comes out of floating-point arithmetic (eval_results.txt,
-test_results.tsv) is pinned by value, within a tolerance measured across CPU
-settings (tests/calibrate.py --marker=numerics -k pinned): oneDNN picks other
-kernels on other CPUs and sums round differently. The pins were taken from
-the code before the task framework refactoring (issue 9); a change that
-alters any of them on purpose must say so and update the pin here.
+names, shapes and dtypes, the GLUE submission file and NER's
+test_predictions.txt (their labels have a wide margin). Answer texts (SQuAD)
+and tokens (extract_features) are pinned exactly, again only where the
+logits they come from are far from a tie. What comes out of floating-point
+arithmetic (eval_results, test_results.tsv, SQuAD's n-best logits and null
+odds, the features) is pinned by value, within a tolerance measured across
+CPU settings (tests/calibrate.py --marker=numerics -k pinned): oneDNN picks
+other kernels on other CPUs and sums round differently. The pre-training and
+classifier pins were taken from the code before the task framework
+refactoring (issue 9), the SQuAD, NER, multiple-choice and extract_features
+ones later; a change that alters any of them on purpose must say so and
+update the pin here.
 """
 
+import csv
 import hashlib
+import json
 import os
 import random
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
+from bert_tf import checkpoints
 from bert_tf.config import BertConfig
+from bert_tf.data import tagging
 from bert_tf.data.pretraining.writer import PretrainingDataOptions, create_pretraining_data
+from bert_tf.data.squad import postprocess
+from bert_tf.modeling import BertEncoder
+from bert_tf.tasks import multiple_choice as multiple_choice_task
 from bert_tf.tasks.classifier import ClassifierOptions, run_classifier
+from bert_tf.tasks.features import FeatureOptions, extract_features
+from bert_tf.tasks.multiple_choice import MultipleChoiceOptions, run_multiple_choice
 from bert_tf.tasks.pretraining import PretrainingOptions, run_pretraining
+from bert_tf.tasks.squad import SquadOptions, run_squad
+from bert_tf.tasks.tagging import NerOptions, run_ner
 from bert_tf.training.distribution import TrainingOptions
 
 WORDS = ["the", "a", "cat", "dog", "sat", "ran", "on", "mat", "good", "bad", "very", "film",
@@ -153,6 +170,345 @@ def test_classifier_outputs_are_pinned(model_files, calibration):
         PROBABILITY_ATOL
 
 
+def _latest_checkpoint(output_dir):
+    step = max(int(f.split("-")[1].split(".")[0]) for f in os.listdir(output_dir)
+               if f.startswith("model.ckpt-") and f.endswith(".index"))
+    return os.path.join(output_dir, f"model.ckpt-{step}")
+
+
+def _read_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def _top_margins(logits):
+    """The difference between the two largest values of each row of `logits`."""
+    top = np.sort(np.asarray(logits, dtype=np.float64), axis=-1)
+    return top[..., -1] - top[..., -2]
+
+
+def _squad_file(path, rng, num_paragraphs, impossible_share=0.0):
+    """SQuAD JSON: contexts of 2 to 6 sentences (up to ~50 tokens: several
+    windows), questions on a span of 1 to 3 words of one sentence (with its
+    case and punctuation), a share of them unanswerable (SQuAD 2.0)."""
+    paragraphs = []
+    for p in range(num_paragraphs):
+        sentences = [_sentence(rng, rng.randint(4, 8)) for _ in range(rng.randint(2, 6))]
+        context = " ".join(sentences)
+        qas = []
+        for q in range(rng.randint(1, 2)):
+            qas_id = f"{path.stem}-{p}-{q}"
+            question = _sentence(rng, rng.randint(2, 5))[:-1] + "?"
+            if rng.random() < impossible_share:
+                qas.append({"id": qas_id, "question": question, "answers": [],
+                            "is_impossible": True})
+                continue
+            index = rng.randrange(len(sentences))
+            words = sentences[index].split()
+            first = rng.randrange(len(words))
+            text = " ".join(words[first:first + rng.randint(1, 3)])
+            start = len(" ".join(sentences[:index])) + (index > 0) + \
+                len(" ".join(words[:first])) + (first > 0)
+            assert context[start:start + len(text)] == text
+            qas.append({"id": qas_id, "question": question, "is_impossible": False,
+                        "answers": [{"text": text, "answer_start": start}]})
+        paragraphs.append({"context": context, "qas": qas})
+    with open(path, "w") as f:
+        json.dump({"version": "v2.0" if impossible_share else "1.1",
+                   "data": [{"title": "pins", "paragraphs": paragraphs}]}, f)
+    return str(path)
+
+
+def _record_window_gaps(monkeypatch, n_best_size):
+    """Records, per window that SQuAD post-processing gets, the gap between
+    the `n_best_size`-th and the next largest start (and end) logit: which
+    positions make the n-best (none of them is in the output files)."""
+    gaps = []
+    original = postprocess.SquadPostprocessor.add
+
+    def add(self, feature, start_logits, end_logits):
+        for logits in (start_logits, end_logits):
+            top = np.sort(np.asarray(logits, dtype=np.float64))[::-1]
+            gaps.append(top[n_best_size - 1] - top[n_best_size])
+        return original(self, feature, start_logits, end_logits)
+
+    monkeypatch.setattr(postprocess.SquadPostprocessor, "add", add)
+    return gaps
+
+
+def _nbest_margins(nbest):
+    """The score (start + end logit) difference between consecutive answers
+    of every question's n-best list, in a 1-D array."""
+    return np.concatenate([-np.diff([e["start_logit"] + e["end_logit"] for e in entries])
+                           for entries in nbest.values()])
+
+
+@pytest.mark.slow
+@pytest.mark.numerics
+def test_squad_outputs_are_pinned(model_files, calibration, monkeypatch):
+    """v1.1: train and predict (contexts of several windows, padding windows
+    in predict); then SQuAD 2.0 prediction with that checkpoint (null_odds)."""
+    root, vocab, config = model_files
+    rng = random.Random(11)
+    train = _squad_file(root / "squad_train.json", rng, 6)
+    dev = _squad_file(root / "squad_dev.json", rng, 3)
+    dev_v2 = _squad_file(root / "squad_dev_v2.json", rng, 3, impossible_share=0.4)
+    output_dir, output_v2 = str(root / "squad"), str(root / "squad_v2")
+    settings = dict(vocab_file=vocab, bert_config_file=config, max_seq_length=32, doc_stride=8,
+                    max_query_length=6, predict_batch_size=4, n_best_size=3,
+                    max_answer_length=4)
+    window_gaps = _record_window_gaps(monkeypatch, settings["n_best_size"])
+    run_squad(SquadOptions(
+        output_dir=output_dir, train_file=train, predict_file=dev, do_train=True,
+        do_predict=True, train_batch_size=4, learning_rate=2e-3, num_train_epochs=2.0,
+        save_checkpoints_steps=3, training=TrainingOptions(seed=3, steps_per_loop=2),
+        **settings))
+    checkpoint = _latest_checkpoint(output_dir)
+    run_squad(SquadOptions(
+        output_dir=output_v2, predict_file=dev_v2, do_predict=True, init_checkpoint=checkpoint,
+        version_2_with_negative=True, training=TrainingOptions(seed=3), **settings))
+    digests = {name: _records_digest(os.path.join(output_dir, name)) for name in (
+        "train.tf_record", "predict.tf_record")}
+    digests["predict_v2.tf_record"] = _records_digest(os.path.join(output_v2, "predict.tf_record"))
+    digests["checkpoint"] = _checkpoint_digest(checkpoint)
+    assert digests == SQUAD_PINS, digests
+
+    nbest = _read_json(os.path.join(output_dir, "nbest_predictions.json"))
+    scores = _read_json(os.path.join(output_dir, "eval_results.json"))
+    nbest_v2 = _read_json(os.path.join(output_v2, "nbest_predictions.json"))
+    null_odds = _read_json(os.path.join(output_v2, "null_odds.json"))
+    scores_v2 = _read_json(os.path.join(output_v2, "eval_results.json"))
+    numbers = {f"{qas_id}.{k}.{key}": entry[key] for qas_id, entries in nbest.items()
+               for k, entry in enumerate(entries)
+               for key in ("probability", "start_logit", "end_logit")}
+    margins = {"min_window_gap": min(window_gaps),
+               "min_nbest_margin": _nbest_margins({**nbest, **nbest_v2}).min(),
+               "min_abs_null_odds": min(abs(v) for v in null_odds.values())}
+    calibration.record(**numbers, **scores, **{f"v2.{k}": v for k, v in scores_v2.items()},
+                       **{f"null_odds.{k}": v for k, v in null_odds.items()}, **margins)
+    # The answer texts are portable: no two candidates' scores, no start or
+    # end logit at the edge of a window's n-best and no null odds (against
+    # null_score_diff_threshold 0) are near a tie.
+    assert min(margins.values()) > MIN_MARGIN, margins
+    assert _read_json(os.path.join(output_dir, "predictions.json")) == SQUAD_PREDICTIONS
+    assert {q: [e["text"] for e in entries] for q, entries in nbest.items()} == \
+        {q: [e[0] for e in entries] for q, entries in SQUAD_NBEST.items()}
+    pinned = np.array([e[1:] for entries in SQUAD_NBEST.values() for e in entries])
+    np.testing.assert_allclose([e["probability"] for entries in nbest.values() for e in entries],
+                               pinned[:, 0], atol=PROBABILITY_ATOL)
+    np.testing.assert_allclose([(e["start_logit"], e["end_logit"]) for entries in nbest.values()
+                                for e in entries], pinned[:, 1:], atol=LOGIT_ATOL)
+    assert scores == pytest.approx(SQUAD_SCORES, rel=EVAL_RESULTS_RTOL), scores
+    assert _read_json(os.path.join(output_v2, "predictions.json")) == SQUAD_V2_PREDICTIONS
+    assert list(null_odds) == list(SQUAD_V2_NULL_ODDS)
+    np.testing.assert_allclose(list(null_odds.values()), list(SQUAD_V2_NULL_ODDS.values()),
+                               atol=LOGIT_ATOL)
+    assert list(scores_v2) == list(SQUAD_V2_SCORES)
+    assert scores_v2 == pytest.approx(SQUAD_V2_SCORES, rel=EVAL_RESULTS_RTOL, abs=LOGIT_ATOL), \
+        scores_v2
+
+
+# CoNLL tags of the NER pins' words (IOB2: an animal, or a thing with the
+# adjective before it); "cats", "dogs" and "films" are two WordPieces.
+_NER_WORDS = {"cat": "ANI", "dog": "ANI", "cats": "ANI", "dogs": "ANI", "mat": "OBJ",
+              "film": "OBJ", "films": "OBJ", "plot": "OBJ", "music": "OBJ"}
+
+
+def _conll_file(path, rng, num_sentences, long_every=0):
+    """A CoNLL-2003 file: documents of 3 sentences; every `long_every`-th
+    sentence has 18 words, more than one window of the NER pins."""
+    rows = []
+    for i in range(num_sentences):
+        if i % 3 == 0:
+            rows += ["-DOCSTART- -X- -X- O", ""]
+        length = 18 if long_every and i % long_every == long_every - 1 else rng.randint(3, 8)
+        previous = None
+        for _ in range(length):
+            word = rng.choice(WORDS[:18] + ["cats", "dogs", "films"])
+            tag = "O"
+            if word in _NER_WORDS:
+                kind = _NER_WORDS[word]
+                tag = f"B-{kind}"
+                if kind == "OBJ" and previous in ("good", "bad", "long", "short"):
+                    rows[-1] = rows[-1].rsplit(" ", 1)[0] + f" B-{kind}"
+                    tag = f"I-{kind}"
+            rows.append(f"{word} NN I-NP {tag}")
+            previous = word
+        rows.append("")
+    path.write_text("\n".join(rows) + "\n")
+
+
+def _record_tag_margins(monkeypatch):
+    """Records, per labelled word that NER tags (eval, then predict), the
+    difference between its two largest logits (`_top_margins`)."""
+    margins = []
+    original = tagging.word_predictions
+
+    def word_predictions(sentences, batches):
+        def recorded():
+            for batch in batches:
+                tagged = (batch["word_ids"] >= 0) & (batch["is_real_example"] == 1)[:, None]
+                margins.append(_top_margins(batch["logits"])[tagged])
+                yield batch
+        return original(sentences, recorded())
+
+    monkeypatch.setattr(tagging, "word_predictions", word_predictions)
+    return margins
+
+
+@pytest.mark.slow
+@pytest.mark.numerics
+def test_ner_outputs_are_pinned(model_files, calibration, monkeypatch):
+    """Sentences longer than a window, documents, padding rows in eval / predict."""
+    root, vocab, config = model_files
+    data_dir, output_dir = root / "conll", str(root / "ner")
+    data_dir.mkdir()
+    rng = random.Random(13)
+    for name, n in (("train.txt", 16), ("dev.txt", 7), ("test.txt", 5)):
+        _conll_file(data_dir / name, rng, n, long_every=4)
+    margins = _record_tag_margins(monkeypatch)
+    run_ner(NerOptions(
+        data_dir=str(data_dir), vocab_file=vocab, bert_config_file=config, do_lower_case=True,
+        output_dir=output_dir, max_seq_length=16, do_train=True, do_eval=True, do_predict=True,
+        train_batch_size=4, eval_batch_size=4, predict_batch_size=4, learning_rate=2e-3,
+        num_train_epochs=2.0, save_checkpoints_steps=3,
+        training=TrainingOptions(seed=4, steps_per_loop=2)))
+    digests = {name: _records_digest(os.path.join(output_dir, name)) for name in (
+        "train.tf_record", "eval.tf_record", "predict.tf_record")}
+    digests["test_predictions.txt"] = _digest(os.path.join(output_dir, "test_predictions.txt"))
+    digests["checkpoint"] = _checkpoint_digest(_latest_checkpoint(output_dir))
+    results = _key_values(os.path.join(output_dir, "eval_results.txt"))
+    min_margin = float(np.concatenate(margins).min())
+    calibration.record(**results, min_margin=min_margin)
+    # The tags (test_predictions.txt, and the entity scores) are portable: no
+    # word's two best tags are near a tie.
+    assert min_margin > MIN_MARGIN, min_margin
+    assert digests == NER_PINS, digests
+    assert list(results) == list(NER_EVAL_RESULTS)
+    assert results == pytest.approx(NER_EVAL_RESULTS, rel=EVAL_RESULTS_RTOL), results
+
+
+_SWAG_HEADER = ["video-id", "fold-ind", "startphrase", "sent1", "sent2", "gold-source",
+                "ending0", "ending1", "ending2", "ending3", "label"]
+
+
+def _swag_file(path, rng, n, with_label=True):
+    """A SWAG CSV of `n` rows whose right ending says "good" and the others
+    "bad" (learnt a little in a few steps: the choices' logits then differ
+    by far more than rounding); every third row has no sent2, so choices
+    differ in length and grouped eval / predict batches reorder the rows."""
+    plain = [w for w in WORDS[:18] if w not in ("good", "bad")]
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(_SWAG_HEADER[:11 if with_label else 10])
+        for i in range(n):
+            sent1, sent2 = _sentence(rng, rng.randint(3, 9)), "" if i % 3 == 0 else "The"
+            label = rng.randrange(4)
+            endings = []
+            for choice in range(4):
+                words = [rng.choice(plain) for _ in range(rng.randint(2, 5))]
+                words.insert(rng.randrange(len(words) + 1), "good" if choice == label else "bad")
+                endings.append(" ".join(words) + ".")
+            row = [f"pins_{i}", str(i), f"{sent1} {sent2}", sent1, sent2, "gold", *endings]
+            writer.writerow(row + [str(label)] if with_label else row)
+
+
+def _record_eval_margins(monkeypatch):
+    """Records the eval set's logit margins (`_top_margins`) of a multiple-choice run."""
+    margins = []
+    original = multiple_choice_task.eval_metrics
+
+    def eval_metrics(logits, labels):
+        margins.append(_top_margins(logits))
+        return original(logits, labels)
+
+    monkeypatch.setattr(multiple_choice_task, "eval_metrics", eval_metrics)
+    return margins
+
+
+@pytest.mark.slow
+@pytest.mark.numerics
+def test_multiple_choice_outputs_are_pinned(model_files, calibration, monkeypatch):
+    """Truncated pairs (max_seq_length 16), padding rows in eval / predict."""
+    root, vocab, config = model_files
+    data_dir, output_dir = root / "swag", str(root / "multiple_choice")
+    data_dir.mkdir()
+    rng = random.Random(17)
+    for name, n in (("train.csv", 32), ("val.csv", 7), ("test.csv", 5)):
+        _swag_file(data_dir / name, rng, n, with_label=name != "test.csv")
+    eval_margins = _record_eval_margins(monkeypatch)
+    run_multiple_choice(MultipleChoiceOptions(
+        data_dir=str(data_dir), vocab_file=vocab, bert_config_file=config,
+        output_dir=output_dir, max_seq_length=16, do_train=True, do_eval=True, do_predict=True,
+        train_batch_size=4, eval_batch_size=4, predict_batch_size=4, learning_rate=5e-3,
+        num_train_epochs=3.0, save_checkpoints_steps=10,
+        training=TrainingOptions(seed=5, steps_per_loop=4)))
+    digests = {name: _records_digest(os.path.join(output_dir, name)) for name in (
+        "train.tf_record", "eval.tf_record", "predict.tf_record")}
+    digests["checkpoint"] = _checkpoint_digest(_latest_checkpoint(output_dir))
+    assert digests == MULTIPLE_CHOICE_PINS, digests
+
+    results = _key_values(os.path.join(output_dir, "eval_results.txt"))
+    probabilities = np.loadtxt(os.path.join(output_dir, "test_results.tsv"), delimiter="\t")
+    min_eval_margin = float(np.concatenate(eval_margins).min())
+    calibration.record(**results, min_eval_margin=min_eval_margin,
+                       **{f"p{i}.{j}": p for (i, j), p in np.ndenumerate(probabilities)})
+    # eval_accuracy is portable: no eval example's two best choices are near a tie.
+    assert min_eval_margin > MIN_MARGIN, min_eval_margin
+    assert list(results) == list(MULTIPLE_CHOICE_EVAL_RESULTS)
+    assert results == pytest.approx(MULTIPLE_CHOICE_EVAL_RESULTS, rel=EVAL_RESULTS_RTOL), \
+        results
+    np.testing.assert_allclose(probabilities, MULTIPLE_CHOICE_TEST_PROBABILITIES,
+                               atol=PROBABILITY_ATOL)
+
+
+_FEATURE_LINES = ["The cat sat on the mat.", "A dog ||| the cats ran", "Zebras sat.",
+                  "The very long film was a very dull story on music and the plot was bad."]
+
+
+def _weighted_sums(values):
+    """One number per layer of an example's features `[tokens, layers,
+    hidden]`: the sum of all its values, each times its own fixed weight
+    (sin 1, sin 2, ... over tokens and hidden units)."""
+    values = np.asarray(values, dtype=np.float64)
+    tokens, _, hidden = values.shape
+    weights = np.sin(1.0 + np.arange(tokens * hidden)).reshape(tokens, hidden)
+    return np.einsum("tlh,th->l", values, weights)
+
+
+@pytest.mark.slow
+@pytest.mark.numerics
+def test_extract_features_outputs_are_pinned(model_files, calibration):
+    """A fresh encoder (fixed seed) saved as a TF1 checkpoint; a pair, an
+    unknown word, truncation and a padding row in the last batch."""
+    root, vocab, config = model_files
+    features_dir = root / "features"
+    features_dir.mkdir()
+    keras.utils.set_random_seed(6)
+    checkpoints.save_tf1_checkpoint(BertEncoder(BertConfig.from_json_file(config)),
+                                    str(features_dir / "bert_model.ckpt"))
+    (features_dir / "input.txt").write_text("\n".join(_FEATURE_LINES) + "\n")
+    output = features_dir / "features.jsonl"
+    extract_features(FeatureOptions(
+        input_file=str(features_dir / "input.txt"), output_file=str(output), vocab_file=vocab,
+        bert_config_file=config, init_checkpoint=str(features_dir / "bert_model.ckpt"),
+        layers="-1,0", max_seq_length=12, batch_size=3, training=TrainingOptions(seed=6)))
+    lines = [json.loads(line) for line in output.read_text().splitlines()]
+    assert [line["linex_index"] for line in lines] == list(range(len(_FEATURE_LINES)))
+    assert [[feature["token"] for feature in line["features"]] for line in lines] == \
+        FEATURE_TOKENS
+    assert {(layer["index"], len(layer["values"])) for line in lines
+            for feature in line["features"] for layer in feature["layers"]} == {(-1, 32), (0, 32)}
+    values = [[[layer["values"] for layer in feature["layers"]] for feature in line["features"]]
+              for line in lines]
+    sums = np.array([_weighted_sums(v) for v in values])
+    cls = np.array([v[0][0][:4] for v in values])
+    calibration.record(**{f"sum{i}.{j}": x for (i, j), x in np.ndenumerate(sums)},
+                       **{f"cls{i}.{j}": x for (i, j), x in np.ndenumerate(cls)})
+    np.testing.assert_allclose(sums, FEATURE_WEIGHTED_SUMS, atol=FEATURE_SUM_ATOL)
+    np.testing.assert_allclose(cls, FEATURE_CLS_VALUES, atol=FEATURE_ATOL)
+
+
 # eval_results changed on purpose when AdamW became one fused kernel per
 # variable (issue 13): the losses by <= 3e-7 relative after 6 steps.
 PRETRAINING_PINS = {"records": "9a9f12a7c0acd38c", "checkpoint": "9c6373a98306ee1a"}
@@ -182,6 +538,90 @@ CLASSIFIER_EVAL_RESULTS = {
 CLASSIFIER_TEST_PROBABILITIES = [[1 - p, p] for p in (
     0.5875814, 0.58758646, 0.58758235, 0.5875953, 0.58758724, 0.5875769, 0.5875871, 0.5875737,
     0.5875745, 0.5875806, 0.5875813)]
+SQUAD_PINS = {
+    "train.tf_record": "a19b71ceca20e9b5", "predict.tf_record": "7d89eaeaa4514020",
+    "predict_v2.tf_record": "f7555d94ef1848c3", "checkpoint": "942a3bfbff5e2569",
+}
+# Measured spread over the same four settings: the start logits 2.1e-7 (9.7e-7
+# relative), the end logits 1.1e-6 (8.3e-6 relative: oneDNN's AVX2 and SSE4.1
+# kernels shift every end logit by +4e-7 and -6e-7 against Eigen's), the null
+# odds 7.5e-8, the n-best probabilities 1.1e-8, the scores none. The margins
+# the texts ride on: smallest window n-best edge gap 1.8e-3, n-best score
+# step 1.9e-2, |null odds| 0.76 (each moved by 3e-8).
+SQUAD_PREDICTIONS = {"squad_dev-0-0": "long film", "squad_dev-0-1": "film bad sat",
+                     "squad_dev-1-0": "dog", "squad_dev-2-0": "dog dog", "squad_dev-2-1": "dog"}
+# (text, probability, start_logit, end_logit) of each n-best answer.
+SQUAD_NBEST = {
+    "squad_dev-0-0": [("long film", 1.0, 0.258444399, 0.159886077)],
+    "squad_dev-0-1": [("film bad sat", 0.538847042, 0.230121017, 0.244154274),
+                      ("long", 0.461152958, 0.184496403, 0.134076923)],
+    "squad_dev-1-0": [("dog", 0.554979239, 0.366815865, 0.184993535),
+                      (". On", 0.445020761, 0.204892337, 0.126107290)],
+    "squad_dev-2-0": [("dog dog", 0.352229477, 0.281444550, 0.303123474),
+                      ("dog", 0.333620472, 0.227165699, 0.303123474),
+                      ("is very on dog", 0.314150051, 0.261129141, 0.209026739)],
+    "squad_dev-2-1": [("dog", 1.0, 0.213462591, 0.157715529)],
+}
+SQUAD_SCORES = {"exact_match": 0.0, "f1": 0.0}
+SQUAD_V2_PREDICTIONS = {"squad_dev_v2-0-0": "good bad.", "squad_dev_v2-1-0": "long sat.",
+                        "squad_dev_v2-1-1": "dog long", "squad_dev_v2-2-0": "long",
+                        "squad_dev_v2-2-1": "long"}
+SQUAD_V2_NULL_ODDS = {"squad_dev_v2-0-0": -0.757453904, "squad_dev_v2-1-0": -0.768799484,
+                      "squad_dev_v2-1-1": -0.865297928, "squad_dev_v2-2-0": -0.782342628,
+                      "squad_dev_v2-2-1": -0.782238260}
+SQUAD_V2_SCORES = {
+    "exact": 0.0, "f1": 13.3333333, "total": 5, "HasAns_exact": 0.0, "HasAns_f1": 33.3333333,
+    "HasAns_total": 2, "NoAns_exact": 0.0, "NoAns_f1": 0.0, "NoAns_total": 3,
+    "best_exact": 60.0, "best_exact_thresh": 0.0, "best_f1": 60.0, "best_f1_thresh": 0.0,
+}
+NER_PINS = {
+    "train.tf_record": "14ad531945d531bc", "eval.tf_record": "63a1b5376f87d6f1",
+    "predict.tf_record": "dec83b2a70a036c3", "test_predictions.txt": "d730803dd3fde20b",
+    "checkpoint": "0a2349858d6d7584",
+}
+# Measured spread over the same four settings: the losses 2.9e-9 (2.5e-9
+# relative), the entity scores none. The smallest margin between a word's two
+# best tags (eval and test) is 6.2e-4; it moved by 1.5e-8.
+NER_EVAL_RESULTS = {
+    "eval_loss": 1.17154005, "f1": 0.413793103, "f1_ANI": 0.0, "f1_OBJ": 0.545454545,
+    "global_step": 8, "loss": 1.17154005, "precision": 0.5, "precision_ANI": 0.0,
+    "precision_OBJ": 0.5, "recall": 0.352941176, "recall_ANI": 0.0, "recall_OBJ": 0.6,
+}
+MULTIPLE_CHOICE_PINS = {
+    "train.tf_record": "8738b53a26eab863", "eval.tf_record": "a2c84db0dc0a7027",
+    "predict.tf_record": "928c9b27d32a599d", "checkpoint": "202ca4dce902a659",
+}
+# Measured spread over the same four settings: the losses 9.2e-9 (6.7e-9
+# relative), eval_accuracy none, the test probabilities 1e-8 (4.1e-8
+# relative). The smallest margin between an eval example's two best choices
+# (logits) is 6.6e-3; it moved by 3.2e-8.
+MULTIPLE_CHOICE_EVAL_RESULTS = {"eval_accuracy": 0.857142857, "eval_loss": 1.36943568,
+                                "global_step": 24, "loss": 1.36943568}
+MULTIPLE_CHOICE_TEST_PROBABILITIES = [
+    [0.24357113, 0.25756332, 0.25152418, 0.24734138],
+    [0.2459379, 0.24030828, 0.26043642, 0.25331742],
+    [0.24530008, 0.2528818, 0.24401467, 0.25780347],
+    [0.248307, 0.24847142, 0.24505113, 0.25817043],
+    [0.24990335, 0.25126195, 0.24714127, 0.2516934],
+]
+FEATURE_TOKENS = [
+    ["[CLS]", "the", "cat", "sat", "on", "the", "mat", ".", "[SEP]"],
+    ["[CLS]", "a", "dog", "[SEP]", "the", "cat", "##s", "ran", "[SEP]"],
+    ["[CLS]", "[UNK]", "sat", ".", "[SEP]"],
+    ["[CLS]", "the", "very", "long", "film", "was", "a", "very", "dull", "story", "on", "[SEP]"],
+]
+# Measured spread over the same four settings: the written values are rounded
+# to 6 decimals, and 11 to 14 of the 2240 values were one rounding step (1e-6)
+# apart between two settings (none of the [CLS] values pinned); the weighted
+# sums 2.6e-6 (3.9e-7 relative). The tokens are the same.
+# `_weighted_sums` of each line's layers -1 and 0.
+FEATURE_WEIGHTED_SUMS = [[10.2748659, 10.2714437], [5.71558922, 5.72643881],
+                         [2.92054690, 2.78494612], [-6.58018062, -6.64256504]]
+# The first 4 values of each line's [CLS] vector in layer -1, as written (6 decimals).
+FEATURE_CLS_VALUES = [[-0.072984, -1.768566, -1.151112, 0.652105],
+                      [-0.072391, -1.76872, -1.158323, 0.646919],
+                      [-0.072302, -1.765911, -1.159551, 0.64981],
+                      [-0.067829, -1.765799, -1.153631, 0.657434]]
 # Tolerances: 40x the largest relative spread measured, for AVX-512 kernels
 # (which an AVX2-only CPU cannot run) and a trajectory that drifts over
 # training; still of the order of what a change of arithmetic moves (issue
@@ -189,3 +629,14 @@ CLASSIFIER_TEST_PROBABILITIES = [[1 - p, p] for p in (
 # 7e-7).
 EVAL_RESULTS_RTOL = 1e-6
 PROBABILITY_ATOL = 1e-6
+# The same for the quantities of their own scale: SQuAD's logits and null odds
+# (45x the end logits' 1.1e-6), the features as written (40x one rounding step)
+# and their weighted sums (40x 2.6e-6).
+LOGIT_ATOL = 5e-5
+FEATURE_ATOL = 4e-5
+FEATURE_SUM_ATOL = 1e-4
+# Predicted tags, answer texts and choices are pinned exactly (or by digest)
+# only where the logits they come from are this far from a tie: 10x
+# LOGIT_ATOL, 450x the largest logit spread measured; the margins themselves
+# moved by 3.2e-8 at most.
+MIN_MARGIN = 5e-4
