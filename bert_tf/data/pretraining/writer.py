@@ -231,7 +231,7 @@ class BlockInterleaver:
         blocks, getrandbits = self._blocks, self._rng.getrandbits
         while len(blocks) >= width:
             r = randint(getrandbits, 0, self._left - 1)  # rng.randrange(self._left)
-            for k, block in enumerate(blocks):
+            for k, block in enumerate(blocks):  # noqa: B007  (k: the block taken, below)
                 if r < len(block):
                     break
                 r -= len(block)
