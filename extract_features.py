@@ -13,8 +13,13 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from absl import flags  # noqa: E402
 
-from bert_tf.cli import (define_flags, define_training_flags, options_from_flags, run_main,
-                         training_options_from_flags)
+from bert_tf.cli import (
+    define_flags,
+    define_training_flags,
+    options_from_flags,
+    run_main,
+    training_options_from_flags,
+)
 from bert_tf.tasks.features import FeatureOptions, extract_features
 
 FLAGS = flags.FLAGS
@@ -25,8 +30,9 @@ define_training_flags()
 
 def main(argv):
     del argv
-    extract_features(options_from_flags(FeatureOptions, FLAGS,
-                                        training=training_options_from_flags(FLAGS)))
+    extract_features(
+        options_from_flags(FeatureOptions, FLAGS, training=training_options_from_flags(FLAGS))
+    )
 
 
 if __name__ == "__main__":

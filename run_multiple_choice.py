@@ -12,8 +12,13 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from absl import flags  # noqa: E402
 
-from bert_tf.cli import (define_flags, define_training_flags, options_from_flags, run_main,
-                         training_options_from_flags)
+from bert_tf.cli import (
+    define_flags,
+    define_training_flags,
+    options_from_flags,
+    run_main,
+    training_options_from_flags,
+)
 from bert_tf.tasks.multiple_choice import MultipleChoiceOptions, run_multiple_choice
 
 FLAGS = flags.FLAGS
@@ -24,8 +29,11 @@ define_training_flags()
 
 def main(argv):
     del argv
-    run_multiple_choice(options_from_flags(MultipleChoiceOptions, FLAGS,
-                                           training=training_options_from_flags(FLAGS)))
+    run_multiple_choice(
+        options_from_flags(
+            MultipleChoiceOptions, FLAGS, training=training_options_from_flags(FLAGS)
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -15,8 +15,13 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from absl import flags  # noqa: E402
 
-from bert_tf.cli import (define_flags, define_training_flags, options_from_flags, run_main,
-                         training_options_from_flags)
+from bert_tf.cli import (
+    define_flags,
+    define_training_flags,
+    options_from_flags,
+    run_main,
+    training_options_from_flags,
+)
 from bert_tf.tasks.tagging import NerOptions, run_ner
 
 FLAGS = flags.FLAGS
@@ -27,8 +32,9 @@ define_training_flags()
 
 def main(argv):
     del argv
-    results = run_ner(options_from_flags(NerOptions, FLAGS,
-                                         training=training_options_from_flags(FLAGS)))
+    results = run_ner(
+        options_from_flags(NerOptions, FLAGS, training=training_options_from_flags(FLAGS))
+    )
     for key, value in sorted(results.items()):
         print(f"{key} = {value}")
 

@@ -14,8 +14,13 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from absl import flags  # noqa: E402
 
-from bert_tf.cli import (define_flags, define_training_flags, options_from_flags, run_main,
-                         training_options_from_flags)
+from bert_tf.cli import (
+    define_flags,
+    define_training_flags,
+    options_from_flags,
+    run_main,
+    training_options_from_flags,
+)
 from bert_tf.tasks.squad import SquadOptions, run_squad
 
 FLAGS = flags.FLAGS
@@ -26,8 +31,9 @@ define_training_flags()
 
 def main(argv):
     del argv
-    results = run_squad(options_from_flags(SquadOptions, FLAGS,
-                                           training=training_options_from_flags(FLAGS)))
+    results = run_squad(
+        options_from_flags(SquadOptions, FLAGS, training=training_options_from_flags(FLAGS))
+    )
     for key, value in results.items():
         print(f"{key} = {value}")
 

@@ -35,7 +35,6 @@ flags.DEFINE_integer("steps", 3, "Steady steps timed after the first.")
 FLAGS = flags.FLAGS
 
 
-
 class Phases:
     """Wall and process-CPU seconds of consecutive phases."""
 
@@ -71,13 +70,17 @@ def main(_):
         steady.append(phases.rows.pop())
     step_wall = statistics.median(wall for _, wall, _ in steady)
     step_cpu = statistics.median(cpu for _, _, cpu in steady)
-    print(f"{FLAGS.config} batch {FLAGS.batch_size} seq {FLAGS.seq_length}, "
-          f"{os.cpu_count()} CPUs{'':9s}wall s    CPU s")
+    print(
+        f"{FLAGS.config} batch {FLAGS.batch_size} seq {FLAGS.seq_length}, "
+        f"{os.cpu_count()} CPUs{'':9s}wall s    CPU s"
+    )
     for name, wall, cpu in phases.rows:
         print(f"  {name:38s}{wall:8.2f}{cpu:9.2f}")
     _, first_wall, first_cpu = phases.rows[-1]
-    print(f"  {'  of which graph setup (first - steady)':38s}{first_wall - step_wall:8.2f}"
-          f"{first_cpu - step_cpu:9.2f}")
+    print(
+        f"  {'  of which graph setup (first - steady)':38s}{first_wall - step_wall:8.2f}"
+        f"{first_cpu - step_cpu:9.2f}"
+    )
     print(f"  {'steady step (median)':38s}{step_wall:8.2f}{step_cpu:9.2f}")
     print(f"time to first step {first_step:.1f} s = {first_step / step_wall:.1f} steady steps")
     digest = hashlib.sha256(b"".join(w.numpy().tobytes() for w in model.weights))

@@ -23,13 +23,22 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from absl import app, flags  # noqa: E402
+from pretraining_step import (
+    bench_config,
+    bert_tf_forward,
+    bert_tf_step,  # noqa: E402
+    make_batch,
+    make_inputs,
+    training_flops,
+)
+
 from bert_tf.modeling import BertEncoder  # noqa: E402
-from pretraining_step import (bench_config, bert_tf_forward, bert_tf_step,  # noqa: E402
-                              make_batch, make_inputs, training_flops)
 
-
-flags.DEFINE_list("configs", ["base:128:128", "base:512:32", "large:128:128", "large:512:32"],
-                  "model:seq_length:batch_size triples (model: tiny, base, large).")
+flags.DEFINE_list(
+    "configs",
+    ["base:128:128", "base:512:32", "large:128:128", "large:512:32"],
+    "model:seq_length:batch_size triples (model: tiny, base, large).",
+)
 flags.DEFINE_string("dtype", "mixed_bfloat16", "float32, mixed_float16 or mixed_bfloat16.")
 flags.DEFINE_boolean("jit_compile", True, "Compile the train step with XLA.")
 flags.DEFINE_integer("steps", 20, "Timed steps per round (one host call).")
@@ -41,9 +50,19 @@ FLAGS = flags.FLAGS
 
 # Dense (no sparsity) bf16/fp16 tensor-core peaks in TFLOP/s, by a substring of
 # the device name as TensorFlow reports it; the first match counts.
-PEAK_TFLOPS = (("H200", 989.0), ("H100 PCIe", 756.0), ("H100", 989.0), ("GH200", 989.0),
-               ("A100", 312.0), ("A10G", 70.0), ("A10", 125.0), ("L40S", 362.0),
-               ("L4", 121.0), ("V100", 125.0), ("T4", 65.0))
+PEAK_TFLOPS = (
+    ("H200", 989.0),
+    ("H100 PCIe", 756.0),
+    ("H100", 989.0),
+    ("GH200", 989.0),
+    ("A100", 312.0),
+    ("A10G", 70.0),
+    ("A10", 125.0),
+    ("L40S", 362.0),
+    ("L4", 121.0),
+    ("V100", 125.0),
+    ("T4", 65.0),
+)
 # max_predictions_per_seq of the original's recipes at each sequence length.
 PREDICTIONS = {128: 20, 512: 80}
 
@@ -109,10 +128,15 @@ def main(argv):
     name = device_name()
     peak = peak_flops(name)
     peak_text = f"{peak / 1e12:g} TFLOP/s" if peak else "unknown (--peak_tflops)"
-    print(f"device: {name}; dtype {FLAGS.dtype}; XLA {FLAGS.jit_compile}; peak {peak_text}",
-          flush=True)
-    print(f"{'model':<7}{'seq':>5}{'batch':>7}{'seq/s':>10}{'TFLOP/s':>10}{'MFU':>8}"
-          f"{'1st step s':>12}", flush=True)
+    print(
+        f"device: {name}; dtype {FLAGS.dtype}; XLA {FLAGS.jit_compile}; peak {peak_text}",
+        flush=True,
+    )
+    print(
+        f"{'model':<7}{'seq':>5}{'batch':>7}{'seq/s':>10}{'TFLOP/s':>10}{'MFU':>8}"
+        f"{'1st step s':>12}",
+        flush=True,
+    )
     results = []
     for spec in configs:
         model, seq, batch_size = spec.split(":")
@@ -120,27 +144,50 @@ def main(argv):
         first, seconds, flops = measure(model, seq, batch_size, steps, rounds)
         achieved = flops / seconds
         mfu = f"{achieved / peak:.1%}" if peak else "n/a"
-        print(f"{model:<7}{seq:>5}{batch_size:>7}{batch_size / seconds:>10.1f}"
-              f"{achieved / 1e12:>10.1f}{mfu:>8}{first:>12.1f}", flush=True)
-        results.append({"model": model, "seq_length": seq, "batch_size": batch_size,
-                        "sequences_per_second": batch_size / seconds,
-                        "tflops": achieved / 1e12, "mfu": achieved / peak if peak else None,
-                        "first_step_seconds": first})
+        print(
+            f"{model:<7}{seq:>5}{batch_size:>7}{batch_size / seconds:>10.1f}"
+            f"{achieved / 1e12:>10.1f}{mfu:>8}{first:>12.1f}",
+            flush=True,
+        )
+        results.append(
+            {
+                "model": model,
+                "seq_length": seq,
+                "batch_size": batch_size,
+                "sequences_per_second": batch_size / seconds,
+                "tflops": achieved / 1e12,
+                "mfu": achieved / peak if peak else None,
+                "first_step_seconds": first,
+            }
+        )
         keras.backend.clear_session()
     print(f"forward pass (inference), {FLAGS.dtype}:")
-    print(f"{'model':<7}{'seq':>5}{'batch':>7}{'seq/s':>10}{'XLA seq/s':>11}{'XLA gain':>10}",
-          flush=True)
+    print(
+        f"{'model':<7}{'seq':>5}{'batch':>7}{'seq/s':>10}{'XLA seq/s':>11}{'XLA gain':>10}",
+        flush=True,
+    )
     for spec, result in zip(configs, results):
         model, seq, batch_size = spec.split(":")
         rates = measure_forward(model, int(seq), int(batch_size), steps, rounds)
-        print(f"{model:<7}{seq:>5}{batch_size:>7}{rates['plain']:>10.1f}{rates['xla']:>11.1f}"
-              f"{rates['xla'] / rates['plain']:>9.2f}x", flush=True)
+        print(
+            f"{model:<7}{seq:>5}{batch_size:>7}{rates['plain']:>10.1f}{rates['xla']:>11.1f}"
+            f"{rates['xla'] / rates['plain']:>9.2f}x",
+            flush=True,
+        )
         result["forward_sequences_per_second"] = rates
         keras.backend.clear_session()
     if FLAGS.output_json:
         with open(FLAGS.output_json, "w") as f:
-            json.dump({"device": name, "dtype": FLAGS.dtype, "jit_compile": FLAGS.jit_compile,
-                       "results": results}, f, indent=1)
+            json.dump(
+                {
+                    "device": name,
+                    "dtype": FLAGS.dtype,
+                    "jit_compile": FLAGS.jit_compile,
+                    "results": results,
+                },
+                f,
+                indent=1,
+            )
 
 
 if __name__ == "__main__":

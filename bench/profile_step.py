@@ -20,7 +20,6 @@ from absl import app, flags  # noqa: E402
 from pretraining_step import PRESETS, bench_config, bert_tf_step, make_batch  # noqa: E402
 from tensorflow.tsl.profiler.protobuf import xplane_pb2  # noqa: E402
 
-
 flags.DEFINE_string("config", "base", f"Model: {', '.join(PRESETS)} (small: L4 H512).")
 flags.DEFINE_integer("batch_size", 8, "Batch size.")
 flags.DEFINE_integer("seq_length", 128, "Sequence length.")
@@ -31,14 +30,23 @@ flags.DEFINE_boolean("jit_compile", False, "Compile the step with XLA.")
 FLAGS = flags.FLAGS
 
 # Ops that only call other ops: their events contain those of the ops they run.
-CONTAINERS = {"While", "StatelessWhile", "If", "StatelessIf", "PartitionedCall",
-              "StatefulPartitionedCall"}
+CONTAINERS = {
+    "While",
+    "StatelessWhile",
+    "If",
+    "StatelessIf",
+    "PartitionedCall",
+    "StatefulPartitionedCall",
+}
 
 
 def _short(op_name):
     """The op's name without the loop and function-call scopes around it."""
-    parts = [p for p in op_name.split("/")
-             if p not in ("while", "body", "_1") and "PartitionedCall" not in p]
+    parts = [
+        p
+        for p in op_name.split("/")
+        if p not in ("while", "body", "_1") and "PartitionedCall" not in p
+    ]
     return "/".join(parts)
 
 
@@ -69,8 +77,11 @@ def print_table(title, totals, all_ps, steps):
 def main(argv):
     del argv
     config = bench_config(FLAGS.config)
-    run = bert_tf_step(config, make_batch(config, FLAGS.batch_size, FLAGS.seq_length,
-                                          FLAGS.predictions), FLAGS.jit_compile)
+    run = bert_tf_step(
+        config,
+        make_batch(config, FLAGS.batch_size, FLAGS.seq_length, FLAGS.predictions),
+        FLAGS.jit_compile,
+    )
     run(1)
     run(1)
     with tempfile.TemporaryDirectory() as trace_dir:
@@ -82,12 +93,18 @@ def main(argv):
     by_type = collections.Counter()
     for (_, op_type), ps in times.items():
         by_type[op_type] += ps
-    print(f"{FLAGS.config} batch {FLAGS.batch_size} seq {FLAGS.seq_length}, XLA "
-          f"{FLAGS.jit_compile}: {all_ps / 1e9 / FLAGS.steps:.0f} ms of op time per step "
-          "(summed over threads)")
+    print(
+        f"{FLAGS.config} batch {FLAGS.batch_size} seq {FLAGS.seq_length}, XLA "
+        f"{FLAGS.jit_compile}: {all_ps / 1e9 / FLAGS.steps:.0f} ms of op time per step "
+        "(summed over threads)"
+    )
     print_table("op type", by_type, all_ps, FLAGS.steps)
-    print_table("op", collections.Counter({name: ps for (name, _), ps in times.items()}),
-                all_ps, FLAGS.steps)
+    print_table(
+        "op",
+        collections.Counter({name: ps for (name, _), ps in times.items()}),
+        all_ps,
+        FLAGS.steps,
+    )
 
 
 if __name__ == "__main__":

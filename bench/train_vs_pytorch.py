@@ -23,12 +23,11 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
 from absl import app, flags  # noqa: E402
-
 from pretraining_step import bench_config, bert_tf_step, make_batch  # noqa: E402
 
-
-flags.DEFINE_string("peer_python", ".venv-peers/bin/python",
-                    "Python of the virtualenv with torch and transformers.")
+flags.DEFINE_string(
+    "peer_python", ".venv-peers/bin/python", "Python of the virtualenv with torch and transformers."
+)
 flags.DEFINE_list("configs", ["base:8", "small:32"], "config:batch pairs (small = L4 H512).")
 flags.DEFINE_integer("seq_length", 128, "Sequence length.")
 flags.DEFINE_integer("predictions", 20, "Masked positions per sequence.")
@@ -44,9 +43,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def bert_tf_worker(config_path, batch_path):
     """The bert_tf side of the protocol of bench/torch_peer.py."""
     from bert_tf.config import BertConfig
+
     start = time.perf_counter()
-    run = bert_tf_step(BertConfig.from_json_file(config_path), dict(np.load(batch_path)),
-                       FLAGS.jit_compile)
+    run = bert_tf_step(
+        BertConfig.from_json_file(config_path), dict(np.load(batch_path)), FLAGS.jit_compile
+    )
     run(1)
     print(f"ready {time.perf_counter() - start:.3f}", flush=True)
     for line in sys.stdin:
@@ -59,8 +60,9 @@ class Worker:
     """A benchmark process that times `steps` steps per request."""
 
     def __init__(self, command):
-        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        text=True)
+        self.process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
         line = self.process.stdout.readline().split()
         if not line or line[0] != "ready":
             raise RuntimeError(f"{command[0]} did not start: {line}")
@@ -80,8 +82,10 @@ def main(argv):
     del argv
     if FLAGS.worker:
         return bert_tf_worker(*FLAGS.worker.split(","))
-    print(f"{'config':<8}{'batch':>6}{'bert_tf seq/s':>15}{'torch seq/s':>13}{'ratio':>7}"
-          f"{'bert_tf 1st s':>15}{'torch 1st s':>13}")
+    print(
+        f"{'config':<8}{'batch':>6}{'bert_tf seq/s':>15}{'torch seq/s':>13}{'ratio':>7}"
+        f"{'bert_tf 1st s':>15}{'torch 1st s':>13}"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         for spec in FLAGS.configs:
             name, batch_size = spec.split(":")
@@ -89,14 +93,26 @@ def main(argv):
             config = bench_config(name, hidden_dropout_prob=0.1)
             config_path, batch_path = os.path.join(tmp, "config.json"), os.path.join(tmp, "b.npz")
             config.to_json_file(config_path)
-            np.savez(batch_path, **make_batch(config, batch_size, FLAGS.seq_length,
-                                              FLAGS.predictions))
+            np.savez(
+                batch_path, **make_batch(config, batch_size, FLAGS.seq_length, FLAGS.predictions)
+            )
             workers = {
-                "bert_tf": Worker([sys.executable, os.path.abspath(__file__),
-                                   f"--worker={config_path},{batch_path}",
-                                   f"--jit_compile={FLAGS.jit_compile}"]),
-                "torch": Worker([FLAGS.peer_python, os.path.join(HERE, "torch_peer.py"),
-                                 config_path, batch_path]),
+                "bert_tf": Worker(
+                    [
+                        sys.executable,
+                        os.path.abspath(__file__),
+                        f"--worker={config_path},{batch_path}",
+                        f"--jit_compile={FLAGS.jit_compile}",
+                    ]
+                ),
+                "torch": Worker(
+                    [
+                        FLAGS.peer_python,
+                        os.path.join(HERE, "torch_peer.py"),
+                        config_path,
+                        batch_path,
+                    ]
+                ),
             }
             seconds = {k: [] for k in workers}
             for _ in range(FLAGS.rounds):
@@ -105,9 +121,11 @@ def main(argv):
             for worker in workers.values():
                 worker.close()
             ours, theirs = (batch_size / statistics.median(seconds[k]) for k in workers)
-            print(f"{name:<8}{batch_size:>6}{ours:>15.2f}{theirs:>13.2f}{ours / theirs:>7.2f}"
-                  f"{workers['bert_tf'].first_step:>15.1f}{workers['torch'].first_step:>13.1f}",
-                  flush=True)
+            print(
+                f"{name:<8}{batch_size:>6}{ours:>15.2f}{theirs:>13.2f}{ours / theirs:>7.2f}"
+                f"{workers['bert_tf'].first_step:>15.1f}{workers['torch'].first_step:>13.1f}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

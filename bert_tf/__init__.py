@@ -8,8 +8,12 @@ __all__ = ["BertConfig", "preset", "PretrainedBert", "from_pretrained"]
 
 # Imported on first use, so that `import bert_tf.tokenization` (e.g. in a data
 # worker process) does not import TensorFlow and Keras.
-_LAZY = {"BertConfig": "bert_tf.config", "preset": "bert_tf.config",
-         "PretrainedBert": "bert_tf.pretrained", "from_pretrained": "bert_tf.pretrained"}
+_LAZY = {
+    "BertConfig": "bert_tf.config",
+    "preset": "bert_tf.config",
+    "PretrainedBert": "bert_tf.pretrained",
+    "from_pretrained": "bert_tf.pretrained",
+}
 
 
 def __getattr__(name):

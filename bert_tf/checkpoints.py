@@ -49,8 +49,10 @@ def _encoder_map(encoder):
         for scope, layer in parts.items():
             names[f"{prefix}{scope}/kernel"] = layer.kernel
             names[f"{prefix}{scope}/bias"] = layer.bias
-        for scope, norm in (("attention/output/LayerNorm", block.attention_layer_norm),
-                            ("output/LayerNorm", block.output_layer_norm)):
+        for scope, norm in (
+            ("attention/output/LayerNorm", block.attention_layer_norm),
+            ("output/LayerNorm", block.output_layer_norm),
+        ):
             names[f"{prefix}{scope}/gamma"] = norm.gamma
             names[f"{prefix}{scope}/beta"] = norm.beta
     return names
@@ -74,8 +76,10 @@ def tf1_variable_map(model):
 # Loading canonical weights into a model.
 
 # Training state that the original's checkpoints carry besides the weights.
-_TRAINING_STATE = re.compile(r"^(optimizer|model_state)/|(^|/)(global_step|adam_[mv]|Adam(_\d+)?|"
-                             r"beta[12]_power|loss_scale|good_steps)$")
+_TRAINING_STATE = re.compile(
+    r"^(optimizer|model_state)/|(^|/)(global_step|adam_[mv]|Adam(_\d+)?|"
+    r"beta[12]_power|loss_scale|good_steps)$"
+)
 
 
 @dataclasses.dataclass
@@ -106,9 +110,11 @@ def load_weights(model, weights, strict=True, source="checkpoint"):
     weights = {k: v for k, v in weights.items() if not _TRAINING_STATE.search(k)}
     missing = sorted(set(variables) - set(weights))
     unused = sorted(set(weights) - set(variables))
-    wrong = [f"{name} {list(np.shape(weights[name]))} (model {list(var.shape)})"
-             for name, var in variables.items()
-             if name in weights and tuple(np.shape(weights[name])) != tuple(var.shape)]
+    wrong = [
+        f"{name} {list(np.shape(weights[name]))} (model {list(var.shape)})"
+        for name, var in variables.items()
+        if name in weights and tuple(np.shape(weights[name])) != tuple(var.shape)
+    ]
     problems = []
     if wrong:
         problems.append(f"wrong shape: {_list(wrong)}")
@@ -145,8 +151,10 @@ def resolve_checkpoint_prefix(path):
         prefix = os.path.join(path, "bert_model.ckpt")
         if tf.io.gfile.exists(prefix + ".index"):
             return prefix
-    raise CheckpointError(f"no checkpoint at {path!r} (expected the prefix of "
-                          f"'{os.path.basename(path) or 'x'}.index', or a directory with one)")
+    raise CheckpointError(
+        f"no checkpoint at {path!r} (expected the prefix of "
+        f"'{os.path.basename(path) or 'x'}.index', or a directory with one)"
+    )
 
 
 class UnreadableCheckpointError(CheckpointError):
@@ -161,8 +169,9 @@ def _read_errors_name(prefix):
         yield
     except (tf.errors.OpError, IndexError, ValueError) as e:
         reason = getattr(e, "message", None) or str(e) or type(e).__name__
-        raise UnreadableCheckpointError(f"checkpoint {prefix} does not read: "
-                              f"{reason.splitlines()[0]}") from None
+        raise UnreadableCheckpointError(
+            f"checkpoint {prefix} does not read: {reason.splitlines()[0]}"
+        ) from None
 
 
 def variable_shapes(prefix):
@@ -195,16 +204,22 @@ _MG_BLOCK = {
     "_output_dense": "output/dense",
     "_output_layer_norm": "output/LayerNorm",
 }
-_MG_KEY = re.compile(r"^(?P<root>.*?)(?P<owner>layer_with_weights-\d+|_\w+_layer|"
-                     r"_transformer_layers/\d+)/(?P<rest>.+)/\.ATTRIBUTES/VARIABLE_VALUE$")
+_MG_KEY = re.compile(
+    r"^(?P<root>.*?)(?P<owner>layer_with_weights-\d+|_\w+_layer|"
+    r"_transformer_layers/\d+)/(?P<rest>.+)/\.ATTRIBUTES/VARIABLE_VALUE$"
+)
 
 
 def _model_garden_name(owner, rest, num_layers):
     """Maps one Model Garden encoder variable to its TF1 name, or None."""
     index = int(owner.split("-")[1]) if owner.startswith("layer_with_weights-") else None
-    embeddings = {"_embedding_layer": 0, "_position_embedding_layer": 1,
-                  "_type_embedding_layer": 2, "_embedding_norm_layer": 3,
-                  "_pooler_layer": 4 + num_layers}
+    embeddings = {
+        "_embedding_layer": 0,
+        "_position_embedding_layer": 1,
+        "_type_embedding_layer": 2,
+        "_embedding_norm_layer": 3,
+        "_pooler_layer": 4 + num_layers,
+    }
     if index is None:
         if owner.startswith("_transformer_layers/"):
             index = 4 + int(owner.split("/")[1])
@@ -212,11 +227,13 @@ def _model_garden_name(owner, rest, num_layers):
             index = embeddings.get(owner)
     if index is None:
         return None
-    top = {0: ("bert/embeddings/word_embeddings", {"embeddings": ""}),
-           1: ("bert/embeddings/position_embeddings", {"embeddings": ""}),
-           2: ("bert/embeddings/token_type_embeddings", {"embeddings": ""}),
-           3: ("bert/embeddings/LayerNorm", {"gamma": "/gamma", "beta": "/beta"}),
-           4 + num_layers: ("bert/pooler/dense", {"kernel": "/kernel", "bias": "/bias"})}
+    top = {
+        0: ("bert/embeddings/word_embeddings", {"embeddings": ""}),
+        1: ("bert/embeddings/position_embeddings", {"embeddings": ""}),
+        2: ("bert/embeddings/token_type_embeddings", {"embeddings": ""}),
+        3: ("bert/embeddings/LayerNorm", {"gamma": "/gamma", "beta": "/beta"}),
+        4 + num_layers: ("bert/pooler/dense", {"kernel": "/kernel", "bias": "/bias"}),
+    }
     if index in top:
         scope, leaves = top[index]
         return scope + leaves[rest] if rest in leaves else None
@@ -235,15 +252,22 @@ def read_model_garden_checkpoint(path):
     """
     raw = read_tensors(resolve_checkpoint_prefix(path))
     matches = {key: _MG_KEY.match(key) for key in raw}
-    roots = {m["root"] for m in matches.values()
-             if m and m["owner"] in ("layer_with_weights-0", "_embedding_layer")
-             and m["rest"] == "embeddings"}
+    roots = {
+        m["root"]
+        for m in matches.values()
+        if m
+        and m["owner"] in ("layer_with_weights-0", "_embedding_layer")
+        and m["rest"] == "embeddings"
+    }
     if len(roots) != 1:
         raise CheckpointError(f"{path}: expected one Model Garden BertEncoder, found {len(roots)}")
     root = roots.pop()
     matches = {key: m for key, m in matches.items() if m and m["root"] == root}
-    blocks = {m["owner"] for m in matches.values()
-              if m["owner"].startswith(("layer_with_weights-", "_transformer_layers/"))}
+    blocks = {
+        m["owner"]
+        for m in matches.values()
+        if m["owner"].startswith(("layer_with_weights-", "_transformer_layers/"))
+    }
     functional = any(b.startswith("layer_with_weights-") for b in blocks)
     num_layers = len(blocks) - 5 if functional else len(blocks)
     weights = {}
@@ -253,8 +277,11 @@ def read_model_garden_checkpoint(path):
             continue
         value = raw[key]
         if value.ndim == 3:  # [hidden, heads, head_size] or [heads, head_size, hidden]
-            value = value.reshape(value.shape[0], -1) if "/self/" in name \
+            value = (
+                value.reshape(value.shape[0], -1)
+                if "/self/" in name
                 else value.reshape(-1, value.shape[-1])
+            )
         elif value.ndim == 2 and name.endswith("/bias"):  # [heads, head_size]
             value = value.reshape(-1)
         weights[name] = value
@@ -276,7 +303,7 @@ _HF_SKIPPED = re.compile(r"(position_ids|cls\.predictions\.decoder\.(weight|bias
 
 
 def _hf_tf1_name(key):
-    key = key[len("bert."):] if key.startswith("bert.") else key
+    key = key[len("bert.") :] if key.startswith("bert.") else key
     for pattern, replacement in _HF_RULES:
         if re.fullmatch(pattern, key):
             name = re.sub(pattern, replacement, key).replace(".", "/")
@@ -293,7 +320,9 @@ def read_hf_folder(folder):
     weights_path = os.path.join(folder, "model.safetensors")
     for path in (config_path, weights_path):
         if not os.path.isfile(path):
-            raise CheckpointError(f"Hugging Face folder {folder!r}: missing {os.path.basename(path)}")
+            raise CheckpointError(
+                f"Hugging Face folder {folder!r}: missing {os.path.basename(path)}"
+            )
     with open(config_path, encoding="utf-8") as f:
         config = BertConfig.from_hf_dict(json.load(f), source=config_path)
     weights = {}
@@ -344,8 +373,12 @@ def write_checkpoint(prefix, tensors):
     tf.io.gfile.makedirs(os.path.dirname(prefix) or ".")
     names = sorted(tensors)
     with atomic_output(prefix, suffixes=(".data-00000-of-00001", ".index")) as tmp:
-        tf.raw_ops.SaveV2(prefix=tmp, tensor_names=names, shape_and_slices=[""] * len(names),
-                          tensors=[tf.convert_to_tensor(tensors[n]) for n in names])
+        tf.raw_ops.SaveV2(
+            prefix=tmp,
+            tensor_names=names,
+            shape_and_slices=[""] * len(names),
+            tensors=[tf.convert_to_tensor(tensors[n]) for n in names],
+        )
     return prefix
 
 

@@ -10,8 +10,13 @@ from absl import app, flags
 from bert_tf.errors import BertTfError
 from bert_tf.options import flag_fields
 
-_DEFINERS = {bool: flags.DEFINE_bool, int: flags.DEFINE_integer, float: flags.DEFINE_float,
-             str: flags.DEFINE_string, tuple: flags.DEFINE_list}
+_DEFINERS = {
+    bool: flags.DEFINE_bool,
+    int: flags.DEFINE_integer,
+    float: flags.DEFINE_float,
+    str: flags.DEFINE_string,
+    tuple: flags.DEFINE_list,
+}
 
 
 class Interrupted(KeyboardInterrupt):
@@ -61,8 +66,11 @@ def run_main(main):
             sys.exit(2)
         except KeyboardInterrupt as e:
             signum = getattr(e, "signum", signal.SIGINT)
-            print(f"interrupted: {signal.Signals(signum).name} stopped {argv[0]}; "
-                  "finished outputs and checkpoints are kept", file=sys.stderr)
+            print(
+                f"interrupted: {signal.Signals(signum).name} stopped {argv[0]}; "
+                "finished outputs and checkpoints are kept",
+                file=sys.stderr,
+            )
             sys.exit(128 + signum)
 
     app.run(wrapped, flags_parser=_parse_flags)
@@ -95,8 +103,13 @@ def define_flags(options_class, flag_values=flags.FLAGS, module_name=None):
         definer = _DEFINERS[_flag_type(field.type)]
         has_default = field.default is not dataclasses.MISSING
         default = field.default if has_default else None
-        definer(name, list(default) if isinstance(default, tuple) else default,
-                field.metadata["help"], flag_values=flag_values, module_name=module_name)
+        definer(
+            name,
+            list(default) if isinstance(default, tuple) else default,
+            field.metadata["help"],
+            flag_values=flag_values,
+            module_name=module_name,
+        )
         if not has_default:
             required.append(name)
     flags.mark_flags_as_required(required, flag_values=flag_values)
@@ -122,13 +135,16 @@ def define_training_flags(flag_values=flags.FLAGS):
     if "distribution_strategy" in flag_values:
         return
     from bert_tf.training.distribution import TrainingOptions  # TensorFlow: training scripts only
+
     module_name = calling_script()
     define_flags(TrainingOptions, flag_values, module_name)
-    flags.DEFINE_alias("iterations_per_loop", "steps_per_loop", flag_values=flag_values,
-                       module_name=module_name)
+    flags.DEFINE_alias(
+        "iterations_per_loop", "steps_per_loop", flag_values=flag_values, module_name=module_name
+    )
 
 
 def training_options_from_flags(flag_values=flags.FLAGS):
     """The parsed training flags as a validated `TrainingOptions`."""
     from bert_tf.training.distribution import TrainingOptions
+
     return options_from_flags(TrainingOptions, flag_values)

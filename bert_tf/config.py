@@ -5,8 +5,8 @@ import difflib
 import json
 import os
 
-from bert_tf.errors import ConfigError
 from bert_tf import files
+from bert_tf.errors import ConfigError
 from bert_tf.files import write_text_atomically
 
 ACTIVATIONS = ("gelu", "gelu_exact", "relu", "tanh", "linear")
@@ -15,18 +15,31 @@ approximation; `gelu_exact` is the erf form (what Hugging Face calls `gelu`)."""
 
 # Keys found in some of Google's released bert_config.json files (the
 # multilingual models) that the model does not use.
-_IGNORED_RELEASE_KEYS = frozenset({
-    "directionality", "pooler_fc_size", "pooler_num_attention_heads",
-    "pooler_num_fc_layers", "pooler_size_per_head", "pooler_type",
-})
+_IGNORED_RELEASE_KEYS = frozenset(
+    {
+        "directionality",
+        "pooler_fc_size",
+        "pooler_num_attention_heads",
+        "pooler_num_fc_layers",
+        "pooler_size_per_head",
+        "pooler_type",
+    }
+)
 
 # Hugging Face `hidden_act` -> ours: its `gelu` is the exact (erf) form.
-HF_ACTIVATIONS = {"gelu": "gelu_exact", "gelu_new": "gelu", "gelu_pytorch_tanh": "gelu",
-                  "relu": "relu", "tanh": "tanh", "linear": "linear"}
+HF_ACTIVATIONS = {
+    "gelu": "gelu_exact",
+    "gelu_new": "gelu",
+    "gelu_pytorch_tanh": "gelu",
+    "relu": "relu",
+    "tanh": "tanh",
+    "linear": "linear",
+}
 
 # Keys only a Hugging Face config.json has; one of them marks the file as one.
-_HF_MARKERS = frozenset({"model_type", "architectures", "transformers_version",
-                         "_name_or_path", "layer_norm_eps"})
+_HF_MARKERS = frozenset(
+    {"model_type", "architectures", "transformers_version", "_name_or_path", "layer_norm_eps"}
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,9 +59,15 @@ class BertConfig:
     initializer_range: float = 0.02
 
     def __post_init__(self):
-        for name in ("vocab_size", "hidden_size", "num_hidden_layers",
-                     "num_attention_heads", "intermediate_size",
-                     "max_position_embeddings", "type_vocab_size"):
+        for name in (
+            "vocab_size",
+            "hidden_size",
+            "num_hidden_layers",
+            "num_attention_heads",
+            "intermediate_size",
+            "max_position_embeddings",
+            "type_vocab_size",
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{name}: expected a positive integer, got {value!r}")
@@ -58,15 +77,18 @@ class BertConfig:
                 raise ConfigError(f"{name}: expected a probability in [0, 1), got {value!r}")
         if not isinstance(self.initializer_range, (int, float)) or self.initializer_range <= 0:
             raise ConfigError(
-                f"initializer_range: expected a positive number, got {self.initializer_range!r}")
+                f"initializer_range: expected a positive number, got {self.initializer_range!r}"
+            )
         if self.hidden_act not in ACTIVATIONS:
             raise ConfigError(
                 f"hidden_act: unknown activation {self.hidden_act!r}; "
-                f"expected one of {', '.join(ACTIVATIONS)}")
+                f"expected one of {', '.join(ACTIVATIONS)}"
+            )
         if self.hidden_size % self.num_attention_heads:
             raise ConfigError(
                 f"hidden_size ({self.hidden_size}) is not a multiple of "
-                f"num_attention_heads ({self.num_attention_heads})")
+                f"num_attention_heads ({self.num_attention_heads})"
+            )
 
     @property
     def attention_head_size(self):
@@ -150,25 +172,32 @@ class BertConfig:
 
 
 def _preset(layers, hidden, heads=None):
-    return dict(num_hidden_layers=layers, hidden_size=hidden,
-                num_attention_heads=heads or hidden // 64,
-                intermediate_size=4 * hidden, type_vocab_size=2)
+    return dict(
+        num_hidden_layers=layers,
+        hidden_size=hidden,
+        num_attention_heads=heads or hidden // 64,
+        intermediate_size=4 * hidden,
+        type_vocab_size=2,
+    )
 
 
 # Google's 24 small BERTs (L-{2..12}_H-{128..768}) plus base and large, with
 # the 30522-token uncased English vocabulary.
 PRESETS = {
     f"bert_uncased_L-{layers}_H-{hidden}_A-{hidden // 64}": _preset(layers, hidden)
-    for layers in (2, 4, 6, 8, 10, 12) for hidden in (128, 256, 512, 768)
+    for layers in (2, 4, 6, 8, 10, 12)
+    for hidden in (128, 256, 512, 768)
 }
-PRESETS.update({
-    "bert_tiny": _preset(2, 128),
-    "bert_mini": _preset(4, 256),
-    "bert_small": _preset(4, 512),
-    "bert_medium": _preset(8, 512),
-    "bert_base": _preset(12, 768),
-    "bert_large": _preset(24, 1024, heads=16),
-})
+PRESETS.update(
+    {
+        "bert_tiny": _preset(2, 128),
+        "bert_mini": _preset(4, 256),
+        "bert_small": _preset(4, 512),
+        "bert_medium": _preset(8, 512),
+        "bert_base": _preset(12, 768),
+        "bert_large": _preset(24, 1024, heads=16),
+    }
+)
 
 
 def preset(name, vocab_size=30522, **overrides):

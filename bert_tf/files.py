@@ -15,6 +15,7 @@ from bert_tf.errors import InputError
 
 def _gfile():
     import tensorflow as tf  # here, not at the top: see the module docstring
+
     return tf.io.gfile
 
 

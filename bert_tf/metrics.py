@@ -14,8 +14,10 @@ def _pair(predictions, labels):
     predictions = np.asarray(predictions)
     labels = np.asarray(labels)
     if predictions.shape != labels.shape or predictions.ndim != 1:
-        raise ValueError(f"predictions {predictions.shape} and labels {labels.shape} must be "
-                         "1-D of the same length")
+        raise ValueError(
+            f"predictions {predictions.shape} and labels {labels.shape} must be "
+            "1-D of the same length"
+        )
     return predictions, labels
 
 
@@ -101,8 +103,7 @@ def _class_ids(predictions):
 
 def _values(predictions):
     predictions = np.asarray(predictions, dtype=np.float64)
-    return predictions[:, 0] if predictions.ndim == 2 and predictions.shape[1] == 1 \
-        else predictions
+    return predictions[:, 0] if predictions.ndim == 2 and predictions.shape[1] == 1 else predictions
 
 
 GLUE_METRIC_KEYS = {
@@ -126,8 +127,9 @@ def glue_metrics(metric_name, predictions, labels):
       labels: label ids / values [n] (of real examples only).
     """
     if metric_name not in GLUE_METRIC_KEYS:
-        raise ValueError(f"unknown metric {metric_name!r}: use one of "
-                         f"{', '.join(GLUE_METRIC_KEYS)}")
+        raise ValueError(
+            f"unknown metric {metric_name!r}: use one of {', '.join(GLUE_METRIC_KEYS)}"
+        )
     if metric_name == "pearson_spearman":
         values, labels = _values(predictions), np.asarray(labels, dtype=np.float64)
         p, s = pearson(values, labels), spearman(values, labels)

@@ -85,13 +85,15 @@ def entity_scores(gold_sentences, predicted_sentences):
     type seen in the gold or predicted chunks.
     """
     if len(gold_sentences) != len(predicted_sentences):
-        raise InputError(f"{len(gold_sentences)} gold sentences but "
-                         f"{len(predicted_sentences)} predicted")
+        raise InputError(
+            f"{len(gold_sentences)} gold sentences but {len(predicted_sentences)} predicted"
+        )
     counts = collections.defaultdict(lambda: [0, 0, 0])  # gold, predicted, correct
     for index, (gold, predicted) in enumerate(zip(gold_sentences, predicted_sentences)):
         if len(gold) != len(predicted):
-            raise InputError(f"sentence {index}: {len(gold)} gold tags but "
-                             f"{len(predicted)} predicted")
+            raise InputError(
+                f"sentence {index}: {len(gold)} gold tags but {len(predicted)} predicted"
+            )
         gold_chunks, predicted_chunks = chunks(gold), chunks(predicted)
         for chunk in gold_chunks:
             counts[chunk[0]][0] += 1

@@ -22,5 +22,8 @@ def option(default=dataclasses.MISSING, help="", flag=None):  # noqa: A002  (abs
 def flag_fields(options_class):
     """The fields of the dataclass `options_class` that are flags, as
     `(flag name, field)` pairs."""
-    return [(field.metadata.get("flag", field.name), field)
-            for field in dataclasses.fields(options_class) if "help" in field.metadata]
+    return [
+        (field.metadata.get("flag", field.name), field)
+        for field in dataclasses.fields(options_class)
+        if "help" in field.metadata
+    ]

@@ -50,8 +50,10 @@ def _check_max_seq_length(max_seq_length, num_segments):
 
 def _check_window_over(window_over, num_segments):
     if window_over not in range(num_segments):
-        raise InputError(f"window_over={window_over} must name one of the {num_segments} "
-                         "segments (0 for A, 1 for B)")
+        raise InputError(
+            f"window_over={window_over} must name one of the {num_segments} "
+            "segments (0 for A, 1 for B)"
+        )
 
 
 def _kept_lengths(len_a, len_b, max_seq_length, window_over, max_fixed_length):
@@ -95,8 +97,17 @@ def window_starts(length, window, step):
     return starts
 
 
-def pack_windows(ids_a, ids_b, max_seq_length, cls_id, sep_id, stride=None, window_over=0,
-                 max_fixed_length=None, pad_id=0):
+def pack_windows(
+    ids_a,
+    ids_b,
+    max_seq_length,
+    cls_id,
+    sep_id,
+    stride=None,
+    window_over=0,
+    max_fixed_length=None,
+    pad_id=0,
+):
     """Packs one example into one or more windows (see the module docstring).
 
     Args:
@@ -116,8 +127,9 @@ def pack_windows(ids_a, ids_b, max_seq_length, cls_id, sep_id, stride=None, wind
     ids_b = list(ids_b) if ids_b else []
     _check_max_seq_length(max_seq_length, 2 if ids_b else 1)
     _check_window_over(window_over, 2)
-    kept_a, kept_b = _kept_lengths(len(ids_a), len(ids_b), max_seq_length, window_over,
-                                   max_fixed_length)
+    kept_a, kept_b = _kept_lengths(
+        len(ids_a), len(ids_b), max_seq_length, window_over, max_fixed_length
+    )
     if window_over == 1 and not ids_b:
         stride = None  # nothing to window: a single text is truncated
     long_ids, window = (ids_a, kept_a) if window_over == 0 else (ids_b, kept_b)
@@ -127,17 +139,20 @@ def pack_windows(ids_a, ids_b, max_seq_length, cls_id, sep_id, stride=None, wind
         if not isinstance(stride, int) or stride < 1:
             raise InputError(f"stride={stride!r} must be a positive integer")
         if window < 1:
-            raise InputError(f"max_seq_length={max_seq_length} leaves no room for windows "
-                             f"of segment {'AB'[window_over]}")
+            raise InputError(
+                f"max_seq_length={max_seq_length} leaves no room for windows "
+                f"of segment {'AB'[window_over]}"
+            )
         starts = window_starts(len(long_ids), window, min(stride, window))
     windows = []
     for start in starts:
         if window_over == 0:
-            a, b = ids_a[start:start + window], ids_b[:kept_b]
+            a, b = ids_a[start : start + window], ids_b[:kept_b]
         else:
-            a, b = ids_a[:kept_a], ids_b[start:start + window]
-        windows.append((_packed(a, b if ids_b else None, max_seq_length, cls_id, sep_id, pad_id),
-                        start))
+            a, b = ids_a[:kept_a], ids_b[start : start + window]
+        windows.append(
+            (_packed(a, b if ids_b else None, max_seq_length, cls_id, sep_id, pad_id), start)
+        )
     return windows
 
 
@@ -169,8 +184,9 @@ def pack_inputs(tokens_a_ids, tokens_b_ids, max_seq_length, cls_id, sep_id, pad_
     Returns a dict of lists of length max_seq_length: `input_word_ids`,
     `input_mask`, `input_type_ids`.
     """
-    return pack_windows(tokens_a_ids, tokens_b_ids, max_seq_length, cls_id, sep_id,
-                        pad_id=pad_id)[0][0]
+    return pack_windows(tokens_a_ids, tokens_b_ids, max_seq_length, cls_id, sep_id, pad_id=pad_id)[
+        0
+    ][0]
 
 
 def truncated_pair_lengths(len_a, len_b, max_length):
@@ -213,9 +229,18 @@ def _graph_kept_lengths(len_a, len_b, max_seq_length, window_over, max_fixed_len
     return kept_a, tf.where(has_b, pair_b, 0)
 
 
-def pack_example_windows(segments, max_seq_length, cls_id, sep_id, stride=None, window_over=0,
-                         max_fixed_length=None, pad_id=0, pad_to_longest=False,
-                         pad_multiple=1):
+def pack_example_windows(
+    segments,
+    max_seq_length,
+    cls_id,
+    sep_id,
+    stride=None,
+    window_over=0,
+    max_fixed_length=None,
+    pad_id=0,
+    pad_to_longest=False,
+    pad_multiple=1,
+):
     """In-graph `pack_windows` for a batch of examples.
 
     Args:
@@ -242,8 +267,9 @@ def pack_example_windows(segments, max_seq_length, cls_id, sep_id, stride=None, 
         len_b = tf.cast(b.row_lengths(), tf.int32)
     else:
         b, len_b = a, tf.zeros_like(len_a)
-    kept_a, kept_b = _graph_kept_lengths(len_a, len_b, max_seq_length, window_over,
-                                         max_fixed_length)
+    kept_a, kept_b = _graph_kept_lengths(
+        len_a, len_b, max_seq_length, window_over, max_fixed_length
+    )
     long_len, window = (len_a, kept_a) if window_over == 0 else (len_b, kept_b)
     if stride is None:
         num_windows = tf.ones_like(len_a)
@@ -253,8 +279,9 @@ def pack_example_windows(segments, max_seq_length, cls_id, sep_id, stride=None, 
         num_windows = 1 + tf.maximum(0, (long_len - window + step - 1) // step)
     example_ids = tf.repeat(tf.range(tf.size(len_a)), num_windows)
     starts = tf.ragged.range(num_windows).flat_values * tf.gather(step, example_ids)
-    window_lengths = tf.minimum(tf.gather(window, example_ids),
-                                tf.gather(long_len, example_ids) - starts)
+    window_lengths = tf.minimum(
+        tf.gather(window, example_ids), tf.gather(long_len, example_ids) - starts
+    )
     if window_over == 0:
         a_lengths, b_lengths = window_lengths, tf.gather(kept_b, example_ids)
         a_ids = _take_rows(a, example_ids, a_lengths, starts)
@@ -270,13 +297,15 @@ def pack_example_windows(segments, max_seq_length, cls_id, sep_id, stride=None, 
         return tf.ragged.range(width) * 0 + value
 
     second_sep = tf.cast(tf.gather(len_b > 0, example_ids), tf.int32)
-    word_ids = tf.concat([column(cls_id), a_ids, column(sep_id), b_ids,
-                          column(sep_id, second_sep)], axis=1)
+    word_ids = tf.concat(
+        [column(cls_id), a_ids, column(sep_id), b_ids, column(sep_id, second_sep)], axis=1
+    )
     type_ids = tf.concat([column(0, a_lengths + 2), column(1, b_lengths + second_sep)], axis=1)
     if pad_to_longest:
         longest = tf.reduce_max(tf.concat([word_ids.row_lengths(), [0]], 0))
-        width = tf.minimum((longest + pad_multiple - 1) // pad_multiple * pad_multiple,
-                           max_seq_length)
+        width = tf.minimum(
+            (longest + pad_multiple - 1) // pad_multiple * pad_multiple, max_seq_length
+        )
         shape = tf.stack([tf.cast(count, tf.int64), width])
     else:
         shape = [None, max_seq_length]
@@ -306,8 +335,7 @@ class BertPackInputs(keras.layers.Layer):
     longest]): `input_word_ids`, `input_mask`, `input_type_ids`.
     """
 
-    def __init__(self, max_seq_length, cls_id, sep_id, pad_id=0, pad_to_longest=False,
-                 **kwargs):
+    def __init__(self, max_seq_length, cls_id, sep_id, pad_id=0, pad_to_longest=False, **kwargs):
         super().__init__(**kwargs)
         self._convert_input_args = False
         self._allow_non_tensor_positional_args = True
@@ -330,9 +358,14 @@ class BertPackInputs(keras.layers.Layer):
     def call(self, inputs):
         """[A] or [A, B] (int RaggedTensors [batch, (tokens)]) -> dict of int32 Tensors."""
         segments = [s.merge_dims(1, -1) if s.ragged_rank > 1 else s for s in inputs]
-        packed, _, _ = pack_example_windows(segments, self.max_seq_length, self.cls_id,
-                                            self.sep_id, pad_id=self.pad_id,
-                                            pad_to_longest=self.pad_to_longest)
+        packed, _, _ = pack_example_windows(
+            segments,
+            self.max_seq_length,
+            self.cls_id,
+            self.sep_id,
+            pad_id=self.pad_id,
+            pad_to_longest=self.pad_to_longest,
+        )
         return packed
 
     def get_config(self):

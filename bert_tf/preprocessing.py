@@ -74,7 +74,7 @@ def _re2_class_from_ranges(ranges):
 _CJK_CHARS = _re2_class_from_ranges(tokenization.CJK_RANGES)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _char_classes():
     """RE2 classes built from the Python tokenizer's own predicates over all code points.
 

@@ -34,8 +34,10 @@ def from_pretrained(init_checkpoint, bert_config_file=None):
     else:
         bert_config_file = bert_config_file or config_file_beside(init_checkpoint)
         if bert_config_file is None:
-            raise CheckpointError(f"no {' or '.join(CONFIG_FILE_NAMES)} next to "
-                                  f"{init_checkpoint!r}; pass bert_config_file explicitly")
+            raise CheckpointError(
+                f"no {' or '.join(CONFIG_FILE_NAMES)} next to "
+                f"{init_checkpoint!r}; pass bert_config_file explicitly"
+            )
         config = BertConfig.from_json_file(bert_config_file)
         weights = checkpoints.read_weights(init_checkpoint)
     if any(name.startswith("cls/predictions/") for name in weights):

@@ -204,8 +204,11 @@ class FullTokenizer:
 
     def word_pieces(self, raw_word):
         """The WordPiece tokens (a tuple) of one word of `BasicTokenizer.raw_words`."""
-        return tuple(piece for word in self.basic_tokenizer.split_word(raw_word)
-                     for piece in self.wordpiece_tokenizer.tokenize(word))
+        return tuple(
+            piece
+            for word in self.basic_tokenizer.split_word(raw_word)
+            for piece in self.wordpiece_tokenizer.tokenize(word)
+        )
 
     def convert_tokens_to_ids(self, tokens):
         """Token strings -> ids (KeyError for a token not in the vocab)."""

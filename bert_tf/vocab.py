@@ -19,8 +19,8 @@ from absl import logging
 from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
 
 from bert_tf import tokenization
-from bert_tf.files import check_output_file, expand_input_patterns, write_text_atomically
 from bert_tf.errors import InputError
+from bert_tf.files import check_output_file, expand_input_patterns, write_text_atomically
 from bert_tf.options import option
 
 RESERVED_TOKENS = (
@@ -113,21 +113,25 @@ class VocabOptions:
     """What `build_vocab` learns from and writes: the flags of build_vocab.py."""
 
     input_file: str = option(
-        help="Comma-separated globs of UTF-8 text files (one sentence or paragraph per line).")
+        help="Comma-separated globs of UTF-8 text files (one sentence or paragraph per line)."
+    )
     output_file: str = option(help="Where to write the vocab (one token per line).")
     vocab_size: int = option(
-        30522, "Target vocabulary size: the result aims at 95-100% of it (fewer on a small "
-               "corpus).")
+        30522, "Target vocabulary size: the result aims at 95-100% of it (fewer on a small corpus)."
+    )
     do_lower_case: bool = option(
-        True, "Lower-case and strip accents, as the tokenizer that will use the vocab must.")
+        True, "Lower-case and strip accents, as the tokenizer that will use the vocab must."
+    )
     reserved_tokens: tuple = option(
-        RESERVED_TOKENS, "Tokens placed first, in this order; must include [UNK], [CLS] and "
-                         "[SEP].")
+        RESERVED_TOKENS, "Tokens placed first, in this order; must include [UNK], [CLS] and [SEP]."
+    )
     max_unique_chars: int | None = option(
-        None, "Keep only this many most frequent characters (default: all).")
+        None, "Keep only this many most frequent characters (default: all)."
+    )
     skip_invalid_utf8: bool = option(
-        False, "Skip (with a warning) lines that are not UTF-8 instead of stopping at the "
-               "first one.")
+        False,
+        "Skip (with a warning) lines that are not UTF-8 instead of stopping at the first one.",
+    )
 
 
 def build_vocab(options):

@@ -100,76 +100,156 @@ def minilm_folder():
 def as_google_release(folder, hf_folder):
     """Writes a Hugging Face BERT folder as Google's release layout."""
     from bert_tf import checkpoints, from_pretrained
+
     bert = from_pretrained(hf_folder)
     os.makedirs(folder, exist_ok=True)
     bert.config.to_json_file(os.path.join(folder, "bert_config.json"))
     checkpoints.save_tf1_checkpoint(bert.encoder, os.path.join(folder, "bert_model.ckpt"))
-    with open(os.path.join(hf_folder, "vocab.txt"), "rb") as src, \
-            open(os.path.join(folder, "vocab.txt"), "wb") as dst:
+    with (
+        open(os.path.join(hf_folder, "vocab.txt"), "rb") as src,
+        open(os.path.join(folder, "vocab.txt"), "wb") as dst,
+    ):
         dst.write(src.read())
 
 
 def run(demo):
     d = demo.path
     corpus = os.path.join(DATA, "corpus.txt")
-    demo.stage("vocabulary", d("vocab.txt"), lambda: demo.script(
-        "build_vocab.py", input_file=corpus, output_file=d("vocab.txt"), vocab_size=2000),
-        lambda: f"{sum(1 for _ in open(d('vocab.txt')))} tokens")
+    demo.stage(
+        "vocabulary",
+        d("vocab.txt"),
+        lambda: demo.script(
+            "build_vocab.py", input_file=corpus, output_file=d("vocab.txt"), vocab_size=2000
+        ),
+        lambda: f"{sum(1 for _ in open(d('vocab.txt')))} tokens",
+    )
 
     records = d("pretraining_data", "train.tfrecord")
-    demo.stage("pre-training data", records, lambda: demo.script(
-        "create_pretraining_data.py", input_file=corpus, output_file=records,
-        vocab_file=d("vocab.txt"), max_seq_length=64, max_predictions_per_seq=10,
-        dupe_factor=demo.steps(4, 1), show_progress=False),
-        lambda: f"{json.load(open(d('pretraining_data', 'train.summary.json')))['instances']}"
-                " instances")
+    demo.stage(
+        "pre-training data",
+        records,
+        lambda: demo.script(
+            "create_pretraining_data.py",
+            input_file=corpus,
+            output_file=records,
+            vocab_file=d("vocab.txt"),
+            max_seq_length=64,
+            max_predictions_per_seq=10,
+            dupe_factor=demo.steps(4, 1),
+            show_progress=False,
+        ),
+        lambda: (
+            f"{json.load(open(d('pretraining_data', 'train.summary.json')))['instances']} instances"
+        ),
+    )
 
     def pretrain():
         from bert_tf.config import BertConfig
+
         vocab_size = sum(1 for _ in open(d("vocab.txt")))
         os.makedirs(d("tiny_bert"), exist_ok=True)
-        BertConfig(vocab_size=vocab_size, hidden_size=128, num_hidden_layers=2,
-                   num_attention_heads=2, intermediate_size=512,
-                   max_position_embeddings=64).to_json_file(d("tiny_bert", "bert_config.json"))
-        demo.script("run_pretraining.py", bert_config_file=d("tiny_bert", "bert_config.json"),
-                    input_file=records, output_dir=d("pretraining"), do_train=True, do_eval=True,
-                    train_batch_size=32, eval_batch_size=32, max_seq_length=64,
-                    max_predictions_per_seq=10, num_train_steps=demo.steps(1000, 60),
-                    num_warmup_steps=demo.steps(100, 6), learning_rate=2e-3,
-                    steps_per_loop=demo.steps(100, 20), save_checkpoints_steps=1000,
-                    max_eval_steps=20, seed=demo.seed)
+        BertConfig(
+            vocab_size=vocab_size,
+            hidden_size=128,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=512,
+            max_position_embeddings=64,
+        ).to_json_file(d("tiny_bert", "bert_config.json"))
+        demo.script(
+            "run_pretraining.py",
+            bert_config_file=d("tiny_bert", "bert_config.json"),
+            input_file=records,
+            output_dir=d("pretraining"),
+            do_train=True,
+            do_eval=True,
+            train_batch_size=32,
+            eval_batch_size=32,
+            max_seq_length=64,
+            max_predictions_per_seq=10,
+            num_train_steps=demo.steps(1000, 60),
+            num_warmup_steps=demo.steps(100, 6),
+            learning_rate=2e-3,
+            steps_per_loop=demo.steps(100, 20),
+            save_checkpoints_steps=1000,
+            max_eval_steps=20,
+            seed=demo.seed,
+        )
 
     def pretrain_metric():
         r = read_results(d("pretraining", "eval_results.txt"))
-        return (f"masked LM accuracy {r['masked_lm_accuracy']:.3f}, "
-                f"next sentence accuracy {r['next_sentence_accuracy']:.3f}")
+        return (
+            f"masked LM accuracy {r['masked_lm_accuracy']:.3f}, "
+            f"next sentence accuracy {r['next_sentence_accuracy']:.3f}"
+        )
+
     demo.stage("pre-training", d("pretraining"), pretrain, pretrain_metric)
 
     release = d("minilm_release")
-    demo.stage("released BERT as Google's layout", release,
-               lambda: as_google_release(release, minilm_folder()),
-               lambda: "bert_config.json, bert_model.ckpt, vocab.txt")
+    demo.stage(
+        "released BERT as Google's layout",
+        release,
+        lambda: as_google_release(release, minilm_folder()),
+        lambda: "bert_config.json, bert_model.ckpt, vocab.txt",
+    )
 
-    model_flags = dict(vocab_file=os.path.join(release, "vocab.txt"),
-                       bert_config_file=os.path.join(release, "bert_config.json"),
-                       init_checkpoint=os.path.join(release, "bert_model.ckpt"))
-    demo.stage("classifier fine-tuning", d("classifier"), lambda: demo.script(
-        "run_classifier.py", task_name="generic", data_dir=os.path.join(DATA, "classify"),
-        **CLASSIFY_FLAGS, **model_flags, output_dir=d("classifier"), do_train=True, do_eval=True,
-        do_predict=True, max_seq_length=64, train_batch_size=32, learning_rate=1e-4,
-        num_train_epochs=demo.steps(2.0, 1.0), steps_per_loop=5, seed=demo.seed,
-        export_dir=d("export", "classifier"), overwrite=True),
+    model_flags = dict(
+        vocab_file=os.path.join(release, "vocab.txt"),
+        bert_config_file=os.path.join(release, "bert_config.json"),
+        init_checkpoint=os.path.join(release, "bert_model.ckpt"),
+    )
+    demo.stage(
+        "classifier fine-tuning",
+        d("classifier"),
+        lambda: demo.script(
+            "run_classifier.py",
+            task_name="generic",
+            data_dir=os.path.join(DATA, "classify"),
+            **CLASSIFY_FLAGS,
+            **model_flags,
+            output_dir=d("classifier"),
+            do_train=True,
+            do_eval=True,
+            do_predict=True,
+            max_seq_length=64,
+            train_batch_size=32,
+            learning_rate=1e-4,
+            num_train_epochs=demo.steps(2.0, 1.0),
+            steps_per_loop=5,
+            seed=demo.seed,
+            export_dir=d("export", "classifier"),
+            overwrite=True,
+        ),
         lambda: "dev accuracy {eval_accuracy:.3f}".format(
-            **read_results(d("classifier", "eval_results.txt"))))
+            **read_results(d("classifier", "eval_results.txt"))
+        ),
+    )
 
-    demo.stage("SQuAD fine-tuning", d("squad"), lambda: demo.script(
-        "run_squad.py", **model_flags, train_file=os.path.join(DATA, "squad", "train.json"),
-        predict_file=os.path.join(DATA, "squad", "dev.json"), output_dir=d("squad"),
-        do_train=True, do_predict=True, max_seq_length=128, doc_stride=64,
-        train_batch_size=16, learning_rate=1.5e-4, num_train_epochs=demo.steps(5.0, 1.0),
-        steps_per_loop=5, seed=demo.seed, export_dir=d("export", "squad"), overwrite=True),
+    demo.stage(
+        "SQuAD fine-tuning",
+        d("squad"),
+        lambda: demo.script(
+            "run_squad.py",
+            **model_flags,
+            train_file=os.path.join(DATA, "squad", "train.json"),
+            predict_file=os.path.join(DATA, "squad", "dev.json"),
+            output_dir=d("squad"),
+            do_train=True,
+            do_predict=True,
+            max_seq_length=128,
+            doc_stride=64,
+            train_batch_size=16,
+            learning_rate=1.5e-4,
+            num_train_epochs=demo.steps(5.0, 1.0),
+            steps_per_loop=5,
+            seed=demo.seed,
+            export_dir=d("export", "squad"),
+            overwrite=True,
+        ),
         lambda: "dev F1 {f1:.1f}, exact match {exact_match:.1f}".format(
-            **json.load(open(d("squad", "eval_results.json")))))
+            **json.load(open(d("squad", "eval_results.json")))
+        ),
+    )
 
     served = {}
 
@@ -177,9 +257,11 @@ def run(demo):
         request = d("serve_request.json")
         with open(request, "w") as f:
             json.dump({"sentences": SERVE_SENTENCES, "questions": serve_questions()}, f)
-        output = subprocess.run([sys.executable, "-c", SERVE, d("export", "classifier"),
-                                 d("export", "squad"), request],
-                                capture_output=True, text=True)
+        output = subprocess.run(
+            [sys.executable, "-c", SERVE, d("export", "classifier"), d("export", "squad"), request],
+            capture_output=True,
+            text=True,
+        )
         if output.returncode:
             sys.exit(f"demo: serving failed:\n{output.stderr[-3000:]}")
         served.update(json.loads(output.stdout.strip().splitlines()[-1]))
@@ -188,50 +270,80 @@ def run(demo):
             print(f"  {labels[label]:>8}  <- {sentence}")
         for (question, _), answer in zip(serve_questions(), served["answers"]):
             print(f"  {question} -> {answer!r}")
-    demo.stage("serving (fresh process, tensorflow + tensorflow_text only)", d("export"), serve,
-               lambda: f"{len(served['labels'])} sentences classified, "
-                       f"{len(served['answers'])} questions answered")
+
+    demo.stage(
+        "serving (fresh process, tensorflow + tensorflow_text only)",
+        d("export"),
+        serve,
+        lambda: (
+            f"{len(served['labels'])} sentences classified, "
+            f"{len(served['answers'])} questions answered"
+        ),
+    )
 
     def features():
         with open(d("features_input.txt"), "w") as f:
             f.write("The old town lies by the sea.\nIts harbour is busy ||| Ships come daily.\n")
         step = demo.steps(1000, 60)
-        demo.script("extract_features.py", input_file=d("features_input.txt"),
-                    output_file=d("features.jsonl"), vocab_file=d("vocab.txt"),
-                    bert_config_file=d("tiny_bert", "bert_config.json"),
-                    init_checkpoint=d("pretraining", f"model.ckpt-{step}"), layers="-1,-2",
-                    max_seq_length=32, batch_size=2)
-    demo.stage("features", d("features.jsonl"), features,
-               lambda: f"{sum(1 for _ in open(d('features.jsonl')))} lines of token vectors")
+        demo.script(
+            "extract_features.py",
+            input_file=d("features_input.txt"),
+            output_file=d("features.jsonl"),
+            vocab_file=d("vocab.txt"),
+            bert_config_file=d("tiny_bert", "bert_config.json"),
+            init_checkpoint=d("pretraining", f"model.ckpt-{step}"),
+            layers="-1,-2",
+            max_seq_length=32,
+            batch_size=2,
+        )
+
+    demo.stage(
+        "features",
+        d("features.jsonl"),
+        features,
+        lambda: f"{sum(1 for _ in open(d('features.jsonl')))} lines of token vectors",
+    )
 
 
 def summary(demo):
     width = max(len(s.name) for s in demo.stages)
     print("\n| stage | output | time | result |\n|---|---|---|---|")
     for s in demo.stages:
-        print(f"| {s.name:<{width}} | {os.path.relpath(s.output)} | {s.seconds:.0f} s "
-              f"| {s.metric} |")
-    print(f"\ntotal {sum(s.seconds for s in demo.stages):.0f} s. Training curves: "
-          f"tensorboard --logdir {os.path.relpath(demo.dir)}")
+        print(
+            f"| {s.name:<{width}} | {os.path.relpath(s.output)} | {s.seconds:.0f} s | {s.metric} |"
+        )
+    print(
+        f"\ntotal {sum(s.seconds for s in demo.stages):.0f} s. Training curves: "
+        f"tensorboard --logdir {os.path.relpath(demo.dir)}"
+    )
 
 
 # How run_classifier reads demo/data/classify (the `generic` task).
-CLASSIFY_FLAGS = {"text_a_column": "sentence", "label_column": "label",
-                  "labels": "town,person,animal,ship,invention"}
+CLASSIFY_FLAGS = {
+    "text_a_column": "sentence",
+    "label_column": "label",
+    "labels": "town,person,animal,ship,invention",
+}
 # New sentences for the served classifier.
-SERVE_SENTENCES = ["The harbour town has grown to some ten thousand people.",
-                   "She studied law in the capital before she turned to painting.",
-                   "The small grey bird feeds on seeds and nests in old walls.",
-                   "The schooner was launched in 1843 and sailed for the southern islands.",
-                   "The pump was patented in 1902 and soon used in every mine."]
+SERVE_SENTENCES = [
+    "The harbour town has grown to some ten thousand people.",
+    "She studied law in the capital before she turned to painting.",
+    "The small grey bird feeds on seeds and nests in old walls.",
+    "The schooner was launched in 1843 and sailed for the southern islands.",
+    "The pump was patented in 1902 and soon used in every mine.",
+]
 
 
 def serve_questions(count=3):
     """The first dev questions of demo/data/squad with their contexts."""
     with open(os.path.join(DATA, "squad", "dev.json")) as f:
         articles = json.load(f)["data"]
-    return [(qa["question"], p["context"]) for article in articles
-            for p in article["paragraphs"] for qa in p["qas"]][:count]
+    return [
+        (qa["question"], p["context"])
+        for article in articles
+        for p in article["paragraphs"]
+        for qa in p["qas"]
+    ][:count]
 
 
 def main():

@@ -31,13 +31,25 @@ TESTS = os.path.dirname(os.path.abspath(__file__))
 def run_one(marker, cpu, seed_offset, log, pytest_args):
     """One pytest process over the marked tests; returns its last line. Its
     whole output goes to `<log>.<cpu>.<seed_offset>.out`."""
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", marker,
-               f"--seed-offset={seed_offset}", f"--calibration-log={log}", *pytest_args]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-m",
+        marker,
+        f"--seed-offset={seed_offset}",
+        f"--calibration-log={log}",
+        *pytest_args,
+    ]
     env = {**os.environ, **CPU_SETTINGS[cpu]}
     output = f"{log}.{cpu}.{seed_offset}.out"
     with open(output, "w") as f:
-        subprocess.run(command, cwd=os.path.dirname(TESTS), env=env, stdout=f,
-                       stderr=subprocess.STDOUT)
+        subprocess.run(
+            command, cwd=os.path.dirname(TESTS), env=env, stdout=f, stderr=subprocess.STDOUT
+        )
     with open(output) as f:
         lines = f.read().strip().splitlines() or ["(no output)"]
     return f"{cpu} seed+{seed_offset}: {lines[-1]}  ({output})"
@@ -55,12 +67,15 @@ def summary(log):
     lines = []
     for (test, metric), by_cpu in sorted(values.items()):
         every = [v for vs in by_cpu.values() for v in vs]
-        ranges = "  ".join(f"{cpu} {min(vs):.4g}..{max(vs):.4g} ({len(vs)})"
-                           for cpu, vs in sorted(by_cpu.items()))
+        ranges = "  ".join(
+            f"{cpu} {min(vs):.4g}..{max(vs):.4g} ({len(vs)})" for cpu, vs in sorted(by_cpu.items())
+        )
         spread = max(every) - min(every)
         relative = spread / max(abs(v) for v in every) if any(every) else 0.0
-        lines.append(f"{test} {metric}: {ranges}  | all {min(every):.6g}..{max(every):.6g}, "
-                     f"spread {spread:.2g} ({relative:.2g} relative)")
+        lines.append(
+            f"{test} {metric}: {ranges}  | all {min(every):.6g}..{max(every):.6g}, "
+            f"spread {spread:.2g} ({relative:.2g} relative)"
+        )
     return lines
 
 
@@ -69,8 +84,11 @@ def main():
     parser.add_argument("--marker", default="learning", help="pytest marker of the tests")
     parser.add_argument("--seeds", type=int, default=5, help="how many seed offsets")
     parser.add_argument("--first_seed", type=int, default=0, help="the first seed offset")
-    parser.add_argument("--cpus", default=",".join(CPU_SETTINGS),
-                        help=f"comma-separated CPU settings of {sorted(CPU_SETTINGS)}")
+    parser.add_argument(
+        "--cpus",
+        default=",".join(CPU_SETTINGS),
+        help=f"comma-separated CPU settings of {sorted(CPU_SETTINGS)}",
+    )
     parser.add_argument("--log", default="calibration.jsonl", help="metrics log (appended to)")
     parser.add_argument("--jobs", type=int, default=1, help="pytest processes at once")
     parser.add_argument("--summary_only", action="store_true", help="summarise --log only")
@@ -83,9 +101,11 @@ def main():
         if unknown:
             parser.error(f"--cpus: unknown setting(s) {unknown}; known: {sorted(CPU_SETTINGS)}")
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-            runs = [pool.submit(run_one, args.marker, cpu, offset, log, pytest_args)
-                    for offset in range(args.first_seed, args.first_seed + args.seeds)
-                    for cpu in cpus]
+            runs = [
+                pool.submit(run_one, args.marker, cpu, offset, log, pytest_args)
+                for offset in range(args.first_seed, args.first_seed + args.seeds)
+                for cpu in cpus
+            ]
             for run in concurrent.futures.as_completed(runs):
                 print(run.result(), flush=True)
     print("\n".join(summary(log)))

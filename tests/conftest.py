@@ -20,18 +20,27 @@ HANG_TIMEOUT = 1800
 # VNNI, BF16 or AMX; elsewhere it runs Eigen kernels (whose matrix products
 # call oneDNN's sgemm). So: oneDNN's kernels as on an AVX2-only or an
 # SSE4.1-only CPU, and Eigen's, whatever the CPU's own default.
-CPU_SETTINGS = {"default": {},
-                "avx2": {"TF_ENABLE_ONEDNN_OPTS": "1", "ONEDNN_MAX_CPU_ISA": "AVX2"},
-                "sse41": {"TF_ENABLE_ONEDNN_OPTS": "1", "ONEDNN_MAX_CPU_ISA": "SSE41"},
-                "eigen": {"TF_ENABLE_ONEDNN_OPTS": "0"}}
+CPU_SETTINGS = {
+    "default": {},
+    "avx2": {"TF_ENABLE_ONEDNN_OPTS": "1", "ONEDNN_MAX_CPU_ISA": "AVX2"},
+    "sse41": {"TF_ENABLE_ONEDNN_OPTS": "1", "ONEDNN_MAX_CPU_ISA": "SSE41"},
+    "eigen": {"TF_ENABLE_ONEDNN_OPTS": "0"},
+}
 
 
 def pytest_addoption(parser):
     group = parser.getgroup("calibration", "calibrating the bounds of the learning tests")
-    group.addoption("--seed-offset", type=int, default=0,
-                    help="added to the training seed of every learning test")
-    group.addoption("--calibration-log", default=None,
-                    help="JSON-lines file to which tests append the values they bound")
+    group.addoption(
+        "--seed-offset",
+        type=int,
+        default=0,
+        help="added to the training seed of every learning test",
+    )
+    group.addoption(
+        "--calibration-log",
+        default=None,
+        help="JSON-lines file to which tests append the values they bound",
+    )
 
 
 def cpu_setting():
@@ -58,23 +67,36 @@ class Calibration:
         if not self.log_path:
             return
         test = os.environ["PYTEST_CURRENT_TEST"].rsplit(" (", 1)[0]
-        entry = {"test": test, "seed_offset": self.seed_offset, "cpu": cpu_setting(),
-                 **{k: float(v) for k, v in metrics.items()}}
+        entry = {
+            "test": test,
+            "seed_offset": self.seed_offset,
+            "cpu": cpu_setting(),
+            **{k: float(v) for k, v in metrics.items()},
+        }
         with open(self.log_path, "a") as f:
             f.write(json.dumps(entry) + "\n")
 
 
 @pytest.fixture(scope="session")
 def calibration(request):
-    return Calibration(request.config.getoption("--seed-offset"),
-                       request.config.getoption("--calibration-log"))
+    return Calibration(
+        request.config.getoption("--seed-offset"), request.config.getoption("--calibration-log")
+    )
 
 
 @pytest.fixture
 def tiny_config():
-    return BertConfig(vocab_size=97, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                      intermediate_size=64, max_position_embeddings=24, type_vocab_size=2,
-                      hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    return BertConfig(
+        vocab_size=97,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=24,
+        type_vocab_size=2,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
 
 
 def random_inputs(config, batch=3, seq=10, seed=0, lengths=None):

@@ -30,7 +30,8 @@ def send_part_of_a_result(started_file):
 
 def main(started_file):
     pool = concurrent.futures.ProcessPoolExecutor(
-        1, mp_context=multiprocessing.get_context("spawn"))
+        1, mp_context=multiprocessing.get_context("spawn")
+    )
     pool.submit(send_part_of_a_result, started_file)
     while not os.path.exists(started_file):
         time.sleep(0.05)

@@ -16,13 +16,19 @@ def model_garden_encoder(config, v2=False):
     """An uninitialised Model Garden BertEncoder (or BertEncoderV2) for `config`."""
     kwargs = {} if v2 else {"dict_outputs": True}
     cls = bert_encoder.BertEncoderV2 if v2 else networks.BertEncoder
-    encoder = cls(**kwargs, vocab_size=config.vocab_size, hidden_size=config.hidden_size,
-                  num_layers=config.num_hidden_layers,
-                  num_attention_heads=config.num_attention_heads,
-                  inner_dim=config.intermediate_size, inner_activation=original_gelu,
-                  max_sequence_length=config.max_position_embeddings,
-                  type_vocab_size=config.type_vocab_size, dropout_rate=0.0,
-                  attention_dropout_rate=0.0)
+    encoder = cls(
+        **kwargs,
+        vocab_size=config.vocab_size,
+        hidden_size=config.hidden_size,
+        num_layers=config.num_hidden_layers,
+        num_attention_heads=config.num_attention_heads,
+        inner_dim=config.intermediate_size,
+        inner_activation=original_gelu,
+        max_sequence_length=config.max_position_embeddings,
+        type_vocab_size=config.type_vocab_size,
+        dropout_rate=0.0,
+        attention_dropout_rate=0.0,
+    )
     if v2:
         seq = np.zeros((1, 2), np.int32)
         encoder(dict(input_word_ids=seq, input_mask=seq + 1, input_type_ids=seq))
@@ -42,26 +48,43 @@ def copy_to_model_garden(bert_model, mg_encoder):
         elif name == "type_embeddings":
             layer.set_weights([tf1["bert/embeddings/token_type_embeddings"]])
         elif name == "embeddings/layer_norm":
-            layer.set_weights([tf1["bert/embeddings/LayerNorm/gamma"],
-                               tf1["bert/embeddings/LayerNorm/beta"]])
+            layer.set_weights(
+                [tf1["bert/embeddings/LayerNorm/gamma"], tf1["bert/embeddings/LayerNorm/beta"]]
+            )
         elif name == "pooler_transform":
             layer.set_weights([tf1["bert/pooler/dense/kernel"], tf1["bert/pooler/dense/bias"]])
     for i, block in enumerate(mg_encoder.transformer_layers):
         p = f"bert/encoder/layer_{i}/"
         attention = block._attention_layer
-        for mg, ours in (("_query_dense", "query"), ("_key_dense", "key"),
-                         ("_value_dense", "value")):
-            getattr(attention, mg).set_weights([
-                tf1[f"{p}attention/self/{ours}/kernel"].reshape(-1, heads, size),
-                tf1[f"{p}attention/self/{ours}/bias"].reshape(heads, size)])
-        attention._output_dense.set_weights([
-            tf1[f"{p}attention/output/dense/kernel"].reshape(heads, size, -1),
-            tf1[f"{p}attention/output/dense/bias"]])
-        block._attention_layer_norm.set_weights([tf1[f"{p}attention/output/LayerNorm/gamma"],
-                                                 tf1[f"{p}attention/output/LayerNorm/beta"]])
-        block._intermediate_dense.set_weights([tf1[f"{p}intermediate/dense/kernel"],
-                                               tf1[f"{p}intermediate/dense/bias"]])
-        block._output_dense.set_weights([tf1[f"{p}output/dense/kernel"],
-                                         tf1[f"{p}output/dense/bias"]])
-        block._output_layer_norm.set_weights([tf1[f"{p}output/LayerNorm/gamma"],
-                                              tf1[f"{p}output/LayerNorm/beta"]])
+        for mg, ours in (
+            ("_query_dense", "query"),
+            ("_key_dense", "key"),
+            ("_value_dense", "value"),
+        ):
+            getattr(attention, mg).set_weights(
+                [
+                    tf1[f"{p}attention/self/{ours}/kernel"].reshape(-1, heads, size),
+                    tf1[f"{p}attention/self/{ours}/bias"].reshape(heads, size),
+                ]
+            )
+        attention._output_dense.set_weights(
+            [
+                tf1[f"{p}attention/output/dense/kernel"].reshape(heads, size, -1),
+                tf1[f"{p}attention/output/dense/bias"],
+            ]
+        )
+        block._attention_layer_norm.set_weights(
+            [
+                tf1[f"{p}attention/output/LayerNorm/gamma"],
+                tf1[f"{p}attention/output/LayerNorm/beta"],
+            ]
+        )
+        block._intermediate_dense.set_weights(
+            [tf1[f"{p}intermediate/dense/kernel"], tf1[f"{p}intermediate/dense/bias"]]
+        )
+        block._output_dense.set_weights(
+            [tf1[f"{p}output/dense/kernel"], tf1[f"{p}output/dense/bias"]]
+        )
+        block._output_layer_norm.set_weights(
+            [tf1[f"{p}output/LayerNorm/gamma"], tf1[f"{p}output/LayerNorm/beta"]]
+        )

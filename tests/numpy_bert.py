@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 ACTIVATIONS = {
-    "gelu": lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3))),
+    "gelu": lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))),
     "gelu_exact": lambda x: 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2))),
     "relu": lambda x: np.maximum(x, 0),
     "tanh": np.tanh,
@@ -32,15 +32,18 @@ def random_weights(shapes, seed=0, scale=0.3):
     everything else (biases and betas too) non-zero, so that a weight in the
     wrong place changes the outputs."""
     rng = np.random.default_rng(seed)
-    return {name: (1.0 if name.endswith("/gamma") else 0.0) + scale * rng.normal(size=shape)
-            for name, shape in sorted(shapes.items())}
+    return {
+        name: (1.0 if name.endswith("/gamma") else 0.0) + scale * rng.normal(size=shape)
+        for name, shape in sorted(shapes.items())
+    }
 
 
 def encoder(w, config, inputs):
     """`{"sequence_output" [b, s, h], "pooled_output" [b, h], "encoder_outputs": [...]}`."""
     act = ACTIVATIONS[config.hidden_act]
-    ids, mask, types = (np.asarray(inputs[k]) for k in
-                        ("input_word_ids", "input_mask", "input_type_ids"))
+    ids, mask, types = (
+        np.asarray(inputs[k]) for k in ("input_word_ids", "input_mask", "input_type_ids")
+    )
     batch, seq = ids.shape
     heads = config.num_attention_heads
     size = config.hidden_size // heads
@@ -54,9 +57,11 @@ def encoder(w, config, inputs):
     def split(x):  # [b, s, h] -> [b, heads, s, size]
         return x.reshape(batch, seq, heads, size).transpose(0, 2, 1, 3)
 
-    x = (w["bert/embeddings/word_embeddings"][ids]
-         + w["bert/embeddings/token_type_embeddings"][types]
-         + w["bert/embeddings/position_embeddings"][:seq])
+    x = (
+        w["bert/embeddings/word_embeddings"][ids]
+        + w["bert/embeddings/token_type_embeddings"][types]
+        + w["bert/embeddings/position_embeddings"][:seq]
+    )
     x = norm(x, "bert/embeddings/LayerNorm")
     adder = (1.0 - mask[:, None, None, :]) * -10000.0
     layers = []
@@ -82,8 +87,10 @@ def pretraining(w, config, inputs):
     hidden = ACTIVATIONS[config.hidden_act](gathered @ w[p + "dense/kernel"] + w[p + "dense/bias"])
     hidden = layer_norm(hidden, w[p + "LayerNorm/gamma"], w[p + "LayerNorm/beta"])
     mlm = hidden @ w["bert/embeddings/word_embeddings"].T + w["cls/predictions/output_bias"]
-    nsp = (out["pooled_output"] @ w["cls/seq_relationship/output_weights"].T
-           + w["cls/seq_relationship/output_bias"])
+    nsp = (
+        out["pooled_output"] @ w["cls/seq_relationship/output_weights"].T
+        + w["cls/seq_relationship/output_bias"]
+    )
     return {"masked_lm_logits": mlm, "next_sentence_logits": nsp}
 
 

@@ -39,9 +39,16 @@ def is_punctuation(char):
 
 
 def is_chinese_char(cp):
-    return (0x4E00 <= cp <= 0x9FFF or 0x3400 <= cp <= 0x4DBF or 0x20000 <= cp <= 0x2A6DF
-            or 0x2A700 <= cp <= 0x2B73F or 0x2B740 <= cp <= 0x2B81F or 0x2B820 <= cp <= 0x2CEAF
-            or 0xF900 <= cp <= 0xFAFF or 0x2F800 <= cp <= 0x2FA1F)
+    return (
+        0x4E00 <= cp <= 0x9FFF
+        or 0x3400 <= cp <= 0x4DBF
+        or 0x20000 <= cp <= 0x2A6DF
+        or 0x2A700 <= cp <= 0x2B73F
+        or 0x2B740 <= cp <= 0x2B81F
+        or 0x2B820 <= cp <= 0x2CEAF
+        or 0xF900 <= cp <= 0xFAFF
+        or 0x2F800 <= cp <= 0x2FA1F
+    )
 
 
 def whitespace_tokenize(text):
@@ -75,8 +82,11 @@ class OriginalTokenizer:
         split_tokens = []
         for token in whitespace_tokenize("".join(spaced)):
             if self.do_lower_case:
-                token = "".join(c for c in unicodedata.normalize("NFD", token.lower())
-                                if unicodedata.category(c) != "Mn")
+                token = "".join(
+                    c
+                    for c in unicodedata.normalize("NFD", token.lower())
+                    if unicodedata.category(c) != "Mn"
+                )
             split_tokens.extend(self._split_on_punctuation(token))
         return whitespace_tokenize(" ".join(split_tokens))
 
@@ -123,8 +133,18 @@ class OriginalTokenizer:
 
 # --- create_pretraining_data.py -----------------------------------------------------------------
 
-def original_instances(lines, tokenizer, random_seed, dupe_factor, max_seq_length, short_seq_prob,
-                       masked_lm_prob, max_predictions_per_seq, do_whole_word_mask):
+
+def original_instances(
+    lines,
+    tokenizer,
+    random_seed,
+    dupe_factor,
+    max_seq_length,
+    short_seq_prob,
+    masked_lm_prob,
+    max_predictions_per_seq,
+    do_whole_word_mask,
+):
     """google-research/bert create_training_instances with the whole corpus in memory:
     [(tokens, segment_ids, masked_lm_positions, masked_lm_labels, is_random_next)]."""
     all_documents = [[]]
@@ -142,15 +162,34 @@ def original_instances(lines, tokenizer, random_seed, dupe_factor, max_seq_lengt
     instances = []
     for _ in range(dupe_factor):
         for document_index in range(len(all_documents)):
-            instances.extend(_original_document(
-                all_documents, document_index, max_seq_length, short_seq_prob, masked_lm_prob,
-                max_predictions_per_seq, vocab_words, rng, do_whole_word_mask))
+            instances.extend(
+                _original_document(
+                    all_documents,
+                    document_index,
+                    max_seq_length,
+                    short_seq_prob,
+                    masked_lm_prob,
+                    max_predictions_per_seq,
+                    vocab_words,
+                    rng,
+                    do_whole_word_mask,
+                )
+            )
     rng.shuffle(instances)
     return instances
 
 
-def _original_document(all_documents, document_index, max_seq_length, short_seq_prob,
-                       masked_lm_prob, max_predictions_per_seq, vocab_words, rng, wwm):
+def _original_document(
+    all_documents,
+    document_index,
+    max_seq_length,
+    short_seq_prob,
+    masked_lm_prob,
+    max_predictions_per_seq,
+    vocab_words,
+    rng,
+    wwm,
+):
     document = all_documents[document_index]
     max_num_tokens = max_seq_length - 3
     target_seq_length = max_num_tokens
@@ -205,7 +244,8 @@ def _original_document(all_documents, document_index, max_seq_length, short_seq_
                 tokens = ["[CLS]"] + tokens_a + ["[SEP]"] + tokens_b + ["[SEP]"]
                 segment_ids = [0] * (len(tokens_a) + 2) + [1] * (len(tokens_b) + 1)
                 tokens, positions, labels = _original_masking(
-                    tokens, masked_lm_prob, max_predictions_per_seq, vocab_words, rng, wwm)
+                    tokens, masked_lm_prob, max_predictions_per_seq, vocab_words, rng, wwm
+                )
                 instances.append((tokens, segment_ids, positions, labels, is_random_next))
             current_chunk = []
             current_length = 0
@@ -224,8 +264,7 @@ def _original_masking(tokens, masked_lm_prob, max_predictions_per_seq, vocab_wor
             cand_indexes.append([i])
     rng.shuffle(cand_indexes)
     output_tokens = list(tokens)
-    num_to_predict = min(max_predictions_per_seq,
-                         max(1, int(round(len(tokens) * masked_lm_prob))))
+    num_to_predict = min(max_predictions_per_seq, max(1, int(round(len(tokens) * masked_lm_prob))))
     masked_lms = []
     covered_indexes = set()
     for index_set in cand_indexes:
@@ -249,10 +288,9 @@ def _original_masking(tokens, masked_lm_prob, max_predictions_per_seq, vocab_wor
     return output_tokens, [p for p, _ in masked_lms], [label for _, label in masked_lms]
 
 
-
-
-def write_original_records(instances, tokenizer, max_seq_length, max_predictions_per_seq,
-                           output_files):
+def write_original_records(
+    instances, tokenizer, max_seq_length, max_predictions_per_seq, output_files
+):
     """The original's write_instance_to_example_files: padded features in an
     OrderedDict, one tf.train.Example each, round-robin over the files."""
     writers = [tf.io.TFRecordWriter(path) for path in output_files]
@@ -282,7 +320,8 @@ def write_original_records(instances, tokenizer, max_seq_length, max_predictions
         features["masked_lm_positions"] = int_feature(masked_lm_positions)
         features["masked_lm_ids"] = int_feature(masked_lm_ids)
         features["masked_lm_weights"] = tf.train.Feature(
-            float_list=tf.train.FloatList(value=masked_lm_weights))
+            float_list=tf.train.FloatList(value=masked_lm_weights)
+        )
         features["next_sentence_labels"] = int_feature([1 if is_random_next else 0])
         example = tf.train.Example(features=tf.train.Features(feature=features))
         writers[index % len(writers)].write(example.SerializeToString())
@@ -290,9 +329,19 @@ def write_original_records(instances, tokenizer, max_seq_length, max_predictions
         writer.close()
 
 
-def run_original(input_files, output_files, vocab_file, do_lower_case=True, random_seed=12345,
-                 dupe_factor=10, max_seq_length=128, short_seq_prob=0.1, masked_lm_prob=0.15,
-                 max_predictions_per_seq=20, do_whole_word_mask=False):
+def run_original(
+    input_files,
+    output_files,
+    vocab_file,
+    do_lower_case=True,
+    random_seed=12345,
+    dupe_factor=10,
+    max_seq_length=128,
+    short_seq_prob=0.1,
+    masked_lm_prob=0.15,
+    max_predictions_per_seq=20,
+    do_whole_word_mask=False,
+):
     """The original's main(): reads every line of every file, makes all
     instances, writes them; returns the number of instances."""
     tokenizer = OriginalTokenizer(vocab_file, do_lower_case)
@@ -301,8 +350,17 @@ def run_original(input_files, output_files, vocab_file, do_lower_case=True, rand
         with tf.io.gfile.GFile(path, "rb") as reader:
             lines.extend(line.decode("utf-8", "ignore") for line in reader)
     instances = original_instances(
-        lines, tokenizer, random_seed, dupe_factor, max_seq_length, short_seq_prob,
-        masked_lm_prob, max_predictions_per_seq, do_whole_word_mask)
-    write_original_records(instances, tokenizer, max_seq_length, max_predictions_per_seq,
-                           output_files)
+        lines,
+        tokenizer,
+        random_seed,
+        dupe_factor,
+        max_seq_length,
+        short_seq_prob,
+        masked_lm_prob,
+        max_predictions_per_seq,
+        do_whole_word_mask,
+    )
+    write_original_records(
+        instances, tokenizer, max_seq_length, max_predictions_per_seq, output_files
+    )
     return len(instances)

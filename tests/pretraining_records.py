@@ -15,8 +15,7 @@ def _floats(values):
     return tf.train.Feature(float_list=tf.train.FloatList(value=list(map(float, values))))
 
 
-def write_records(path, num_records, max_seq_length, max_predictions_per_seq, vocab_size,
-                  seed=0):
+def write_records(path, num_records, max_seq_length, max_predictions_per_seq, vocab_size, seed=0):
     """Writes learnable records: tokens follow a skewed distribution and
     sentence B continues A (label 0) or is reversed (label 1)."""
     rng = np.random.default_rng(seed)

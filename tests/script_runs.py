@@ -31,7 +31,12 @@ class ScriptServer:
         env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
         self.process = subprocess.Popen(
             [sys.executable, os.path.join(REPO, "tests", "script_server.py")],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=REPO, env=env)
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
+            env=env,
+        )
 
     def _ask(self, request):
         self.process.stdin.write(json.dumps(request) + "\n")
@@ -46,9 +51,18 @@ class ScriptServer:
         err = os.path.join(self.log_dir, f"{self.count}.err")
         for path in (out, err):
             open(path, "w").close()
-        pid = self._ask({"run": {"script": os.path.join(REPO, script), "args": list(args),
-                                 "cwd": cwd or self.log_dir, "stdout": out, "stderr": err,
-                                 "pause": pause}})
+        pid = self._ask(
+            {
+                "run": {
+                    "script": os.path.join(REPO, script),
+                    "args": list(args),
+                    "cwd": cwd or self.log_dir,
+                    "stdout": out,
+                    "stderr": err,
+                    "pause": pause,
+                }
+            }
+        )
         return Running(self, pid["pid"], out, err)
 
     def run(self, script, *args, cwd=None):

@@ -22,11 +22,11 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 # folder is sys.path[0]), not one installed elsewhere.
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+import step_pause  # noqa: E402
 import tensorflow  # noqa: E402,F401
 
 import bert_tf.tasks.classifier  # noqa: E402,F401
 import bert_tf.tasks.pretraining  # noqa: E402,F401
-import step_pause  # noqa: E402
 
 
 def _child(request):

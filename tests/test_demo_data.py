@@ -10,11 +10,11 @@ import subprocess
 import sys
 
 import pytest
+from conftest import HANG_TIMEOUT
 
 from bert_tf.data.classification.glue import get_processor
 from bert_tf.data.pretraining.corpus import CorpusReader
 from bert_tf.data.squad.reader import read_squad_examples
-from conftest import HANG_TIMEOUT
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "demo", "make_data.py")
@@ -22,19 +22,35 @@ DATA = os.path.join(ROOT, "demo", "data")
 CORPUS = os.path.join(DATA, "corpus.txt")
 CLASSIFY = os.path.join(DATA, "classify")
 SQUAD = os.path.join(DATA, "squad")
-FILES = ["corpus.txt", "classify/train.tsv", "classify/dev.tsv", "classify/test.tsv",
-         "squad/train.json", "squad/dev.json"]
+FILES = [
+    "corpus.txt",
+    "classify/train.tsv",
+    "classify/dev.tsv",
+    "classify/test.tsv",
+    "squad/train.json",
+    "squad/dev.json",
+]
 LABELS = ["town", "person", "animal", "ship", "invention"]
 # What run_classifier.py passes for --task_name=generic --text_a_column=sentence
 # --label_column=label --labels=town,person,animal,ship,invention (unset flags are None).
-CLASSIFIER_FLAGS = {"xnli_language": None, "skip_malformed": None, "text_a_column": "sentence",
-                    "text_b_column": None, "label_column": "label", "labels": LABELS,
-                    "delimiter": None}
+CLASSIFIER_FLAGS = {
+    "xnli_language": None,
+    "skip_malformed": None,
+    "text_a_column": "sentence",
+    "text_b_column": None,
+    "label_column": "label",
+    "labels": LABELS,
+    "delimiter": None,
+}
 
 
 def generate(output_dir, *args):
-    return subprocess.run([sys.executable, SCRIPT, "--output_dir", str(output_dir), *args],
-                          capture_output=True, text=True, timeout=HANG_TIMEOUT)
+    return subprocess.run(
+        [sys.executable, SCRIPT, "--output_dir", str(output_dir), *args],
+        capture_output=True,
+        text=True,
+        timeout=HANG_TIMEOUT,
+    )
 
 
 def read_documents():
@@ -63,11 +79,15 @@ def squad_questions(data):
 
 # -- reproducibility -----------------------------------------------------------
 
+
 def test_committed_files_are_what_the_generator_writes(tmp_path):
     result = generate(tmp_path)
     assert result.returncode == 0, result.stderr
-    written = sorted(os.path.relpath(os.path.join(d, f), tmp_path).replace(os.sep, "/")
-                     for d, _, files in os.walk(tmp_path) for f in files)
+    written = sorted(
+        os.path.relpath(os.path.join(d, f), tmp_path).replace(os.sep, "/")
+        for d, _, files in os.walk(tmp_path)
+        for f in files
+    )
     assert written == sorted(FILES)
     for name in FILES:
         with open(tmp_path / name, "rb") as new, open(os.path.join(DATA, name), "rb") as old:
@@ -87,6 +107,7 @@ def test_check_flag_detects_stale_files(tmp_path):
 
 
 # -- corpus --------------------------------------------------------------------
+
 
 def test_corpus_format_and_size():
     text, documents = read_documents()
@@ -122,11 +143,13 @@ def content_words(sentence):
     return {w.lower() for w in re.findall(r"[A-Za-z]+", sentence)} - STOPWORDS
 
 
-STOPWORDS = set("""a an the of in on at to and or but for by with from as is was were be been
+STOPWORDS = set(
+    """a an the of in on at to and or but for by with from as is was were be been
 are it its he his him she her they their them this that which who whom what when where while
 after before than then there here not no also only most more many some one two three four five
 six up down out over under into about each every all other such so very still now today year
-years time first""".split())
+years time first""".split()
+)
 
 
 def test_next_sentence_is_recognisable():
@@ -139,13 +162,12 @@ def test_next_sentence_is_recognisable():
     follows, random_pairs, single_follows, single_random = [], [], [], []
     for i, document in enumerate(documents):
         for k in range(1, len(document)):
-            context = set().union(*(content_words(s) for s in document[max(0, k - 3):k]))
+            context = set().union(*(content_words(s) for s in document[max(0, k - 3) : k]))
             j = (i + 1 + rng.randrange(len(documents) - 1)) % len(documents)
             other = rng.choice(documents[j])
             follows.append(bool(context & content_words(document[k])))
             random_pairs.append(bool(context & content_words(other)))
-            single_follows.append(bool(content_words(document[k - 1])
-                                       & content_words(document[k])))
+            single_follows.append(bool(content_words(document[k - 1]) & content_words(document[k])))
             single_random.append(bool(content_words(document[k - 1]) & content_words(other)))
     share = lambda flags: sum(flags) / len(flags)  # noqa: E731
     assert share(follows) >= 0.5 and share(random_pairs) <= 0.25
@@ -154,6 +176,7 @@ def test_next_sentence_is_recognisable():
 
 
 # -- classification ------------------------------------------------------------
+
 
 def test_classify_files_read_as_run_classifier_reads_them():
     processor = get_processor("generic", **CLASSIFIER_FLAGS)
@@ -206,6 +229,7 @@ def test_classify_sentences_come_from_disjoint_documents():
 
 # -- SQuAD ---------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name,low,high", [("train.json", 350, 450), ("dev.json", 80, 120)])
 def test_squad_answers_are_at_their_offsets(name, low, high):
     data = load_squad(name)
@@ -216,13 +240,17 @@ def test_squad_answers_are_at_their_offsets(name, low, high):
     for _, context, qa in questions:
         (answer,) = qa["answers"]
         start = answer["answer_start"]
-        assert answer["text"] and context[start:start + len(answer["text"])] == answer["text"]
+        assert answer["text"] and context[start : start + len(answer["text"])] == answer["text"]
         assert qa["question"].endswith("?") and qa["question"] not in context
         assert answer["text"] not in qa["question"]
     # Contexts are runs of consecutive corpus sentences.
     _, documents = read_documents()
-    corpus = {" ".join(document[i:j]) for document in documents
-              for i in range(len(document)) for j in range(i + 1, min(len(document), i + 6) + 1)}
+    corpus = {
+        " ".join(document[i:j])
+        for document in documents
+        for i in range(len(document))
+        for j in range(i + 1, min(len(document), i + 6) + 1)
+    }
     assert all(context in corpus for _, context, _ in questions)
     # The answer word span is recovered by run_squad's reader.
     result = read_squad_examples(os.path.join(SQUAD, name), is_training=True)

@@ -9,6 +9,7 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from conftest import HANG_TIMEOUT
 from tensorflow.core.protobuf import saved_model_pb2
 
 from bert_tf import tokenization
@@ -20,7 +21,6 @@ from bert_tf.packing import pack_inputs
 from bert_tf.tasks.logits import ClassificationTask
 from bert_tf.training.loop import LoopConfig, Trainer
 from bert_tf.training.optimization import create_optimizer
-from conftest import HANG_TIMEOUT
 
 # Floats that depend on the CPU's kernels: also run by `make test-portable`.
 pytestmark = pytest.mark.numerics
@@ -35,8 +35,9 @@ def write_records(path, lengths, padding=0):
     for index, length in enumerate(lengths):
         ids = [index * 1000 + p + 1 for p in range(length)] + [0] * (MAX_SEQ_LENGTH - length)
         mask = [1] * length + [0] * (MAX_SEQ_LENGTH - length)
-        features.append(cf.InputFeatures(ids, mask, [0] * MAX_SEQ_LENGTH, index % 2,
-                                         example_index=index))
+        features.append(
+            cf.InputFeatures(ids, mask, [0] * MAX_SEQ_LENGTH, index % 2, example_index=index)
+        )
     features += [cf.padding_features(MAX_SEQ_LENGTH)] * padding
     with tf.io.TFRecordWriter(str(path)) as writer:
         for f in features:
@@ -44,8 +45,10 @@ def write_records(path, lengths, padding=0):
 
 
 def read(path, batch_size, **kwargs):
-    return [{k: v.numpy() for k, v in batch.items()}
-            for batch in cf.make_dataset(str(path), MAX_SEQ_LENGTH, batch_size, False, **kwargs)]
+    return [
+        {k: v.numpy() for k, v in batch.items()}
+        for batch in cf.make_dataset(str(path), MAX_SEQ_LENGTH, batch_size, False, **kwargs)
+    ]
 
 
 def test_batches_are_cut_to_their_longest_example_rounded_up(tmp_path):
@@ -94,8 +97,15 @@ def test_training_groups_shuffle_batches_of_similar_length(tmp_path):
     rng = np.random.default_rng(1)
     lengths = rng.integers(1, MAX_SEQ_LENGTH + 1, 300).tolist()
     write_records(tmp_path / "r", lengths)
-    dataset = cf.make_dataset(str(tmp_path / "r"), MAX_SEQ_LENGTH, 4, True, seed=1,
-                              pad_to_multiple=8, group_by_length=True)
+    dataset = cf.make_dataset(
+        str(tmp_path / "r"),
+        MAX_SEQ_LENGTH,
+        4,
+        True,
+        seed=1,
+        pad_to_multiple=8,
+        group_by_length=True,
+    )
     widths = [b["input_mask"].shape[1] for b in dataset.take(60)]
     assert len(set(widths)) > 1 and widths != sorted(widths)
     spreads = [np.ptp(b["input_mask"].numpy().sum(1)) for b in dataset.take(60)]
@@ -105,9 +115,11 @@ def test_training_groups_shuffle_batches_of_similar_length(tmp_path):
 def test_model_outputs_do_not_depend_on_trailing_padding(tiny_config):
     """The attention mask makes the cut positions inert for a [CLS] head."""
     from tests.conftest import random_inputs
+
     model = BertClassifier(tiny_config, 3)
-    inputs = random_inputs(tiny_config, batch=3, seq=tiny_config.max_position_embeddings,
-                           lengths=[5, 9, 2])
+    inputs = random_inputs(
+        tiny_config, batch=3, seq=tiny_config.max_position_embeddings, lengths=[5, 9, 2]
+    )
     full = model(inputs, training=False).numpy()
     short = model({k: v[:, :16] for k, v in inputs.items()}, training=False).numpy()
     np.testing.assert_allclose(short, full, atol=1e-5)
@@ -115,27 +127,40 @@ def test_model_outputs_do_not_depend_on_trailing_padding(tiny_config):
 
 def fit_tiny_model(dataset):
     """The tiny configs have 24 positions (no test record is longer) and 97 ids."""
-    return dataset.map(lambda b: {**{k: v[:, :24] if v.shape.rank == 2 else v
-                                     for k, v in b.items()},
-                                  "input_word_ids": b["input_word_ids"][:, :24] % 89})
+    return dataset.map(
+        lambda b: {
+            **{k: v[:, :24] if v.shape.rank == 2 else v for k, v in b.items()},
+            "input_word_ids": b["input_word_ids"][:, :24] % 89,
+        }
+    )
 
 
 def test_trainer_predicts_the_same_with_grouped_short_batches(tmp_path, tiny_config):
     rng = np.random.default_rng(2)
     write_records(tmp_path / "r", rng.integers(1, 25, 40).tolist())
     model = BertClassifier(tiny_config, 2)
-    trainer = Trainer(tf.distribute.get_strategy(), None, model, None,
-                      LoopConfig(output_dir=str(tmp_path / "out"), num_train_steps=1))
+    trainer = Trainer(
+        tf.distribute.get_strategy(),
+        None,
+        model,
+        None,
+        LoopConfig(output_dir=str(tmp_path / "out"), num_train_steps=1),
+    )
 
     def predict(**kwargs):
         def dataset_fn(context):
-            return fit_tiny_model(cf.make_dataset(str(tmp_path / "r"), MAX_SEQ_LENGTH, 4, False,
-                                                  input_context=context, **kwargs))
+            return fit_tiny_model(
+                cf.make_dataset(
+                    str(tmp_path / "r"), MAX_SEQ_LENGTH, 4, False, input_context=context, **kwargs
+                )
+            )
+
         out = trainer.predict(dataset_fn, passthrough=("example_index",))
         return out["logits"][np.argsort(out["example_index"])]
 
-    np.testing.assert_allclose(predict(pad_to_multiple=8, group_by_length=True), predict(),
-                               atol=1e-5)
+    np.testing.assert_allclose(
+        predict(pad_to_multiple=8, group_by_length=True), predict(), atol=1e-5
+    )
 
 
 def test_xla_prediction_equals_the_uncompiled_one(tmp_path, tiny_config):
@@ -146,16 +171,33 @@ def test_xla_prediction_equals_the_uncompiled_one(tmp_path, tiny_config):
     model = BertClassifier(tiny_config, 2)
 
     def dataset_fn(context):
-        return fit_tiny_model(cf.make_dataset(str(tmp_path / "r"), MAX_SEQ_LENGTH, 4, False,
-                                              input_context=context, pad_to_multiple=8,
-                                              group_by_length=True))
-    spec = {k: tf.TensorSpec([None, None], tf.int32)
-            for k in ("input_word_ids", "input_mask", "input_type_ids")}
+        return fit_tiny_model(
+            cf.make_dataset(
+                str(tmp_path / "r"),
+                MAX_SEQ_LENGTH,
+                4,
+                False,
+                input_context=context,
+                pad_to_multiple=8,
+                group_by_length=True,
+            )
+        )
+
+    spec = {
+        k: tf.TensorSpec([None, None], tf.int32)
+        for k in ("input_word_ids", "input_mask", "input_type_ids")
+    }
     results = {}
     for xla in (False, True):
-        trainer = Trainer(tf.distribute.get_strategy(), None, model, None,
-                          LoopConfig(output_dir=str(tmp_path / "out"), num_train_steps=1,
-                                     inference_jit_compile=xla))
+        trainer = Trainer(
+            tf.distribute.get_strategy(),
+            None,
+            model,
+            None,
+            LoopConfig(
+                output_dir=str(tmp_path / "out"), num_train_steps=1, inference_jit_compile=xla
+            ),
+        )
         out = trainer.predict(dataset_fn, passthrough=("example_index",))
         results[xla] = out["logits"][np.argsort(out["example_index"])]
         traced = trainer._infer.get_concrete_function(spec)  # noqa: SLF001
@@ -172,15 +214,31 @@ def test_xla_training_on_short_batches_equals_padded_training(tmp_path, tiny_con
     def train(pad_to_multiple):
         keras.utils.set_random_seed(0)
         model = BertClassifier(tiny_config, 2)
-        trainer = Trainer(tf.distribute.get_strategy(), ClassificationTask(False), model,
-                          create_optimizer("adamw", 1e-3, 6, 0),
-                          LoopConfig(output_dir=str(tmp_path / f"out{pad_to_multiple}"),
-                                     num_train_steps=6, jit_compile=True))
+        trainer = Trainer(
+            tf.distribute.get_strategy(),
+            ClassificationTask(False),
+            model,
+            create_optimizer("adamw", 1e-3, 6, 0),
+            LoopConfig(
+                output_dir=str(tmp_path / f"out{pad_to_multiple}"),
+                num_train_steps=6,
+                jit_compile=True,
+            ),
+        )
 
         def dataset_fn(context):
-            return fit_tiny_model(cf.make_dataset(str(tmp_path / "r"), MAX_SEQ_LENGTH, 8, True,
-                                                  input_context=context, seed=1,
-                                                  pad_to_multiple=pad_to_multiple))
+            return fit_tiny_model(
+                cf.make_dataset(
+                    str(tmp_path / "r"),
+                    MAX_SEQ_LENGTH,
+                    8,
+                    True,
+                    input_context=context,
+                    seed=1,
+                    pad_to_multiple=pad_to_multiple,
+                )
+            )
+
         iterator = iter(trainer.distribute(dataset_fn))
         losses = [trainer.train_steps(iterator, 1)["loss"] for _ in range(6)]
         # One trace for every batch length (XLA compiles one program per length).
@@ -233,11 +291,18 @@ def test_mirrored_replicas_get_batches_of_different_lengths(tmp_path):
     rng = np.random.default_rng(5)
     write_records(tmp_path / "r", rng.integers(1, 25, 48).tolist())
     tests = os.path.dirname(__file__)
-    env = {**os.environ, "PYTHONPATH": f"{tests}:{os.path.dirname(tests)}",
-           "TF_CPP_MIN_LOG_LEVEL": "2"}
-    result = subprocess.run([sys.executable, "-c", MIRRORED, str(tmp_path / "r"),
-                             str(tmp_path / "out")], env=env, capture_output=True, text=True,
-                            timeout=HANG_TIMEOUT)
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{tests}:{os.path.dirname(tests)}",
+        "TF_CPP_MIN_LOG_LEVEL": "2",
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", MIRRORED, str(tmp_path / "r"), str(tmp_path / "out")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=HANG_TIMEOUT,
+    )
     assert result.returncode == 0 and "ok" in result.stdout, result.stderr[-3000:]
 
 
@@ -254,17 +319,30 @@ def test_exported_classifier_pads_a_request_to_its_longest_example(tmp_path, tin
     export_dir = str(tmp_path / "export")
     export_classifier(model, export_dir, str(vocab), True, max_seq_length, sentence_pairs=True)
     rng = np.random.default_rng(3)
-    pairs = [(" ".join(rng.choice(WORDS, rng.integers(1, 5))),
-              " ".join(rng.choice(WORDS, rng.integers(0, 4)))) for _ in range(6)]
+    pairs = [
+        (
+            " ".join(rng.choice(WORDS, rng.integers(1, 5))),
+            " ".join(rng.choice(WORDS, rng.integers(0, 4))),
+        )
+        for _ in range(6)
+    ]
     tokenizer = tokenization.FullTokenizer(str(vocab), do_lower_case=True)
-    packed = [pack_inputs(*(tokenizer.convert_tokens_to_ids(tokenizer.tokenize(t))
-                            for t in pair), max_seq_length, 2, 3) for pair in pairs]
+    packed = [
+        pack_inputs(
+            *(tokenizer.convert_tokens_to_ids(tokenizer.tokenize(t)) for t in pair),
+            max_seq_length,
+            2,
+            3,
+        )
+        for pair in pairs
+    ]
     ids = {k: tf.constant([p[k] for p in packed], tf.int32) for k in packed[0]}
     assert max(sum(p["input_mask"]) for p in packed) < max_seq_length / 2
 
     loaded = tf.saved_model.load(export_dir)
     served = loaded.signatures["serving_default"](
-        text_a=tf.constant([a for a, _ in pairs]), text_b=tf.constant([b for _, b in pairs]))
+        text_a=tf.constant([a for a, _ in pairs]), text_b=tf.constant([b for _, b in pairs])
+    )
     padded = loaded.signatures["serving_ids"](**ids)
     np.testing.assert_allclose(served["probabilities"], padded["probabilities"], atol=1e-6)
     # The text signature's graph leaves the sequence length open (the model
@@ -275,7 +353,8 @@ def test_exported_classifier_pads_a_request_to_its_longest_example(tmp_path, tin
 
 
 def test_exported_classifier_compiled_with_xla_serves_the_model_s_probabilities(
-        tmp_path, tiny_config):
+    tmp_path, tiny_config
+):
     """--jit_compile exports the model call compiled with XLA; requests are
     padded to a multiple of 16 tokens (few programs) with the same results."""
     vocab = tmp_path / "vocab.txt"
@@ -283,17 +362,29 @@ def test_exported_classifier_compiled_with_xla_serves_the_model_s_probabilities(
     max_seq_length = tiny_config.max_position_embeddings
     model = BertClassifier(tiny_config, 3)
     export_dir = tmp_path / "export"
-    export_classifier(model, str(export_dir), str(vocab), True, max_seq_length,
-                      sentence_pairs=False, jit_compile=True)
+    export_classifier(
+        model,
+        str(export_dir),
+        str(vocab),
+        True,
+        max_seq_length,
+        sentence_pairs=False,
+        jit_compile=True,
+    )
     saved = saved_model_pb2.SavedModel.FromString((export_dir / "saved_model.pb").read_bytes())
     library = saved.meta_graphs[0].graph_def.library.function
     assert any(f.attr["_XlaMustCompile"].b for f in library)
     texts = [" ".join(np.random.default_rng(i).choice(WORDS, 1 + 3 * i)) for i in range(5)]
     tokenizer = tokenization.FullTokenizer(str(vocab), do_lower_case=True)
-    ids = [pack_inputs(tokenizer.convert_tokens_to_ids(tokenizer.tokenize(t)), [],
-                       max_seq_length, 2, 3) for t in texts]
-    expected = tf.nn.softmax(model({k: tf.constant([p[k] for p in ids]) for k in ids[0]},
-                                   training=False))
+    ids = [
+        pack_inputs(
+            tokenizer.convert_tokens_to_ids(tokenizer.tokenize(t)), [], max_seq_length, 2, 3
+        )
+        for t in texts
+    ]
+    expected = tf.nn.softmax(
+        model({k: tf.constant([p[k] for p in ids]) for k in ids[0]}, training=False)
+    )
     loaded = tf.saved_model.load(str(export_dir))
     served = loaded.signatures["serving_default"](text_a=tf.constant(texts))
     np.testing.assert_allclose(served["probabilities"], expected, atol=1e-5)
@@ -309,10 +400,11 @@ def _embedding_shapes(loaded, signature):
                 continue
             seen.add(name)
             pending.append(function.graph)
-            shapes |= {tuple(op.outputs[0].shape.as_list())
-                       for op in function.graph.get_operations()
-                       if op.type in ("GatherV2", "ResourceGather")
-                       and op.outputs[0].shape.rank == 3}
+            shapes |= {
+                tuple(op.outputs[0].shape.as_list())
+                for op in function.graph.get_operations()
+                if op.type in ("GatherV2", "ResourceGather") and op.outputs[0].shape.rank == 3
+            }
     return shapes
 
 
@@ -323,9 +415,11 @@ def test_padding_multiple_defaults_to_8_and_to_16_under_xla():
     from bert_tf.training.distribution import TrainingOptions
 
     def multiple(padding_multiple=None, jit_compile=False, dynamic_padding=True):
-        options = SimpleNamespace(dynamic_padding=dynamic_padding,
-                                  padding_multiple=padding_multiple,
-                                  training=TrainingOptions(jit_compile=jit_compile))
+        options = SimpleNamespace(
+            dynamic_padding=dynamic_padding,
+            padding_multiple=padding_multiple,
+            training=TrainingOptions(jit_compile=jit_compile),
+        )
         return _pad_to_multiple(options, tf.distribute.get_strategy())
 
     assert (multiple(), multiple(jit_compile=True)) == (8, 16)

@@ -39,18 +39,27 @@ def test_graph_windows_equal_python_features(seed):
             text_a = " ".join(str(rng.randint(10, 99)) for _ in range(rng.randint(0, 40)))
             text_b = " ".join(str(rng.randint(10, 99)) for _ in range(rng.randint(0, 25)))
             examples.append(InputExample(f"t-{i}", text_a, text_b if pair else None, "0"))
-        expected = [(i, f.input_ids, f.segment_ids, f.input_mask)
-                    for i, e in enumerate(examples)
-                    for f in convert_example(e, ["0"], max_seq_length, tokenizer,
-                                             long_text_stride=stride, example_index=i)]
+        expected = [
+            (i, f.input_ids, f.segment_ids, f.input_mask)
+            for i, e in enumerate(examples)
+            for f in convert_example(
+                e, ["0"], max_seq_length, tokenizer, long_text_stride=stride, example_index=i
+            )
+        ]
         segments = [ragged([tokenizer.convert_tokens_to_ids(e.text_a.split()) for e in examples])]
         if pair:  # an empty text_b makes a single-text example, in both
-            segments.append(ragged([tokenizer.convert_tokens_to_ids(e.text_b.split())
-                                    for e in examples]))
+            segments.append(
+                ragged([tokenizer.convert_tokens_to_ids(e.text_b.split()) for e in examples])
+            )
         inputs, example_ids, _ = pack_example_windows(segments, max_seq_length, 1, 2, stride)
-        got = list(zip(example_ids.numpy().tolist(), inputs["input_word_ids"].numpy().tolist(),
-                       inputs["input_type_ids"].numpy().tolist(),
-                       inputs["input_mask"].numpy().tolist()))
+        got = list(
+            zip(
+                example_ids.numpy().tolist(),
+                inputs["input_word_ids"].numpy().tolist(),
+                inputs["input_type_ids"].numpy().tolist(),
+                inputs["input_mask"].numpy().tolist(),
+            )
+        )
         assert got == expected, (max_seq_length, stride)
         windowed_cases += len({i for i, *_ in expected}) < len(expected)
     assert windowed_cases > 0  # the cases did exercise windows

@@ -17,8 +17,21 @@ from bert_tf.tokenization import FullTokenizer
 # Floats that depend on the CPU's kernels: also run by `make test-portable`.
 pytestmark = pytest.mark.numerics
 
-WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", "good", "bad", "movie", "the", "was",
-         "very", "##s"]
+WORDS = [
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    ".",
+    "good",
+    "bad",
+    "movie",
+    "the",
+    "was",
+    "very",
+    "##s",
+]
 TEXTS = ["The movie was very good.", "Bad movies.", "good", "The the the bad bad good movie."]
 SEQ = 20
 
@@ -28,9 +41,15 @@ def setup(tmp_path_factory):
     root = tmp_path_factory.mktemp("export")
     vocab = root / "vocab.txt"
     vocab.write_text("\n".join(WORDS) + "\n")
-    config = BertConfig(vocab_size=len(WORDS), hidden_size=32, num_hidden_layers=2,
-                        num_attention_heads=2, intermediate_size=64, max_position_embeddings=SEQ,
-                        type_vocab_size=2)
+    config = BertConfig(
+        vocab_size=len(WORDS),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=SEQ,
+        type_vocab_size=2,
+    )
     return str(vocab), config, root
 
 
@@ -42,11 +61,17 @@ def features(vocab, texts_a, texts_b=None):
         first = ["[CLS]", *tokenizer.tokenize(a), "[SEP]"]
         second = [*tokenizer.tokenize(texts_b[i]), "[SEP]"] if texts_b else []
         pad = [0] * (SEQ - len(first) - len(second))
-        rows.append((tokenizer.convert_tokens_to_ids(first + second) + pad,
-                     [1] * (len(first) + len(second)) + pad,
-                     [0] * len(first) + [1] * len(second) + pad))
-    return {name: np.array([row[i] for row in rows], np.int32)
-            for i, name in enumerate(("input_word_ids", "input_mask", "input_type_ids"))}
+        rows.append(
+            (
+                tokenizer.convert_tokens_to_ids(first + second) + pad,
+                [1] * (len(first) + len(second)) + pad,
+                [0] * len(first) + [1] * len(second) + pad,
+            )
+        )
+    return {
+        name: np.array([row[i] for row in rows], np.int32)
+        for i, name in enumerate(("input_word_ids", "input_mask", "input_type_ids"))
+    }
 
 
 def test_single_sentence_regression_export_and_overwrite(setup):
@@ -54,8 +79,7 @@ def test_single_sentence_regression_export_and_overwrite(setup):
     model = BertClassifier(config, num_labels=1)
     weights = with_random_weights(model)
     export_dir = str(root / "export")
-    export_classifier(model, export_dir, vocab, True, SEQ, sentence_pairs=False,
-                      is_regression=True)
+    export_classifier(model, export_dir, vocab, True, SEQ, sentence_pairs=False, is_regression=True)
     inputs = features(vocab, TEXTS)
     expected = numpy_bert.classifier(weights, config, inputs)[:, 0]
     loaded = tf.saved_model.load(export_dir)
@@ -69,13 +93,14 @@ def test_single_sentence_regression_export_and_overwrite(setup):
     # A sentence-pair classifier replaces it only with overwrite.
     pairs = BertClassifier(config, num_labels=3)
     weights = with_random_weights(pairs, seed=2)
-    with pytest.raises(InputError, match="--export_dir .*export' already exists; pass "
-                                         "--overwrite"):
+    with pytest.raises(InputError, match="--export_dir .*export' already exists; pass --overwrite"):
         export_classifier(pairs, export_dir, vocab, True, SEQ, sentence_pairs=True)
     export_classifier(pairs, export_dir, vocab, True, SEQ, sentence_pairs=True, overwrite=True)
     served = tf.saved_model.load(export_dir).signatures["serving_default"](
-        text_a=tf.constant(TEXTS), text_b=tf.constant(TEXTS[::-1]))
-    expected = numpy_bert.softmax(numpy_bert.classifier(
-        weights, config, features(vocab, TEXTS, TEXTS[::-1])))
+        text_a=tf.constant(TEXTS), text_b=tf.constant(TEXTS[::-1])
+    )
+    expected = numpy_bert.softmax(
+        numpy_bert.classifier(weights, config, features(vocab, TEXTS, TEXTS[::-1]))
+    )
     np.testing.assert_allclose(served["probabilities"].numpy(), expected, atol=2e-5)
     assert served["label_ids"].numpy().tolist() == expected.argmax(1).tolist()

@@ -15,20 +15,21 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from conftest import HANG_TIMEOUT, minilm_dir
 
 from bert_tf import tokenization
-from bert_tf.export import squad as squad_serving
-from bert_tf.export.common import whitespace_words
 from bert_tf.config import BertConfig
 from bert_tf.data.squad import features
 from bert_tf.data.squad.postprocess import SquadPostprocessor
 from bert_tf.data.squad.reader import CONTEXT_WHITESPACE, SquadExample, context_to_words
 from bert_tf.errors import InputError
+from bert_tf.export import squad as squad_serving
+from bert_tf.export.common import whitespace_words
 from bert_tf.modeling.models import BertSpanLabeler
-from conftest import HANG_TIMEOUT, minilm_dir
 
-SETTINGS = dict(max_seq_length=48, doc_stride=16, max_query_length=12, max_answer_length=8,
-                n_best_size=10)
+SETTINGS = dict(
+    max_seq_length=48, doc_stride=16, max_query_length=12, max_answer_length=8, n_best_size=10
+)
 # Trimmed by get_final_text, measured with the Python pipeline (see test_answers_v1).
 EXPECTED_TRIMMED_V1 = 8
 
@@ -38,31 +39,41 @@ APOLLO = (
     "to 1972. First conceived during Dwight D. Eisenhower's administration as a three-person "
     "spacecraft to follow the one-person Project Mercury, Apollo was later dedicated to "
     "President John F. Kennedy's national goal of \"landing a man on the Moon and returning "
-    "him safely to the Earth\" by the end of the 1960s, which he proposed in an address to "
-    "Congress on May 25, 1961.")
+    'him safely to the Earth" by the end of the 1960s, which he proposed in an address to '
+    "Congress on May 25, 1961."
+)
 CURIE = (
     "Marie Curie\t(1867-1934)  was a Polish\u202fand naturalised-French physicist and "
     "chemist.\r\nShe was the first woman to win a Nobel Prize,\tthe first person to win it "
     "twice, and the only person to win it in two sciences.\n\nHer husband, Pierre Curie, "
     "was a co-winner of her first Nobel Prize;   their daughter Irène Joliot-Curie won in "
-    "1935.")
+    "1935."
+)
 CAFE = (
-    "Café Müller, in São Paulo, served crème brûlée; the naïve owner, Zoë, said \"voilà!\" "
+    'Café Müller, in São Paulo, served crème brûlée; the naïve owner, Zoë, said "voilà!" '
     "while the e\u0301te\u0301 crowd paid R$\u00a03,50 each (about 10\u00a0km from the "
-    "centre).")
+    "centre)."
+)
 ODD = (
     "  The snowman \u2603 met 🙂 \u200b a  \ufb01ne ǅ dancer in 東京 (Tokyo), "
-    + "x" * 205 + " then left at 5:30\u202fp.m.; Ⅻ o'clock rang. \t")
-SMITH = ("Steve Smith's dog, Rex (1895-1943), barked at $3.5 million-dollar cars; "
-         "\"Really?\" asked Mrs. O'Brien-Smith.")
+    + "x" * 205
+    + " then left at 5:30\u202fp.m.; Ⅻ o'clock rang. \t"
+)
+SMITH = (
+    "Steve Smith's dog, Rex (1895-1943), barked at $3.5 million-dollar cars; "
+    '"Really?" asked Mrs. O\'Brien-Smith.'
+)
 
 CASES = [
     ("When did the Apollo program run?", APOLLO),
     ("Who proposed the goal?", APOLLO),
     ("What did NASA do?", APOLLO),
     ("", APOLLO),
-    ("Which spacecraft followed the one-person Project Mercury program of the United "
-     "States government and its agencies?", APOLLO),
+    (
+        "Which spacecraft followed the one-person Project Mercury program of the United "
+        "States government and its agencies?",
+        APOLLO,
+    ),
     ("Who was Marie Curie?", CURIE),
     ("When did Irène win?", CURIE),
     ("?", CURIE),
@@ -115,10 +126,18 @@ def vocab_file():
 
 def tiny_span_labeler():
     keras.utils.set_random_seed(7)
-    config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2,
-                        num_attention_heads=4, intermediate_size=64,
-                        max_position_embeddings=64, type_vocab_size=2, hidden_dropout_prob=0.0,
-                        attention_probs_dropout_prob=0.0, initializer_range=0.2)
+    config = BertConfig(
+        vocab_size=30522,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        type_vocab_size=2,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+        initializer_range=0.2,
+    )
     return BertSpanLabeler(config)
 
 
@@ -127,8 +146,10 @@ def word_char_span(context, first_word, last_word):
     the last of `last_word`, from `context_to_words`."""
     _, char_to_word = context_to_words(context)
     in_words = [i for i, char in enumerate(context) if char not in CONTEXT_WHITESPACE]
-    return (min(i for i in in_words if char_to_word[i] == first_word),
-            max(i for i in in_words if char_to_word[i] == last_word) + 1)
+    return (
+        min(i for i in in_words if char_to_word[i] == first_word),
+        max(i for i in in_words if char_to_word[i] == last_word) + 1,
+    )
 
 
 def postprocess(processor, windows, logits):
@@ -139,9 +160,13 @@ def postprocess(processor, windows, logits):
 
 def python_reference(examples, windows, logits, version_2, threshold=0.0):
     """[Expected] per example from the Python postprocessor (full and word-span runs)."""
-    options = dict(n_best_size=SETTINGS["n_best_size"],
-                   max_answer_length=SETTINGS["max_answer_length"], do_lower_case=True,
-                   version_2_with_negative=version_2, null_score_diff_threshold=threshold)
+    options = dict(
+        n_best_size=SETTINGS["n_best_size"],
+        max_answer_length=SETTINGS["max_answer_length"],
+        do_lower_case=True,
+        version_2_with_negative=version_2,
+        null_score_diff_threshold=threshold,
+    )
     final = postprocess(SquadPostprocessor(examples, **options), windows, logits)
     spans = postprocess(WordSpanPostprocessor(examples, **options), windows, logits)
     expected = []
@@ -154,12 +179,20 @@ def python_reference(examples, windows, logits, version_2, threshold=0.0):
         if isinstance(span, tuple):
             first, last = span
             start, end = word_char_span(context, first, last)
-            whole = " ".join(example.doc_tokens[first:last + 1])
-            expected.append(Expected(context[start:end], start, end, score,
-                                     final.predictions[qas_id], whole, null_odds))
+            whole = " ".join(example.doc_tokens[first : last + 1])
+            expected.append(
+                Expected(
+                    context[start:end],
+                    start,
+                    end,
+                    score,
+                    final.predictions[qas_id],
+                    whole,
+                    null_odds,
+                )
+            )
         else:  # no valid span ("empty"), or the null answer won
-            expected.append(Expected("", -1, -1, score, final.predictions[qas_id], "",
-                                     null_odds))
+            expected.append(Expected("", -1, -1, score, final.predictions[qas_id], "", null_odds))
     return expected
 
 
@@ -172,15 +205,19 @@ def check_answers(results, expected):
         context = CASES[i][1]
         where = f"case {i}: {got} vs {want}"
         assert (got["answer"], got["start_char"], got["end_char"]) == (
-            want.answer, want.start_char, want.end_char), where
+            want.answer,
+            want.start_char,
+            want.end_char,
+        ), where
         assert got["score"] == pytest.approx(want.score, abs=1e-4), where
         if want.null_odds is not None:
-            assert got["null_score"] - got["score"] == pytest.approx(want.null_odds,
-                                                                     abs=1e-4), where
+            assert got["null_score"] - got["score"] == pytest.approx(want.null_odds, abs=1e-4), (
+                where
+            )
         if got["start_char"] < 0:
             assert want.final_text in ("", "empty"), where
             continue
-        assert context[got["start_char"]:got["end_char"]] == got["answer"], where
+        assert context[got["start_char"] : got["end_char"]] == got["answer"], where
         # Where get_final_text keeps the whole words, this is the Python prediction.
         assert " ".join(context_to_words(got["answer"])[0]) == want.whole_words, where
         if want.final_text != want.whole_words:
@@ -194,14 +231,29 @@ def setup(tmp_path_factory):
     """The model, the Python windows and logits, the references, and both exports."""
     model = tiny_span_labeler()
     tokenizer = tokenization.FullTokenizer(vocab_file(), do_lower_case=True)
-    examples = [SquadExample(qas_id=str(i), question_text=question,
-                             doc_tokens=context_to_words(context)[0], context_text=context)
-                for i, (question, context) in enumerate(CASES)]
-    windows = list(features.convert_examples(
-        examples, tokenizer, SETTINGS["max_seq_length"], SETTINGS["doc_stride"],
-        SETTINGS["max_query_length"], is_training=False))
-    inputs = {name: np.array([w.inputs[name] for w in windows], np.int32)
-              for name in ("input_word_ids", "input_mask", "input_type_ids")}
+    examples = [
+        SquadExample(
+            qas_id=str(i),
+            question_text=question,
+            doc_tokens=context_to_words(context)[0],
+            context_text=context,
+        )
+        for i, (question, context) in enumerate(CASES)
+    ]
+    windows = list(
+        features.convert_examples(
+            examples,
+            tokenizer,
+            SETTINGS["max_seq_length"],
+            SETTINGS["doc_stride"],
+            SETTINGS["max_query_length"],
+            is_training=False,
+        )
+    )
+    inputs = {
+        name: np.array([w.inputs[name] for w in windows], np.int32)
+        for name in ("input_word_ids", "input_mask", "input_type_ids")
+    }
     logits = {name: value.numpy() for name, value in model(inputs, training=False).items()}
     v1 = python_reference(examples, windows, logits, version_2=False)
     # A threshold in the widest gap between the middle half of the null odds puts
@@ -215,10 +267,25 @@ def setup(tmp_path_factory):
     exports = {}
     for name, version_2 in (("v1", False), ("v2", True)):
         exports[name] = squad_serving.export_span_labeler(
-            model, str(root / name), vocab_file(), True, version_2_with_negative=version_2,
-            null_score_diff_threshold=threshold, **SETTINGS)
-    return dict(model=model, windows=windows, inputs=inputs, logits=logits, v1=v1, v2=v2,
-                threshold=threshold, exports=exports, root=root)
+            model,
+            str(root / name),
+            vocab_file(),
+            True,
+            version_2_with_negative=version_2,
+            null_score_diff_threshold=threshold,
+            **SETTINGS,
+        )
+    return dict(
+        model=model,
+        windows=windows,
+        inputs=inputs,
+        logits=logits,
+        v1=v1,
+        v2=v2,
+        threshold=threshold,
+        exports=exports,
+        root=root,
+    )
 
 
 def test_cases_cover_the_hard_parts(setup):
@@ -234,7 +301,7 @@ def test_cases_cover_the_hard_parts(setup):
 
 
 def test_context_words_match_the_reader():
-    contexts = [c for _, c in CASES] + ["\u202f\u202f", "a", "é\u0301 \U0001F642x"]
+    contexts = [c for _, c in CASES] + ["\u202f\u202f", "a", "é\u0301 \U0001f642x"]
     chars, starts, ends = whitespace_words(tf.constant(contexts))
     for context, row_starts, row_ends in zip(contexts, starts.to_list(), ends.to_list()):
         words = [context[s:e] for s, e in zip(row_starts, row_ends)]
@@ -245,16 +312,25 @@ def test_context_words_match_the_reader():
 def test_ties_go_to_the_earlier_window_then_the_earlier_pair():
     # Random logits never tie, so the original's tie order is checked on made-up pairs:
     # 4 windows (examples 0, 0, 1, 2) of 4 pairs each.
-    valid = tf.constant([[False, True, True, False], [True, False, False, False],
-                         [True, True, False, False], [False] * 4])
-    start_logit = tf.constant([[9.0, 1.0, 2.0, 0.0], [3.0, 0.0, 0.0, 0.0],
-                               [1.0, 2.0, 0.0, 0.0], [5.0] * 4], tf.float64)
-    end_logit = tf.constant([[0.0, 2.0, 1.0, 0.0], [0.0] * 4, [0.0, 3.0, 0.0, 0.0],
-                             [5.0] * 4], tf.float64)
+    valid = tf.constant(
+        [
+            [False, True, True, False],
+            [True, False, False, False],
+            [True, True, False, False],
+            [False] * 4,
+        ]
+    )
+    start_logit = tf.constant(
+        [[9.0, 1.0, 2.0, 0.0], [3.0, 0.0, 0.0, 0.0], [1.0, 2.0, 0.0, 0.0], [5.0] * 4], tf.float64
+    )
+    end_logit = tf.constant(
+        [[0.0, 2.0, 1.0, 0.0], [0.0] * 4, [0.0, 3.0, 0.0, 0.0], [5.0] * 4], tf.float64
+    )
     start = tf.reshape(tf.range(16), [4, 4])
     end = start + 100
     has_span, window, start, end, start_logit, end_logit = squad_serving._best_spans(
-        (valid, start, end, start_logit, end_logit), tf.constant([0, 0, 1, 2]), 3)
+        (valid, start, end, start_logit, end_logit), tf.constant([0, 0, 1, 2]), 3
+    )
     assert has_span.numpy().tolist() == [True, True, False]
     assert window.numpy().tolist()[:2] == [0, 2]
     assert start.numpy().tolist()[:2] == [1, 9]  # window 0's pair 1 beats pair 2 and window 1
@@ -283,11 +359,13 @@ def test_answers_v2_null_threshold(setup):
 
 
 def test_answer_with_the_keras_model_and_serving_ids(setup):
-    results = squad_serving.answer(setup["model"], *zip(*CASES), vocab_file=vocab_file(),
-                                   do_lower_case=True, **SETTINGS)
+    results = squad_serving.answer(
+        setup["model"], *zip(*CASES), vocab_file=vocab_file(), do_lower_case=True, **SETTINGS
+    )
     check_answers(results, setup["v1"])
     served = tf.saved_model.load(setup["exports"]["v1"]).signatures["serving_ids"](
-        **{name: tf.constant(value) for name, value in setup["inputs"].items()})
+        **{name: tf.constant(value) for name, value in setup["inputs"].items()}
+    )
     for name in ("start_logits", "end_logits"):
         np.testing.assert_allclose(served[name].numpy(), setup["logits"][name], atol=1e-5)
 
@@ -314,9 +392,12 @@ def test_saved_model_serves_with_only_tensorflow_and_tensorflow_text(setup, tmp_
     assert (setup["root"] / "v1" / "assets" / "vocab.txt").exists()
     cases_file, out_file = tmp_path / "cases.json", tmp_path / "served.json"
     cases_file.write_text(json.dumps(CASES))
-    result = subprocess.run([sys.executable, "-c", SERVE, str(setup["root"]), str(cases_file),
-                             str(out_file)], capture_output=True, text=True,
-                            timeout=HANG_TIMEOUT)
+    result = subprocess.run(
+        [sys.executable, "-c", SERVE, str(setup["root"]), str(cases_file), str(out_file)],
+        capture_output=True,
+        text=True,
+        timeout=HANG_TIMEOUT,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     served = json.loads(out_file.read_text())
     assert set(served["v1"][0]) == {"answer", "start_char", "end_char", "score"}
@@ -327,15 +408,22 @@ def test_saved_model_serves_with_only_tensorflow_and_tensorflow_text(setup, tmp_
 
 def test_bad_input_is_refused(setup):
     with pytest.raises(InputError, match="already exists"):
-        squad_serving.export_span_labeler(setup["model"], setup["exports"]["v1"], vocab_file(),
-                                          True, **SETTINGS)
+        squad_serving.export_span_labeler(
+            setup["model"], setup["exports"]["v1"], vocab_file(), True, **SETTINGS
+        )
     with pytest.raises(InputError, match="max_query_length"):
-        squad_serving.export_span_labeler(setup["model"], str(setup["root"] / "x"),
-                                          vocab_file(), True, max_seq_length=20,
-                                          max_query_length=17)
+        squad_serving.export_span_labeler(
+            setup["model"],
+            str(setup["root"] / "x"),
+            vocab_file(),
+            True,
+            max_seq_length=20,
+            max_query_length=17,
+        )
     with pytest.raises(InputError, match="doc_stride"):
-        squad_serving.answer(setup["model"], ["q"], ["c"], vocab_file=vocab_file(),
-                             do_lower_case=True, doc_stride=0)
+        squad_serving.answer(
+            setup["model"], ["q"], ["c"], vocab_file=vocab_file(), do_lower_case=True, doc_stride=0
+        )
     with pytest.raises(InputError, match="2 questions but 1 contexts"):
         squad_serving.answer(setup["exports"]["v1"], ["a", "b"], ["c"])
     with pytest.raises(InputError, match="cannot change"):

@@ -20,22 +20,41 @@ pytestmark = pytest.mark.numerics
 
 # (anchor, paraphrase, unrelated...) — the paraphrase must rank first.
 SENTENCE_SETS = [
-    ("A man is playing a guitar.", "Someone is strumming a guitar.",
-     "The stock market fell sharply today.", "She baked bread in the oven.",
-     "The train to Paris was delayed."),
-    ("How do I reset my password?", "I forgot my password and need to change it.",
-     "What is the capital of Australia?", "The cat sat on the mat.",
-     "Heavy rain is expected this weekend."),
-    ("The weather is lovely and sunny today.", "It is a bright, warm, sunny day.",
-     "I need to renew my passport.", "The recipe calls for two eggs.",
-     "He scored the winning goal."),
-    ("The company reported record profits this quarter.",
-     "The firm's earnings hit an all-time high this quarter.",
-     "My dog loves to chase squirrels.", "Turn left at the next traffic light.",
-     "The museum opens at nine."),
-    ("Children are playing football in the park.", "Kids are kicking a ball around in the park.",
-     "The laptop battery needs replacing.", "She is reading a novel on the train.",
-     "Interest rates were raised again."),
+    (
+        "A man is playing a guitar.",
+        "Someone is strumming a guitar.",
+        "The stock market fell sharply today.",
+        "She baked bread in the oven.",
+        "The train to Paris was delayed.",
+    ),
+    (
+        "How do I reset my password?",
+        "I forgot my password and need to change it.",
+        "What is the capital of Australia?",
+        "The cat sat on the mat.",
+        "Heavy rain is expected this weekend.",
+    ),
+    (
+        "The weather is lovely and sunny today.",
+        "It is a bright, warm, sunny day.",
+        "I need to renew my passport.",
+        "The recipe calls for two eggs.",
+        "He scored the winning goal.",
+    ),
+    (
+        "The company reported record profits this quarter.",
+        "The firm's earnings hit an all-time high this quarter.",
+        "My dog loves to chase squirrels.",
+        "Turn left at the next traffic light.",
+        "The museum opens at nine.",
+    ),
+    (
+        "Children are playing football in the park.",
+        "Kids are kicking a ball around in the park.",
+        "The laptop battery needs replacing.",
+        "She is reading a novel on the train.",
+        "Interest rates were raised again.",
+    ),
 ]
 
 
@@ -46,15 +65,19 @@ def minilm():
 
 def embed(encoder, sentences):
     """Mean-pooled, L2-normalised sentence embeddings (the model's own pooling)."""
-    tokenizer = tokenization.FullTokenizer(os.path.join(minilm_dir(), "vocab.txt"),
-                                           do_lower_case=True)
-    ids = [tokenizer.convert_tokens_to_ids(["[CLS]"] + tokenizer.tokenize(s) + ["[SEP]"])
-           for s in sentences]
+    tokenizer = tokenization.FullTokenizer(
+        os.path.join(minilm_dir(), "vocab.txt"), do_lower_case=True
+    )
+    ids = [
+        tokenizer.convert_tokens_to_ids(["[CLS]"] + tokenizer.tokenize(s) + ["[SEP]"])
+        for s in sentences
+    ]
     seq = max(map(len, ids))
     word_ids = np.array([i + [0] * (seq - len(i)) for i in ids], np.int32)
     mask = (word_ids != 0).astype(np.int32)
-    hidden = encoder({"input_word_ids": word_ids, "input_mask": mask,
-                      "input_type_ids": np.zeros_like(word_ids)})["sequence_output"].numpy()
+    hidden = encoder(
+        {"input_word_ids": word_ids, "input_mask": mask, "input_type_ids": np.zeros_like(word_ids)}
+    )["sequence_output"].numpy()
     pooled = (hidden * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
     return pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
 
@@ -83,10 +106,13 @@ def hf_weights_by_tf1_name():
         if key == "embeddings.position_ids":
             continue
         name = re.sub(r"layer/(\d+)/", r"layer_\1/", "bert/" + key.replace(".", "/"))
-        name = name.replace("LayerNorm/weight", "LayerNorm/gamma").replace(
-            "LayerNorm/bias", "LayerNorm/beta").replace("_embeddings/weight", "_embeddings")
+        name = (
+            name.replace("LayerNorm/weight", "LayerNorm/gamma")
+            .replace("LayerNorm/bias", "LayerNorm/beta")
+            .replace("_embeddings/weight", "_embeddings")
+        )
         if name.endswith("/weight"):
-            name, value = name[:-len("weight")] + "kernel", value.T
+            name, value = name[: -len("weight")] + "kernel", value.T
         weights[name] = value.astype(np.float64)
     return weights
 
@@ -96,21 +122,25 @@ def test_imported_encoder_matches_the_float64_numpy_reference(minilm):
     layers with the erf gelu: a wrong activation, a dropped layer, an ignored
     mask or token type fails. Measured float32 error: 3e-6 (sequence, values
     up to ~6) and 2e-7 (pooled); with the tanh gelu instead: 3e-3 and 2e-4."""
-    tokenizer = tokenization.FullTokenizer(os.path.join(minilm_dir(), "vocab.txt"),
-                                           do_lower_case=True)
+    tokenizer = tokenization.FullTokenizer(
+        os.path.join(minilm_dir(), "vocab.txt"), do_lower_case=True
+    )
     rows = []
     for a, b in [SENTENCE_SETS[0][:2], SENTENCE_SETS[1][:2], ("Hi.", "Yes.")]:
         first, second = tokenizer.tokenize(a), tokenizer.tokenize(b)
         ids = tokenizer.convert_tokens_to_ids(["[CLS]"] + first + ["[SEP]"] + second + ["[SEP]"])
         rows.append((ids, [0] * (len(first) + 2) + [1] * (len(second) + 1)))
     seq = max(len(ids) for ids, _ in rows)
-    inputs = {"input_word_ids": np.array([ids + [0] * (seq - len(ids)) for ids, _ in rows]),
-              "input_mask": np.array([[1] * len(ids) + [0] * (seq - len(ids)) for ids, _ in rows]),
-              "input_type_ids": np.array([types + [0] * (seq - len(types)) for _, types in rows])}
+    inputs = {
+        "input_word_ids": np.array([ids + [0] * (seq - len(ids)) for ids, _ in rows]),
+        "input_mask": np.array([[1] * len(ids) + [0] * (seq - len(ids)) for ids, _ in rows]),
+        "input_type_ids": np.array([types + [0] * (seq - len(types)) for _, types in rows]),
+    }
     inputs = {k: v.astype(np.int32) for k, v in inputs.items()}
     # Hugging Face's "gelu" is the erf form, whatever bert_tf maps it to.
-    expected = numpy_bert.encoder(hf_weights_by_tf1_name(),
-                                  minilm.config.replace(hidden_act="gelu_exact"), inputs)
+    expected = numpy_bert.encoder(
+        hf_weights_by_tf1_name(), minilm.config.replace(hidden_act="gelu_exact"), inputs
+    )
     got = minilm.encoder(inputs)
     mask = inputs["input_mask"][..., None]
     sequence_error = np.abs(got["sequence_output"].numpy() - expected["sequence_output"]) * mask
@@ -124,13 +154,14 @@ def test_tf1_export_of_imported_weights_round_trips(minilm, tmp_path):
     again = bert_tf.from_pretrained(prefix)
     assert again.config == minilm.config
     sentences = ["A man is playing a guitar.", "Someone is strumming a guitar."]
-    np.testing.assert_allclose(embed(again.encoder, sentences), embed(minilm.encoder, sentences),
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        embed(again.encoder, sentences), embed(minilm.encoder, sentences), atol=1e-6
+    )
 
 
 def old_style_hf_key(tf1_name):
     """`bert/encoder/layer_0/.../kernel` -> `bert.encoder.layer.0....weight` (gamma/beta kept)."""
-    key = "bert." + tf1_name[len("bert/"):].replace("/", ".")
+    key = "bert." + tf1_name[len("bert/") :].replace("/", ".")
     key = re.sub(r"layer_(\d+)", r"layer.\1", key)
     return key + ".weight" if key.endswith("_embeddings") else key.replace(".kernel", ".weight")
 
@@ -140,11 +171,18 @@ def test_old_style_hf_names_with_bert_prefix_and_gamma_beta(tiny_config, tmp_pat
     encoder = BertEncoder(tiny_config)
     variables = checkpoints.tf1_variable_map(encoder)
     # torch Linear weights are stored [out, in]
-    save_file({old_style_hf_key(name): np.ascontiguousarray(
-        var.numpy().T if name.endswith("/kernel") else var.numpy())
-        for name, var in variables.items()}, str(tmp_path / "model.safetensors"))
-    (tmp_path / "config.json").write_text(json.dumps(
-        {**tiny_config.to_dict(), "hidden_act": "gelu_new", "model_type": "bert"}))
+    save_file(
+        {
+            old_style_hf_key(name): np.ascontiguousarray(
+                var.numpy().T if name.endswith("/kernel") else var.numpy()
+            )
+            for name, var in variables.items()
+        },
+        str(tmp_path / "model.safetensors"),
+    )
+    (tmp_path / "config.json").write_text(
+        json.dumps({**tiny_config.to_dict(), "hidden_act": "gelu_new", "model_type": "bert"})
+    )
     loaded = bert_tf.from_pretrained(str(tmp_path))
     assert loaded.config == tiny_config  # gelu_new is the original tanh gelu
     for name, var in checkpoints.tf1_variable_map(loaded.encoder).items():

@@ -65,8 +65,11 @@ def imports(modules):
                     if alias.name.startswith("bert_tf"):
                         found.append((importer, alias.name, None))
         for node in ast.walk(tree):
-            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-                    and node.value.id in aliases):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in aliases
+            ):
                 found.append((importer, aliases[node.value.id], node.attr))
     return found
 
@@ -96,8 +99,13 @@ def violations(found):
         if _layer(imported) > _layer(importer):
             lines.add(f"{importer} -> {imported}: imports a higher layer")
         mine, theirs = _unit(importer), _unit(imported)
-        if (mine and theirs and mine[0] == theirs[0] and mine != theirs
-                and theirs[1] not in SHARED[mine[0]]):
+        if (
+            mine
+            and theirs
+            and mine[0] == theirs[0]
+            and mine != theirs
+            and theirs[1] not in SHARED[mine[0]]
+        ):
             lines.add(f"{importer} -> {imported}: imports a sibling that is not shared")
         if name and name.startswith("_") and not name.startswith("__"):
             lines.add(f"{importer} -> {imported}.{name}: uses a private name")

@@ -16,10 +16,12 @@ from bert_tf.export import squad as squad_export
 from bert_tf.export import tagging as tagging_export
 
 # (document length, window length, stride)
-CASES = [(n, length, stride)
-         for length in (3, 4, 5, 6, 7, 8)
-         for stride in range(1, length + 1)
-         for n in (length + 1, 2 * length + 1, 19)]
+CASES = [
+    (n, length, stride)
+    for length in (3, 4, 5, 6, 7, 8)
+    for stride in range(1, length + 1)
+    for n in (length + 1, 2 * length + 1, 19)
+]
 
 
 def doc_spans(num_tokens, length, stride):
@@ -59,10 +61,13 @@ def all_spans():
 
 def test_cases_tell_an_off_by_one_right_context_apart():
     for extra in (1, -1):
-        changed = sum(check_is_max_context(spans, i, position)
-                      != check_is_max_context(spans, i, position, right_extra=extra)
-                      for spans in all_spans() for i, (start, length) in enumerate(spans)
-                      for position in range(start, start + length))
+        changed = sum(
+            check_is_max_context(spans, i, position)
+            != check_is_max_context(spans, i, position, right_extra=extra)
+            for spans in all_spans()
+            for i, (start, length) in enumerate(spans)
+            for position in range(start, start + length)
+        )
         assert changed > 50
 
 
@@ -71,23 +76,29 @@ def test_python_rule_matches_the_original():
         for i, (start, length) in enumerate(spans):
             for position in range(start, start + length):
                 assert packing.is_max_context(spans, i, position) == check_is_max_context(
-                    spans, i, position), (spans, i, position)
+                    spans, i, position
+                ), (spans, i, position)
 
 
 def batched_windows(spans_per_example, leading):
     """The windows of all examples in one batch as the exports pack them:
     `leading[e]` positions before each window's tokens of example e, one
     [SEP] after. Returns (input_mask, example_ids, starts, row_starts)."""
-    windows = [(e, start, length) for e, spans in enumerate(spans_per_example)
-               for start, length in spans]
+    windows = [
+        (e, start, length) for e, spans in enumerate(spans_per_example) for start, length in spans
+    ]
     seq = max(leading[e] + length + 1 for e, _, length in windows) + 2  # and some padding
     input_mask = np.zeros((len(windows), seq), np.int32)
     for w, (e, _, length) in enumerate(windows):
-        input_mask[w, :leading[e] + length + 1] = 1
+        input_mask[w, : leading[e] + length + 1] = 1
     num_tokens = [spans[-1][0] + spans[-1][1] for spans in spans_per_example]
     row_starts = np.cumsum([0] + num_tokens[:-1]).astype(np.int32)
-    return (input_mask, np.array([e for e, _, _ in windows], np.int32),
-            np.array([start for _, start, _ in windows], np.int32), row_starts)
+    return (
+        input_mask,
+        np.array([e for e, _, _ in windows], np.int32),
+        np.array([start for _, start, _ in windows], np.int32),
+        row_starts,
+    )
 
 
 def expected_choice(spans_per_example, example_ids, starts, leading, seq):
@@ -112,8 +123,12 @@ def test_squad_export_max_context_matches_the_original_rule():
     leading = question_lengths + 2  # [CLS] question [SEP]
     input_mask, example_ids, starts, context_starts = batched_windows(spans, leading)
     in_context, offset, token, length = squad_export._window_layout(
-        tf.constant(input_mask), tf.constant(example_ids), tf.constant(starts),
-        tf.constant(question_lengths), tf.constant(context_starts))
+        tf.constant(input_mask),
+        tf.constant(example_ids),
+        tf.constant(starts),
+        tf.constant(question_lengths),
+        tf.constant(context_starts),
+    )
     num_tokens = sum(s[-1][0] + s[-1][1] for s in spans)
     chosen = squad_export._max_context(in_context, offset, token, length, num_tokens).numpy()
     expected = expected_choice(spans, example_ids, starts, leading, input_mask.shape[1])
@@ -131,8 +146,12 @@ def test_ner_export_labelled_positions_match_the_original_rule():
     num_tokens = sum(s[-1][0] + s[-1][1] for s in spans)
     is_first = np.random.default_rng(0).random(num_tokens) < 0.7  # others: ## pieces
     chosen, token = tagging_export.labelled_positions(
-        tf.constant(input_mask), tf.constant(example_ids), tf.constant(starts),
-        tf.constant(row_starts), tf.constant(is_first))
+        tf.constant(input_mask),
+        tf.constant(example_ids),
+        tf.constant(starts),
+        tf.constant(row_starts),
+        tf.constant(is_first),
+    )
     chosen, token = chosen.numpy(), token.numpy()
     expected = expected_choice(spans, example_ids, starts, leading, input_mask.shape[1])
     expected &= is_first[np.clip(token, 0, num_tokens - 1)]

@@ -9,9 +9,12 @@ import scipy.stats
 import sklearn.metrics
 
 from bert_tf import metrics
-from bert_tf.data.classification.outputs import (submission_path, write_glue_submission,
-                                             write_test_results)
 from bert_tf.data.classification.glue import get_processor
+from bert_tf.data.classification.outputs import (
+    submission_path,
+    write_glue_submission,
+    write_test_results,
+)
 from bert_tf.errors import InputError
 
 
@@ -22,12 +25,15 @@ def test_classification_metrics_match_sklearn(seed):
     labels = rng.integers(0, k, n)
     predictions = np.where(rng.random(n) < 0.6, labels, rng.integers(0, k, n))
     assert metrics.accuracy(predictions, labels) == pytest.approx(
-        sklearn.metrics.accuracy_score(labels, predictions))
+        sklearn.metrics.accuracy_score(labels, predictions)
+    )
     assert metrics.matthews_corrcoef(predictions, labels) == pytest.approx(
-        sklearn.metrics.matthews_corrcoef(labels, predictions), abs=1e-12)
+        sklearn.metrics.matthews_corrcoef(labels, predictions), abs=1e-12
+    )
     binary_p, binary_l = predictions % 2, labels % 2
     assert metrics.f1_score(binary_p, binary_l) == pytest.approx(
-        sklearn.metrics.f1_score(binary_l, binary_p))
+        sklearn.metrics.f1_score(binary_l, binary_p)
+    )
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -37,9 +43,11 @@ def test_correlations_match_scipy(seed):
     labels = rng.integers(0, 11, n) / 2.0  # STS-B-like: many ties
     predictions = np.round(labels + rng.normal(0, 1.5, n), 1)
     assert metrics.pearson(predictions, labels) == pytest.approx(
-        scipy.stats.pearsonr(predictions, labels)[0], abs=1e-12)
+        scipy.stats.pearsonr(predictions, labels)[0], abs=1e-12
+    )
     assert metrics.spearman(predictions, labels) == pytest.approx(
-        scipy.stats.spearmanr(predictions, labels)[0], abs=1e-12)
+        scipy.stats.spearmanr(predictions, labels)[0], abs=1e-12
+    )
     np.testing.assert_array_equal(metrics.rankdata(labels), scipy.stats.rankdata(labels))
 
 
@@ -67,8 +75,9 @@ def test_glue_metrics_keys_and_values():
     assert result["matthews_corr"] == pytest.approx(sklearn.metrics.matthews_corrcoef(labels, ids))
     result = metrics.glue_metrics("f1_accuracy", logits, labels)
     f1 = sklearn.metrics.f1_score(labels, ids)
-    assert result == pytest.approx({"eval_accuracy": 5 / 6, "f1": f1,
-                                    "acc_and_f1": (5 / 6 + f1) / 2})
+    assert result == pytest.approx(
+        {"eval_accuracy": 5 / 6, "f1": f1, "acc_and_f1": (5 / 6 + f1) / 2}
+    )
     values = np.array([[0.5], [2.0], [4.5], [3.0]])
     gold = [1.0, 2.5, 4.0, 4.0]
     result = metrics.glue_metrics("pearson_spearman", values, gold)
@@ -96,8 +105,9 @@ def test_glue_submission_format(tmp_path):
     mnli = get_processor("mnli")
     path = submission_path(str(tmp_path), mnli)
     assert path == str(tmp_path / "MNLI-m.tsv")
-    write_glue_submission(path, mnli, np.array([[0.1, 0.2, 0.7], [0.9, 0.0, 0.1]]),
-                          mnli.get_labels())
+    write_glue_submission(
+        path, mnli, np.array([[0.1, 0.2, 0.7], [0.9, 0.0, 0.1]]), mnli.get_labels()
+    )
     assert open(path).read() == "index\tprediction\n0\tneutral\n1\tcontradiction\n"
     cola = get_processor("cola")
     path = submission_path(str(tmp_path), cola)

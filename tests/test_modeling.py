@@ -9,9 +9,15 @@ from conftest import random_inputs
 from model_garden import copy_to_model_garden, model_garden_encoder
 
 from bert_tf import checkpoints
-from bert_tf.modeling import (BertClassifier, BertEncoder, BertMultipleChoice,
-                              BertPretrainingModel, BertSpanLabeler, BertTokenClassifier,
-                              pretraining_losses)
+from bert_tf.modeling import (
+    BertClassifier,
+    BertEncoder,
+    BertMultipleChoice,
+    BertPretrainingModel,
+    BertSpanLabeler,
+    BertTokenClassifier,
+    pretraining_losses,
+)
 from bert_tf.modeling.activations import gelu
 
 # Floats that depend on the CPU's kernels: also run by `make test-portable`.
@@ -37,7 +43,7 @@ def test_encoder_matches_model_garden_with_padding(tiny_config):
 
 def test_gelu_is_the_original_tanh_approximation():
     x = np.linspace(-6, 6, 101).astype(np.float32)
-    tanh_form = 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+    tanh_form = 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
     erf_form = 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
     assert max_diff(gelu(x), tanh_form) < 1e-6
     assert max_diff(tanh_form, erf_form) > 1e-4  # the two forms are distinguishable
@@ -46,8 +52,9 @@ def test_gelu_is_the_original_tanh_approximation():
 def test_padding_never_leaks_into_real_tokens(tiny_config):
     encoder = BertEncoder(tiny_config)
     inputs = random_inputs(tiny_config, batch=2, seq=10, lengths=[6, 4])
-    changed = dict(inputs, input_word_ids=np.where(inputs["input_mask"] == 1,
-                                                   inputs["input_word_ids"], 5))
+    changed = dict(
+        inputs, input_word_ids=np.where(inputs["input_mask"] == 1, inputs["input_word_ids"], 5)
+    )
     a = encoder(inputs)["sequence_output"].numpy()
     b = encoder(changed)["sequence_output"].numpy()
     for row, n in enumerate([6, 4]):
@@ -75,13 +82,13 @@ def rows_seen_by_feed_forward(model, monkeypatch):
         def spy(x, dense_call=dense_call, calls=calls, **kwargs):
             calls.append(int(np.prod(x.shape[:-1])))
             return dense_call(x, **kwargs)
+
         monkeypatch.setattr(layer.output_dense, "call", spy)
         seen.append(calls)
     return seen
 
 
-def test_skip_padding_and_pooled_only_compute_less_with_the_same_outputs(tiny_config,
-                                                                         monkeypatch):
+def test_skip_padding_and_pooled_only_compute_less_with_the_same_outputs(tiny_config, monkeypatch):
     """Real tokens (and a fully padded row's first position) alone go through the
     position-wise layers, and only first tokens through the last layer with
     pooled_only; the outputs equal the plain call's, zeros at padding."""
@@ -93,8 +100,10 @@ def test_skip_padding_and_pooled_only_compute_less_with_the_same_outputs(tiny_co
     skipped = encoder(inputs, skip_padding=True)
     assert [calls.pop() for calls in seen] == [10 + 6 + 3 + 1] * 2
     real = inputs["input_mask"].astype(bool)
-    layers = [(plain["sequence_output"], skipped["sequence_output"]),
-              *zip(plain["encoder_outputs"], skipped["encoder_outputs"])]
+    layers = [
+        (plain["sequence_output"], skipped["sequence_output"]),
+        *zip(plain["encoder_outputs"], skipped["encoder_outputs"]),
+    ]
     for a, b in layers:
         a, b = np.asarray(a), np.asarray(b)
         assert max_diff(a[real], b[real]) < 1e-6
@@ -116,17 +125,21 @@ def test_skip_padding_and_pooled_only_compute_less_with_the_same_outputs(tiny_co
     assert [calls.pop() for calls in seen] == [40, 40]  # TPUs need static shapes
 
     monkeypatch.undo()
-    compiled = tf.function(lambda x: encoder(x, skip_padding=True, pooled_only=True),
-                           jit_compile=True)
+    compiled = tf.function(
+        lambda x: encoder(x, skip_padding=True, pooled_only=True), jit_compile=True
+    )
     assert max_diff(plain["pooled_output"][:3], compiled(inputs)["pooled_output"][:3]) < 1e-5
 
 
-def test_classifier_and_multiple_choice_skip_padding_when_not_training(tiny_config,
-                                                                       monkeypatch):
+def test_classifier_and_multiple_choice_skip_padding_when_not_training(tiny_config, monkeypatch):
     inputs = random_inputs(tiny_config, batch=4, seq=10, lengths=[10, 6, 3, 5])
-    for model, batch in ((BertClassifier(tiny_config, num_labels=3), inputs),
-                         (BertMultipleChoice(tiny_config, num_choices=2),
-                          {k: v.reshape(2, 2, 10) for k, v in inputs.items()})):
+    for model, batch in (
+        (BertClassifier(tiny_config, num_labels=3), inputs),
+        (
+            BertMultipleChoice(tiny_config, num_choices=2),
+            {k: v.reshape(2, 2, 10) for k, v in inputs.items()},
+        ),
+    ):
         seen = rows_seen_by_feed_forward(model.encoder, monkeypatch)
         model(batch)
         assert [calls.pop() for calls in seen] == [24, 4]
@@ -164,8 +177,9 @@ def test_masked_lm_head_gathers_and_ties_the_word_embeddings(tiny_config):
     gathered = np.stack([sequence[b, positions[b]] for b in range(2)])
     mlm = model.masked_lm
     hidden = gelu(gathered @ mlm.transform.kernel.numpy() + mlm.transform.bias.numpy())
-    hidden = layer_norm(np.asarray(hidden), mlm.layer_norm.gamma.numpy(),
-                        mlm.layer_norm.beta.numpy())
+    hidden = layer_norm(
+        np.asarray(hidden), mlm.layer_norm.gamma.numpy(), mlm.layer_norm.beta.numpy()
+    )
     table = model.encoder.embeddings.word_embeddings.numpy()
     expected = hidden @ table.T + mlm.output_bias.numpy()
     assert logits.shape == (2, 3, tiny_config.vocab_size)
@@ -185,8 +199,7 @@ MODELS = {
     "classifier": (lambda c: BertClassifier(c, 3), numpy_bert.classifier),
     "regression": (lambda c: BertClassifier(c, 1), numpy_bert.classifier),
     "span": (lambda c: BertSpanLabeler(c), numpy_bert.span_labeler),
-    "multiple_choice": (lambda c: BertMultipleChoice(c, num_choices=2),
-                        numpy_bert.multiple_choice),
+    "multiple_choice": (lambda c: BertMultipleChoice(c, num_choices=2), numpy_bert.multiple_choice),
     "token_classifier": (lambda c: BertTokenClassifier(c, 5), numpy_bert.token_classifier),
 }
 
@@ -197,8 +210,9 @@ def reference_inputs(config, name):
     if name == "multiple_choice":
         return {k: v.reshape(2, 2, 10) for k, v in inputs.items()}
     if name == "pretraining":
-        inputs["masked_lm_positions"] = np.array([[1, 4, 0], [2, 2, 6], [3, 0, 0], [8, 5, 1]],
-                                                 np.int32)
+        inputs["masked_lm_positions"] = np.array(
+            [[1, 4, 0], [2, 2, 6], [3, 0, 0], [8, 5, 1]], np.int32
+        )
     return inputs
 
 
@@ -210,8 +224,11 @@ def with_random_weights(model, seed=0):
     return weights
 
 
-@pytest.mark.parametrize("name,act", [(name, "gelu") for name in MODELS] + [
-    ("pretraining", act) for act in ("gelu_exact", "relu", "tanh")])
+@pytest.mark.parametrize(
+    "name,act",
+    [(name, "gelu") for name in MODELS]
+    + [("pretraining", act) for act in ("gelu_exact", "relu", "tanh")],
+)
 def test_models_match_the_float64_numpy_reference(tiny_config, name, act):
     """Every head (and every activation, in the encoder and the masked LM
     head), with padding, both token types and every weight random and taken
@@ -245,15 +262,20 @@ def test_encoder_outputs_every_layer_like_the_numpy_reference(tiny_config):
 
 def test_pretraining_losses_match_the_original_formula(tiny_config):
     rng = np.random.default_rng(1)
-    outputs = {"masked_lm_logits": rng.normal(size=(2, 3, 7)).astype(np.float32),
-               "next_sentence_logits": rng.normal(size=(2, 2)).astype(np.float32)}
-    features = {"masked_lm_ids": np.array([[1, 2, 0], [6, 0, 0]]),
-                "masked_lm_weights": np.array([[1, 1, 0], [1, 0, 0]], np.float32),
-                "next_sentence_labels": np.array([[0], [1]])}
+    outputs = {
+        "masked_lm_logits": rng.normal(size=(2, 3, 7)).astype(np.float32),
+        "next_sentence_logits": rng.normal(size=(2, 2)).astype(np.float32),
+    }
+    features = {
+        "masked_lm_ids": np.array([[1, 2, 0], [6, 0, 0]]),
+        "masked_lm_weights": np.array([[1, 1, 0], [1, 0, 0]], np.float32),
+        "next_sentence_labels": np.array([[0], [1]]),
+    }
     losses = pretraining_losses(outputs, features)
 
     def log_softmax(x):
         return x - np.log(np.exp(x).sum(-1, keepdims=True))
+
     lp = log_softmax(outputs["masked_lm_logits"])
     per_position = -np.take_along_axis(lp, features["masked_lm_ids"][..., None], -1)[..., 0]
     mlm = (per_position * features["masked_lm_weights"]).sum() / (3 + 1e-5)
@@ -269,10 +291,13 @@ def test_tiny_pretraining_model_loss_falls(tiny_config, calibration):
     model = BertPretrainingModel(tiny_config)
     inputs = random_inputs(tiny_config, batch=4, seq=12, lengths=[12, 10, 8, 12])
     rng = np.random.default_rng(0)
-    features = dict(inputs, masked_lm_positions=rng.integers(1, 8, (4, 3)).astype(np.int32),
-                    masked_lm_ids=rng.integers(0, tiny_config.vocab_size, (4, 3)),
-                    masked_lm_weights=np.ones((4, 3), np.float32),
-                    next_sentence_labels=np.array([[0], [1], [1], [0]]))
+    features = dict(
+        inputs,
+        masked_lm_positions=rng.integers(1, 8, (4, 3)).astype(np.int32),
+        masked_lm_ids=rng.integers(0, tiny_config.vocab_size, (4, 3)),
+        masked_lm_weights=np.ones((4, 3), np.float32),
+        next_sentence_labels=np.array([[0], [1], [1], [0]]),
+    )
     optimizer = keras.optimizers.Adam(1e-2)
 
     @tf.function
@@ -288,9 +313,15 @@ def test_tiny_pretraining_model_loss_falls(tiny_config, calibration):
     assert losses[-1] < 0.5 * losses[0]  # 0.025 to 0.026 over 5 seeds and CPU settings
 
 
-@pytest.mark.parametrize("make", [
-    lambda c: BertEncoder(c), lambda c: BertClassifier(c, 3), lambda c: BertSpanLabeler(c),
-    lambda c: BertPretrainingModel(c)])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda c: BertEncoder(c),
+        lambda c: BertClassifier(c, 3),
+        lambda c: BertSpanLabeler(c),
+        lambda c: BertPretrainingModel(c),
+    ],
+)
 def test_models_save_and_reload_as_keras_files(tiny_config, tmp_path, make):
     model = make(tiny_config)
     inputs = dict(random_inputs(tiny_config), masked_lm_positions=np.zeros((3, 2), np.int32))
@@ -327,11 +358,14 @@ def test_mixed_precision_keeps_float32_variables_and_logits(tiny_config, policy)
     assert outputs["next_sentence_logits"].dtype == tf.float32
     mlm_tolerance, nsp_tolerance = MIXED_TOLERANCE[policy]
     assert max_diff(outputs["masked_lm_logits"], reference["masked_lm_logits"]) < mlm_tolerance
-    assert max_diff(outputs["next_sentence_logits"],
-                    reference["next_sentence_logits"]) < nsp_tolerance
+    assert (
+        max_diff(outputs["next_sentence_logits"], reference["next_sentence_logits"]) < nsp_tolerance
+    )
     plain = model.encoder(inputs)
     assert plain["sequence_output"].dtype == tf.as_dtype(policy.split("_")[1])
     fast = model.encoder(inputs, skip_padding=True, pooled_only=True)["pooled_output"]
     assert fast.dtype == plain["pooled_output"].dtype
-    assert max_diff(tf.cast(fast, tf.float32),
-                    tf.cast(plain["pooled_output"], tf.float32)) < nsp_tolerance
+    assert (
+        max_diff(tf.cast(fast, tf.float32), tf.cast(plain["pooled_output"], tf.float32))
+        < nsp_tolerance
+    )

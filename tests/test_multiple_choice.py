@@ -11,6 +11,7 @@ import sys
 import numpy as np
 import pytest
 import tensorflow as tf
+from conftest import HANG_TIMEOUT, random_inputs
 
 from bert_tf import tokenization
 from bert_tf.config import BertConfig
@@ -19,16 +20,16 @@ from bert_tf.errors import InputError
 from bert_tf.modeling import BertMultipleChoice
 from bert_tf.tasks.multiple_choice import MultipleChoiceOptions, run_multiple_choice
 from bert_tf.training.distribution import TrainingOptions
-from conftest import HANG_TIMEOUT, random_inputs
 
-HEADER = ("video-id,fold-ind,startphrase,sent1,sent2,gold-source,"
-          "ending0,ending1,ending2,ending3,label")
+HEADER = (
+    "video-id,fold-ind,startphrase,sent1,sent2,gold-source,ending0,ending1,ending2,ending3,label"
+)
 # Rows as in SWAG's val.csv: quoted fields, one with commas.
 SWAG_ROWS = [
     'anetv_jkn6uvmqwh4,3416,"Members of the procession walk down the street holding small horn '
     'brass instruments. A drum line","Members of the procession walk down the street holding '
     'small horn brass instruments.",A drum line,gold,passes by walking down the street playing '
-    'their instruments.,has heard approaching them.,"arrives and they\'re outside dancing and '
+    "their instruments.,has heard approaching them.,\"arrives and they're outside dancing and "
     'asleep.",turns the lead singer watches the performance.,0',
     'lsmdc3001_21_JUMP_STREET-422,16,"Then, the man writes over the snow covering the window of '
     'a car, and a woman wearing winter clothes smiles. Then","Then, the man writes over the snow '
@@ -49,12 +50,16 @@ def write_csv(path, lines):
 def test_reader_parses_swag_rows(tmp_path):
     examples = mc_data.read_swag_examples(write_csv(tmp_path / "val.csv", [HEADER, *SWAG_ROWS]))
     assert [e.label for e in examples] == [0, 3]
-    assert examples[0].context == ("Members of the procession walk down the street holding "
-                                   "small horn brass instruments.")
-    assert examples[0].choices[0] == "A drum line passes by walking down the street playing " \
-                                     "their instruments."
-    assert examples[1].context.startswith("Then, the man writes over the snow covering the "
-                                          "window of a car, and a woman")
+    assert examples[0].context == (
+        "Members of the procession walk down the street holding small horn brass instruments."
+    )
+    assert (
+        examples[0].choices[0] == "A drum line passes by walking down the street playing "
+        "their instruments."
+    )
+    assert examples[1].context.startswith(
+        "Then, the man writes over the snow covering the window of a car, and a woman"
+    )
     assert examples[1].choices[3] == "Then , the man continues removing the snow on his car."
     assert examples[1].choices[1].startswith("Then , a person board a ski lift, while two men")
 
@@ -65,10 +70,13 @@ def test_reader_parses_swag_rows(tmp_path):
     assert [e.choices for e in test] == [e.choices for e in examples]
 
 
-@pytest.mark.parametrize("bad_row, message", [
-    (SWAG_ROWS[1].rsplit(",", 2)[0] + ",3", r"bad\.csv:3: 10 columns, expected 11"),
-    (SWAG_ROWS[1][:-1] + "4", r"bad\.csv:3: label '4' is not one of 0\.\.3"),
-])
+@pytest.mark.parametrize(
+    "bad_row, message",
+    [
+        (SWAG_ROWS[1].rsplit(",", 2)[0] + ",3", r"bad\.csv:3: 10 columns, expected 11"),
+        (SWAG_ROWS[1][:-1] + "4", r"bad\.csv:3: label '4' is not one of 0\.\.3"),
+    ],
+)
 def test_reader_names_file_and_line_of_bad_rows(tmp_path, bad_row, message):
     path = write_csv(tmp_path / "bad.csv", [HEADER, SWAG_ROWS[0], bad_row])
     with pytest.raises(InputError, match=message):
@@ -79,11 +87,16 @@ def test_reader_names_file_and_line_of_bad_rows(tmp_path, bad_row, message):
 
 def test_features_pack_each_choice_as_a_pair(tmp_path):
     vocab = tmp_path / "vocab.txt"
-    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "man", "runs", "he",
-                                "falls", "stops", "."]) + "\n")
+    vocab.write_text(
+        "\n".join(
+            ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "man", "runs", "he", "falls", "stops", "."]
+        )
+        + "\n"
+    )
     tokenizer = tokenization.FullTokenizer(str(vocab), do_lower_case=True)
     example = mc_data.MultipleChoiceExample(
-        "x", "A man runs.", ("He falls.", "He stops.", "He runs.", "He zzz."), label=2)
+        "x", "A man runs.", ("He falls.", "He stops.", "He runs.", "He zzz."), label=2
+    )
     values = mc_data.convert_example(example, 8, tokenizer)
     ids = np.reshape(values["input_ids"], (4, 8))
     # "a man runs ." (4) + "he falls ." (3) > 8 - 3: the longer A pops ".", then B (tie) pops ".".
@@ -103,19 +116,36 @@ def test_eval_batches_grouped_by_longest_pair_carry_their_example_index(tmp_path
     """Sorted on each example's longest pair (not the last pair of the flat
     record), trimmed to the batch's longest, and traceable to the record."""
     seq = 12
-    lengths = [[3, 3, 3, 11], [11, 3, 3, 3], [2, 2, 2, 2], [5, 7, 5, 5], [4, 4, 9, 4],
-               [6, 6, 6, 6], [2, 8, 2, 2], [3, 3, 3, 3]]
+    lengths = [
+        [3, 3, 3, 11],
+        [11, 3, 3, 3],
+        [2, 2, 2, 2],
+        [5, 7, 5, 5],
+        [4, 4, 9, 4],
+        [6, 6, 6, 6],
+        [2, 8, 2, 2],
+        [3, 3, 3, 3],
+    ]
     schema = mc_data.multiple_choice_schema(seq)
     path = str(tmp_path / "eval.tf_record")
     with tf.io.TFRecordWriter(path) as writer:
         for index, example in enumerate(lengths):
             rows = [[100 * index + c] * n + [0] * (seq - n) for c, n in enumerate(example)]
             masks = [[1] * n + [0] * (seq - n) for n in example]
-            writer.write(schema.serialize({
-                "input_ids": sum(rows, []), "input_mask": sum(masks, []),
-                "segment_ids": [0] * (4 * seq), "label_ids": [0], "is_real_example": [1]}))
-    batches = list(mc_data.make_dataset(path, seq, 2, False, pad_to_multiple=1,
-                                        group_by_length=True))
+            writer.write(
+                schema.serialize(
+                    {
+                        "input_ids": sum(rows, []),
+                        "input_mask": sum(masks, []),
+                        "segment_ids": [0] * (4 * seq),
+                        "label_ids": [0],
+                        "is_real_example": [1],
+                    }
+                )
+            )
+    batches = list(
+        mc_data.make_dataset(path, seq, 2, False, pad_to_multiple=1, group_by_length=True)
+    )
     indexes = [int(i) for b in batches for i in b["example_index"]]
     assert sorted(indexes) == list(range(len(lengths)))
     longest = [max(lengths[i]) for i in indexes]
@@ -130,8 +160,9 @@ def test_eval_batches_grouped_by_longest_pair_carry_their_example_index(tmp_path
 def test_model_scores_each_choice_alone(tiny_config):
     model = BertMultipleChoice(tiny_config)
     flat = random_inputs(tiny_config, batch=6, seq=10, lengths=[10, 8, 7, 5, 4, 9])
-    inputs = {name: np.concatenate([value, value[::-1]]).reshape(3, 4, 10)
-              for name, value in flat.items()}
+    inputs = {
+        name: np.concatenate([value, value[::-1]]).reshape(3, 4, 10) for name, value in flat.items()
+    }
     logits = np.asarray(model(inputs, training=False))
     assert logits.shape == (3, 4)
     pooled = model.encoder(flat)["pooled_output"]
@@ -147,8 +178,23 @@ def test_model_scores_each_choice_alone(tiny_config):
 # -- end to end on a learnable synthetic SWAG ------------------------------------------
 
 KEYWORDS = ["ball", "cup", "hat", "dog", "book", "box", "key", "pen"]
-WORDS = ["a", "man", "woman", "holds", "sees", "the", "he", "she", "then", "picks", "up",
-         "drops", "looks", "at", *KEYWORDS]
+WORDS = [
+    "a",
+    "man",
+    "woman",
+    "holds",
+    "sees",
+    "the",
+    "he",
+    "she",
+    "then",
+    "picks",
+    "up",
+    "drops",
+    "looks",
+    "at",
+    *KEYWORDS,
+]
 
 
 def synthetic_rows(rng, n, with_label=True):
@@ -166,10 +212,12 @@ def synthetic_rows(rng, n, with_label=True):
         keyword, *others = rng.sample(KEYWORDS, 4)
         label = rng.randrange(4)
         sent1 = f"A {subject} {rng.choice(['holds', 'sees'])} the {keyword}."
-        endings = [f"{other} {rng.choice(['picks up', 'drops', 'looks at'])} the {o}."
-                   for o in others]
-        endings.insert(label, f"{pronoun} {rng.choice(['picks up', 'drops', 'looks at'])} "
-                              f"the {keyword}.")
+        endings = [
+            f"{other} {rng.choice(['picks up', 'drops', 'looks at'])} the {o}." for o in others
+        ]
+        endings.insert(
+            label, f"{pronoun} {rng.choice(['picks up', 'drops', 'looks at'])} the {keyword}."
+        )
         row = [f"synthetic_{i}", str(i), f"{sent1} Then", sent1, "Then", "gold", *endings]
         rows.append(row + [str(label)] if with_label else row)
     return rows
@@ -188,7 +236,7 @@ def write_swag(data_dir, rng, sizes=(320, 60, 30)):
                 row[2], row[4] = row[3], ""
         with open(os.path.join(data_dir, name), "w", newline="") as f:
             writer = csv.writer(f)
-            writer.writerow(HEADER.split(",")[:11 if with_label else 10])
+            writer.writerow(HEADER.split(",")[: 11 if with_label else 10])
             writer.writerows(rows[name])
     return rows
 
@@ -198,10 +246,17 @@ def model_files(tmp_path_factory):
     root = tmp_path_factory.mktemp("model")
     vocab = root / "vocab.txt"
     vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", *WORDS]) + "\n")
-    config = BertConfig(vocab_size=len(vocab.read_text().split()), hidden_size=32,
-                        num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
-                        max_position_embeddings=32, type_vocab_size=2, hidden_dropout_prob=0.0,
-                        attention_probs_dropout_prob=0.0)
+    config = BertConfig(
+        vocab_size=len(vocab.read_text().split()),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=32,
+        type_vocab_size=2,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
     config.to_json_file(str(root / "bert_config.json"))
     return str(vocab), str(root / "bert_config.json")
 
@@ -222,9 +277,12 @@ json.dump({k: v.numpy().tolist() for k, v in out.items()}, open(sys.argv[3], "w"
 def serve_in_fresh_process(export_dir, texts, tmp_path):
     texts_file, out_file = tmp_path / "texts.json", tmp_path / "served.json"
     texts_file.write_text(json.dumps(texts))
-    result = subprocess.run([sys.executable, "-c", SERVE, export_dir, str(texts_file),
-                             str(out_file)], capture_output=True, text=True,
-                            timeout=HANG_TIMEOUT)
+    result = subprocess.run(
+        [sys.executable, "-c", SERVE, export_dir, str(texts_file), str(out_file)],
+        capture_output=True,
+        text=True,
+        timeout=HANG_TIMEOUT,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(out_file.read_text())
 
@@ -238,11 +296,22 @@ def swag_run(model_files, tmp_path_factory, calibration):
     data_dir = str(root / "swag")
     rows = write_swag(data_dir, random.Random(0))
     options = MultipleChoiceOptions(
-        data_dir=data_dir, vocab_file=vocab, bert_config_file=config,
-        output_dir=str(root / "out"), max_seq_length=16, train_batch_size=16,
-        eval_batch_size=8, predict_batch_size=8, learning_rate=3e-3, num_train_epochs=25.0,
-        do_train=True, do_eval=True, do_predict=True, export_dir=str(root / "export"),
-        training=TrainingOptions(seed=calibration.seed(3), steps_per_loop=50))
+        data_dir=data_dir,
+        vocab_file=vocab,
+        bert_config_file=config,
+        output_dir=str(root / "out"),
+        max_seq_length=16,
+        train_batch_size=16,
+        eval_batch_size=8,
+        predict_batch_size=8,
+        learning_rate=3e-3,
+        num_train_epochs=25.0,
+        do_train=True,
+        do_eval=True,
+        do_predict=True,
+        export_dir=str(root / "export"),
+        training=TrainingOptions(seed=calibration.seed(3), steps_per_loop=50),
+    )
     return rows, options, run_multiple_choice(options)
 
 
@@ -259,8 +328,10 @@ def test_swag_learns_to_pick_the_ending(swag_run, calibration):
 @pytest.mark.slow
 def test_swag_eval_results_and_feature_files(swag_run):
     output_dir = swag_run[1].output_dir
-    results = dict(line.split(" = ") for line in
-                   open(os.path.join(output_dir, "eval_results.txt")).read().splitlines())
+    results = dict(
+        line.split(" = ")
+        for line in open(os.path.join(output_dir, "eval_results.txt")).read().splitlines()
+    )
     assert sorted(results) == ["eval_accuracy", "eval_loss", "global_step", "loss"]
     assert int(results["global_step"]) == 500  # 320 / 16 * 25 epochs
     assert float(results["eval_accuracy"]) == pytest.approx(swag_run[2]["eval_accuracy"])
@@ -274,23 +345,29 @@ def test_swag_predictions_are_in_file_order_and_served_alike(swag_run, tmp_path)
     order, which the exported model, fed the rows in file order, confirms."""
     rows, options, _ = swag_run
     output_dir, export_dir = options.output_dir, options.export_dir
-    probabilities = np.array([[float(x) for x in line.split("\t")] for line in
-                              open(os.path.join(output_dir, "test_results.tsv"))])
+    probabilities = np.array(
+        [
+            [float(x) for x in line.split("\t")]
+            for line in open(os.path.join(output_dir, "test_results.tsv"))
+        ]
+    )
     assert probabilities.shape == (30, 4)
     np.testing.assert_allclose(probabilities.sum(1), 1, atol=1e-5)
 
     test_rows = rows["test.csv"]
-    texts = {"context": [row[3] for row in test_rows],
-             **{f"ending{i}": [f"{row[4]} {row[6 + i]}" for row in test_rows]
-                for i in range(4)}}
+    texts = {
+        "context": [row[3] for row in test_rows],
+        **{f"ending{i}": [f"{row[4]} {row[6 + i]}" for row in test_rows] for i in range(4)},
+    }
     served = serve_in_fresh_process(export_dir, texts, tmp_path)
     np.testing.assert_allclose(served["probabilities"], probabilities, atol=1e-5)
     assert served["label_ids"] == probabilities.argmax(1).tolist()
     # serving_ids on the predict records gives the same probabilities.
     serve_ids = tf.saved_model.load(export_dir).signatures["serving_ids"]
     batches = mc_data.make_dataset(os.path.join(output_dir, "predict.tf_record"), 16, 8, False)
-    from_ids = np.concatenate([serve_ids(**{k: batch[k] for k in IDS})["probabilities"]
-                               for batch in batches])
+    from_ids = np.concatenate(
+        [serve_ids(**{k: batch[k] for k in IDS})["probabilities"] for batch in batches]
+    )
     np.testing.assert_allclose(from_ids[:30], probabilities, atol=1e-5)
 
 

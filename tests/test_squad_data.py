@@ -32,38 +32,58 @@ def squad_json(tmp_path, data, name="train.json"):
 
 
 def qa(qas_id, question, answers, **extra):
-    return {"id": qas_id, "question": question, **extra,
-            "answers": [{"text": text, "answer_start": start} for text, start in answers]}
+    return {
+        "id": qas_id,
+        "question": question,
+        **extra,
+        "answers": [{"text": text, "answer_start": start} for text, start in answers],
+    }
 
 
 def v2_data():
-    return [{"title": "T", "paragraphs": [
-        {"context": CONTEXT, "qas": [
-            qa("who", "Who led?", [("John\u202fSmith", 16)], is_impossible=False),
-            qa("born", "When was he born?", [("1895", 28)], is_impossible=False),
-            qa("typo", "Who?", [("Jon", 16)], is_impossible=False),
-            qa("none", "Who followed?", [], is_impossible=True,
-               plausible_answers=[{"text": "He", "answer_start": 40}]),
-        ]},
-        {"context": NBSP_CONTEXT, "qas": [
-            qa("nbsp", "Where?", [("Paris\u00a0France", 0)], is_impossible=False)]},
-    ]}]
+    return [
+        {
+            "title": "T",
+            "paragraphs": [
+                {
+                    "context": CONTEXT,
+                    "qas": [
+                        qa("who", "Who led?", [("John\u202fSmith", 16)], is_impossible=False),
+                        qa("born", "When was he born?", [("1895", 28)], is_impossible=False),
+                        qa("typo", "Who?", [("Jon", 16)], is_impossible=False),
+                        qa(
+                            "none",
+                            "Who followed?",
+                            [],
+                            is_impossible=True,
+                            plausible_answers=[{"text": "He", "answer_start": 40}],
+                        ),
+                    ],
+                },
+                {
+                    "context": NBSP_CONTEXT,
+                    "qas": [qa("nbsp", "Where?", [("Paris\u00a0France", 0)], is_impossible=False)],
+                },
+            ],
+        }
+    ]
 
 
 # -- reader -------------------------------------------------------------------
 
+
 def test_context_to_words_uses_the_originals_five_whitespace_characters():
     words, char_to_word = reader.context_to_words(CONTEXT)
     assert words == WORDS
-    expected = ([0] * 5 + [1] * 7 + [2] * 4 + [3] * 5 + [4] * 6 + [5] * 13 + [6] * 3
-                + [7] * 4)
+    expected = [0] * 5 + [1] * 7 + [2] * 4 + [3] * 5 + [4] * 6 + [5] * 13 + [6] * 3 + [7] * 4
     assert char_to_word == expected
     assert reader.context_to_words("  a\u00a0b ") == (["a\u00a0b"], [-1, -1, 0, 0, 0, 0])
 
 
 def test_read_training_v2(tmp_path):
-    result = reader.read_squad_examples(squad_json(tmp_path, v2_data()), is_training=True,
-                                        version_2_with_negative=True)
+    result = reader.read_squad_examples(
+        squad_json(tmp_path, v2_data()), is_training=True, version_2_with_negative=True
+    )
     # "Jon" is not in the word "John"; "Paris France" (str.split) is not in the
     # single word "Paris\u00a0France".
     assert result.num_unrecoverable == 2
@@ -84,15 +104,19 @@ def test_read_for_prediction_keeps_every_question_with_all_gold_answers(tmp_path
     data = v2_data()
     data[0]["paragraphs"][0]["qas"][1]["answers"].append({"text": "1895", "answer_start": 28})
     del data[0]["paragraphs"][1]["qas"][0]["answers"]  # test files have none
-    result = reader.read_squad_examples(squad_json(tmp_path, data), is_training=False,
-                                        version_2_with_negative=True)
+    result = reader.read_squad_examples(
+        squad_json(tmp_path, data), is_training=False, version_2_with_negative=True
+    )
     assert [e.qas_id for e in result.examples] == ["who", "born", "typo", "none", "nbsp"]
     assert result.num_skipped == result.num_unrecoverable == 0
     by_id = {e.qas_id: e for e in result.examples}
     assert by_id["born"].answers == ["1895", "1895"]
     assert by_id["typo"].answers == ["Jon"]
-    assert by_id["nbsp"].answers == [] and by_id["nbsp"].doc_tokens == ["Paris\u00a0France",
-                                                                         "is", "big."]
+    assert by_id["nbsp"].answers == [] and by_id["nbsp"].doc_tokens == [
+        "Paris\u00a0France",
+        "is",
+        "big.",
+    ]
     assert by_id["none"].is_impossible and by_id["none"].answers == []
     assert by_id["who"].start_position is None and by_id["who"].orig_answer_text is None
 
@@ -109,8 +133,7 @@ def test_impossible_questions_without_version_2_are_counted(tmp_path):
     assert not any(e.is_impossible for e in predict.examples)
 
 
-def bad(tmp_path, data, match, is_training=True, version_2_with_negative=False,
-        name="dev.json"):
+def bad(tmp_path, data, match, is_training=True, version_2_with_negative=False, name="dev.json"):
     path = squad_json(tmp_path, data, name) if not isinstance(data, str) else data
     with pytest.raises(InputError, match=match) as info:
         reader.read_squad_examples(path, is_training, version_2_with_negative)
@@ -121,35 +144,68 @@ def paragraph(*qas, context="A b c."):
     return [{"paragraphs": [{"context": context, "qas": list(qas)}]}]
 
 
-@pytest.mark.parametrize("data, message", [
-    (paragraph({"id": "q1", "answers": []}),
-     r"^.*dev\.json: data\[0\]\.paragraphs\[0\]\.qas\[0\]: no 'question'$"),
-    ([{"title": "x"}], r"dev\.json: data\[0\]: no 'paragraphs'$"),
-    ([{"paragraphs": [{"context": "a", "qas": []}, {"qas": [{"id": "x"}]}]}],
-     r"dev\.json: data\[0\]\.paragraphs\[1\]: no 'context'$"),
-    ([{"paragraphs": [{"context": "a", "qas": "what?"}]}],
-     r"data\[0\]\.paragraphs\[0\]: 'qas' is a string, expected a list$"),
-    (paragraph(qa("q1", "Q?", [("A", 0)]), {"question": "Q?", "answers": []}),
-     r"qas\[1\]: no 'id'$"),
-    (paragraph(qa("q1", "Q?", [("A", 0)]), qa("q2", "  ", [("b", 2)])),
-     r"qas\[1\]: question 'q2' is empty$"),
-    (paragraph({"id": "q1", "question": "Q?", "answers": [{"text": "b"}]}),
-     r"qas\[0\]\.answers\[0\]: no 'answer_start'$"),
-    (paragraph(qa("q1", "Q?", [("A", 0), ("b", 2)])), r"qas\[0\]: 2 answers"),
-    (paragraph(qa("q1", "Q?", [("c.", 5)])), r"answer_start 5 \+ 2 characters is outside"),
-    (paragraph({"id": "q1", "question": "Q?", "answers": [{"text": "b", "answer_start": True}]}),
-     r"'answer_start' is a boolean, expected an integer$"),
-])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (
+            paragraph({"id": "q1", "answers": []}),
+            r"^.*dev\.json: data\[0\]\.paragraphs\[0\]\.qas\[0\]: no 'question'$",
+        ),
+        ([{"title": "x"}], r"dev\.json: data\[0\]: no 'paragraphs'$"),
+        (
+            [{"paragraphs": [{"context": "a", "qas": []}, {"qas": [{"id": "x"}]}]}],
+            r"dev\.json: data\[0\]\.paragraphs\[1\]: no 'context'$",
+        ),
+        (
+            [{"paragraphs": [{"context": "a", "qas": "what?"}]}],
+            r"data\[0\]\.paragraphs\[0\]: 'qas' is a string, expected a list$",
+        ),
+        (
+            paragraph(qa("q1", "Q?", [("A", 0)]), {"question": "Q?", "answers": []}),
+            r"qas\[1\]: no 'id'$",
+        ),
+        (
+            paragraph(qa("q1", "Q?", [("A", 0)]), qa("q2", "  ", [("b", 2)])),
+            r"qas\[1\]: question 'q2' is empty$",
+        ),
+        (
+            paragraph({"id": "q1", "question": "Q?", "answers": [{"text": "b"}]}),
+            r"qas\[0\]\.answers\[0\]: no 'answer_start'$",
+        ),
+        (paragraph(qa("q1", "Q?", [("A", 0), ("b", 2)])), r"qas\[0\]: 2 answers"),
+        (paragraph(qa("q1", "Q?", [("c.", 5)])), r"answer_start 5 \+ 2 characters is outside"),
+        (
+            paragraph(
+                {"id": "q1", "question": "Q?", "answers": [{"text": "b", "answer_start": True}]}
+            ),
+            r"'answer_start' is a boolean, expected an integer$",
+        ),
+    ],
+)
 def test_malformed_squad_json_names_file_and_place(tmp_path, data, message):
     bad(tmp_path, data, message)
 
 
 def test_version_2_on_v1_data_reads_answerable_questions_and_counts_them(tmp_path):
-    path = squad_json(tmp_path, [{"title": "t", "paragraphs": [
-        {"context": "A b.", "qas": [qa("q1", "Q?", [("A", 0)]), qa("q2", "R?", [("b.", 2)])]}]}])
+    path = squad_json(
+        tmp_path,
+        [
+            {
+                "title": "t",
+                "paragraphs": [
+                    {
+                        "context": "A b.",
+                        "qas": [qa("q1", "Q?", [("A", 0)]), qa("q2", "R?", [("b.", 2)])],
+                    }
+                ],
+            }
+        ],
+    )
     result = reader.read_squad_examples(path, is_training=True, version_2_with_negative=True)
     assert [(e.qas_id, e.is_impossible, e.start_position) for e in result.examples] == [
-        ("q1", False, 0), ("q2", False, 1)]
+        ("q1", False, 0),
+        ("q2", False, 1),
+    ]
     assert result.num_without_is_impossible == 2 and result.num_skipped == 0
 
 
@@ -162,18 +218,53 @@ def test_not_squad_files(tmp_path):
 
 
 def test_empty_question_is_an_error_for_prediction_too(tmp_path):
-    bad(tmp_path, paragraph({"id": "q7", "question": ""}), "question 'q7' is empty",
-        is_training=False)
+    bad(
+        tmp_path,
+        paragraph({"id": "q7", "question": ""}),
+        "question 'q7' is empty",
+        is_training=False,
+    )
 
 
 # -- alignment ------------------------------------------------------------------
 
-VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "john", "smith", "(", ")", "-", ".", "1895",
-         "1943", "was", "un", "##aff", "##able", "japanese"]
+VOCAB = [
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "john",
+    "smith",
+    "(",
+    ")",
+    "-",
+    ".",
+    "1895",
+    "1943",
+    "was",
+    "un",
+    "##aff",
+    "##able",
+    "japanese",
+]
 DOC = ["John", "Smith", "(1895-1943).", "was", "unaffable", "xyz", "Japanese"]
 # john | smith | ( 1895 - 1943 ) . | was | un ##aff ##able | [UNK] | japanese
-DOC_PIECES = ["john", "smith", "(", "1895", "-", "1943", ")", ".", "was", "un", "##aff",
-              "##able", "[UNK]", "japanese"]
+DOC_PIECES = [
+    "john",
+    "smith",
+    "(",
+    "1895",
+    "-",
+    "1943",
+    ")",
+    ".",
+    "was",
+    "un",
+    "##aff",
+    "##able",
+    "[UNK]",
+    "japanese",
+]
 
 
 @pytest.fixture
@@ -191,19 +282,25 @@ def test_tokenize_document(tokenizer):
     # A word with no sub-tokens (a zero-width space is deleted) points at
     # the next word's first sub-token.
     assert alignment.tokenize_document(["was", "\u200b", "john"], tokenizer) == (
-        ["was", "john"], [0, 2], [0, 1, 1])
+        ["was", "john"],
+        [0, 2],
+        [0, 1, 1],
+    )
 
 
-@pytest.mark.parametrize("start, end, text, expected", [
-    (2, 2, "1895", (3, 3)),           # "(1895-1943)." -> just "1895"
-    (2, 2, "1895-1943", (3, 5)),
-    (2, 2, "(1895-1943).", (2, 7)),
-    (0, 1, "John Smith", (0, 1)),
-    (4, 4, "unaffable", (9, 11)),
-    (6, 6, "Japan", (13, 13)),       # part of one sub-token: kept as the word
-    (4, 4, "unaffabl", (9, 11)),     # no sub-span matches: the word's sub-tokens
-    (5, 6, "xyz Japanese", (12, 13)),  # the last word ends at the last sub-token
-])
+@pytest.mark.parametrize(
+    "start, end, text, expected",
+    [
+        (2, 2, "1895", (3, 3)),  # "(1895-1943)." -> just "1895"
+        (2, 2, "1895-1943", (3, 5)),
+        (2, 2, "(1895-1943).", (2, 7)),
+        (0, 1, "John Smith", (0, 1)),
+        (4, 4, "unaffable", (9, 11)),
+        (6, 6, "Japan", (13, 13)),  # part of one sub-token: kept as the word
+        (4, 4, "unaffabl", (9, 11)),  # no sub-span matches: the word's sub-tokens
+        (5, 6, "xyz Japanese", (12, 13)),  # the last word ends at the last sub-token
+    ],
+)
 def test_answer_token_span(tokenizer, start, end, text, expected):
     example = reader.SquadExample("q", "Q?", DOC, text, start, end)
     _, _, orig_to_tok = alignment.tokenize_document(DOC, tokenizer)
@@ -226,18 +323,22 @@ def test_improve_answer_span_prefers_leftmost_start_then_longest(tokenizer):
 SPANS = [(0, 6), (3, 6), (6, 4)]
 
 
-@pytest.mark.parametrize("position, best", [
-    (0, 0),  # only A
-    (4, 0),  # A: min(4, 1) + .06 = 1.06; B: min(1, 4) + .06 = 1.06; tie -> first
-    (5, 1),  # A: min(5, 0) + .06 = 0.06; B: min(2, 3) + .06 = 2.06
-    (6, 1),  # B: min(3, 2) + .06 = 2.06; C: min(0, 3) + .04 = 0.04
-    (7, 1),  # B: min(4, 1) + .06 = 1.06; C: min(1, 2) + .04 = 1.04
-    (8, 2),  # B: min(5, 0) + .06 = 0.06; C: min(2, 1) + .04 = 1.04
-    (9, 2),  # only C
-])
+@pytest.mark.parametrize(
+    "position, best",
+    [
+        (0, 0),  # only A
+        (4, 0),  # A: min(4, 1) + .06 = 1.06; B: min(1, 4) + .06 = 1.06; tie -> first
+        (5, 1),  # A: min(5, 0) + .06 = 0.06; B: min(2, 3) + .06 = 2.06
+        (6, 1),  # B: min(3, 2) + .06 = 2.06; C: min(0, 3) + .04 = 0.04
+        (7, 1),  # B: min(4, 1) + .06 = 1.06; C: min(1, 2) + .04 = 1.04
+        (8, 2),  # B: min(5, 0) + .06 = 0.06; C: min(2, 1) + .04 = 1.04
+        (9, 2),  # only C
+    ],
+)
 def test_is_max_context(position, best):
     assert [alignment.is_max_context(SPANS, i, position) for i in range(3)] == [
-        i == best for i in range(3)]
+        i == best for i in range(3)
+    ]
 
 
 def test_is_max_context_length_breaks_equal_context():
@@ -255,31 +356,38 @@ def test_window_token_maps():
     assert max_context == {4: False, 5: False, 6: True, 7: True, 8: True, 9: False}
 
 
-@pytest.mark.parametrize("tok_span, window, expected", [
-    ((3, 5), (2, 4), (6, 8)),   # window 2-5, offset 5: 3-2+5, 5-2+5
-    ((3, 5), (0, 6), (8, 10)),
-    ((3, 5), (3, 3), (5, 7)),   # answer exactly fills the window
-    ((3, 5), (3, 2), (0, 0)),   # window 3-4: the end is outside
-    ((3, 5), (4, 6), (0, 0)),   # window 4-9: the start is outside
-    ((-1, -1), (0, 14), (0, 0)),  # impossible
-])
+@pytest.mark.parametrize(
+    "tok_span, window, expected",
+    [
+        ((3, 5), (2, 4), (6, 8)),  # window 2-5, offset 5: 3-2+5, 5-2+5
+        ((3, 5), (0, 6), (8, 10)),
+        ((3, 5), (3, 3), (5, 7)),  # answer exactly fills the window
+        ((3, 5), (3, 2), (0, 0)),  # window 3-4: the end is outside
+        ((3, 5), (4, 6), (0, 0)),  # window 4-9: the start is outside
+        ((-1, -1), (0, 14), (0, 0)),  # impossible
+    ],
+)
 def test_window_answer_positions(tok_span, window, expected):
     assert alignment.window_answer_positions(*tok_span, window, 5) == expected
 
 
 # -- get_final_text -----------------------------------------------------------------
 
-@pytest.mark.parametrize("pred, orig, lower, expected", [
-    ("steve smith", "Steve Smith's", True, "Steve Smith"),
-    ("smith", "Steve Smith's", True, "Smith"),
-    ("resume", "Résumé,", True, "Résumé"),          # precomposed é: same length
-    ("Résumé", "Résumé.", False, "Résumé"),
-    ("1895", "(1895-1943).", True, "1895"),
-    # NFD accents: "Re\u0301sume\u0301" has 8 characters, "resume" 6 -> whole text.
-    ("resume", "Re\u0301sume\u0301's", True, "Re\u0301sume\u0301's"),
-    ("resume", "Résumé", False, "Résumé"),            # cased: not found -> whole text
-    ("smith john", "John Smith", True, "John Smith"),  # not found -> whole text
-])
+
+@pytest.mark.parametrize(
+    "pred, orig, lower, expected",
+    [
+        ("steve smith", "Steve Smith's", True, "Steve Smith"),
+        ("smith", "Steve Smith's", True, "Smith"),
+        ("resume", "Résumé,", True, "Résumé"),  # precomposed é: same length
+        ("Résumé", "Résumé.", False, "Résumé"),
+        ("1895", "(1895-1943).", True, "1895"),
+        # NFD accents: "Re\u0301sume\u0301" has 8 characters, "resume" 6 -> whole text.
+        ("resume", "Re\u0301sume\u0301's", True, "Re\u0301sume\u0301's"),
+        ("resume", "Résumé", False, "Résumé"),  # cased: not found -> whole text
+        ("smith john", "John Smith", True, "John Smith"),  # not found -> whole text
+    ],
+)
 def test_get_final_text(pred, orig, lower, expected):
     assert get_final_text(pred, orig, lower) == expected
 
@@ -289,10 +397,18 @@ def test_get_final_text(pred, orig, lower, expected):
 TWO_WINDOW_WORDS = ["Alpha", "Beta", "Gamma", "Delta", "Epsilon"]
 # Query "q" -> window tokens start at 3. Window 0 = words 0-2, window 1 =
 # words 2-4; Gamma has its maximum context in window 0 (tie, first wins).
-W0 = WindowMeta(0, ["[CLS]", "q", "[SEP]", "alpha", "beta", "gamma", "[SEP]"],
-                {3: 0, 4: 1, 5: 2}, {3: True, 4: True, 5: True})
-W1 = WindowMeta(0, ["[CLS]", "q", "[SEP]", "gamma", "delta", "epsilon", "[SEP]"],
-                {3: 2, 4: 3, 5: 4}, {3: False, 4: True, 5: True})
+W0 = WindowMeta(
+    0,
+    ["[CLS]", "q", "[SEP]", "alpha", "beta", "gamma", "[SEP]"],
+    {3: 0, 4: 1, 5: 2},
+    {3: True, 4: True, 5: True},
+)
+W1 = WindowMeta(
+    0,
+    ["[CLS]", "q", "[SEP]", "gamma", "delta", "epsilon", "[SEP]"],
+    {3: 2, 4: 3, 5: 4},
+    {3: False, 4: True, 5: True},
+)
 # 8 positions: position 7 is padding, with the highest logits of window 0.
 W0_START = [-1.0, 0.0, 0.0, 1.0, 3.0, 0.5, 0.0, 5.0]
 W0_END = [-1.0, 0.0, 0.0, 0.2, 1.0, 2.0, 0.0, 4.0]
@@ -322,8 +438,10 @@ def example(qas_id, words):
 
 
 def two_windows():
-    return [(W0, W0_START, W0_END), (W1, np.array(W1_START, np.float32),
-                                     np.array(W1_END, np.float32))]
+    return [
+        (W0, W0_START, W0_END),
+        (W1, np.array(W1_START, np.float32), np.array(W1_END, np.float32)),
+    ]
 
 
 def test_nbest_across_two_windows():
@@ -331,10 +449,14 @@ def test_nbest_across_two_windows():
     assert out.predictions == {"q0": "Epsilon"}
     assert out.null_odds is None
     nbest = out.nbest["q0"]
-    assert [list(entry) for entry in nbest] == [["text", "probability", "start_logit",
-                                                "end_logit"]] * 3
+    assert [list(entry) for entry in nbest] == [
+        ["text", "probability", "start_logit", "end_logit"]
+    ] * 3
     assert [(e["text"], e["start_logit"], e["end_logit"]) for e in nbest] == [
-        ("Epsilon", 2.5, 3.0), ("Beta Gamma", 3.0, 2.0), ("Beta", 3.0, 1.0)]
+        ("Epsilon", 2.5, 3.0),
+        ("Beta Gamma", 3.0, 2.0),
+        ("Beta", 3.0, 1.0),
+    ]
     assert all(type(e["start_logit"]) is float for e in nbest)
     assert [e["probability"] for e in nbest] == pytest.approx(softmax(5.5, 5.0, 4.0))
     json.dumps(out.nbest)  # NumPy logits came out as Python floats
@@ -353,35 +475,54 @@ def test_duplicate_texts_are_kept_once():
     # n_best_size 5 adds start 5 to window 0 (Gamma (5,5) 2.5, max context there).
     out = run(two_windows() + [(W0, W0_START, W0_END)], n_best_size=5, max_answer_length=2)
     assert [e["text"] for e in out.nbest["q0"]] == [
-        "Epsilon", "Beta Gamma", "Beta", "Delta Epsilon", "Gamma"]
+        "Epsilon",
+        "Beta Gamma",
+        "Beta",
+        "Delta Epsilon",
+        "Gamma",
+    ]
 
 
 def test_each_window_keeps_n_best_distinct_texts():
     # Any span inside "Re\u0301sume\u0301" falls back to the whole word (its NFD
     # accents change the length), so (3,4) 6.0 and (4,4) 5.5 give the same
     # text; (3,5) 4.0 is the second distinct one.
-    meta = WindowMeta(0, ["[CLS]", "q", "[SEP]", "re", "##sume", "zeta", "[SEP]"],
-                      {3: 0, 4: 0, 5: 1}, {3: True, 4: True, 5: True})
+    meta = WindowMeta(
+        0,
+        ["[CLS]", "q", "[SEP]", "re", "##sume", "zeta", "[SEP]"],
+        {3: 0, 4: 0, 5: 1},
+        {3: True, 4: True, 5: True},
+    )
     start = [0.0, 0.0, 0.0, 3.0, 2.5, 0.0, 0.0]
     end = [0.0, 0.0, 0.0, 0.0, 3.0, 1.0, 0.0]
-    out = run([(meta, start, end)], [example("r", ["Re\u0301sume\u0301", "Zeta"])],
-              n_best_size=2)
+    out = run([(meta, start, end)], [example("r", ["Re\u0301sume\u0301", "Zeta"])], n_best_size=2)
     assert [(e["text"], e["start_logit"], e["end_logit"]) for e in out.nbest["r"]] == [
-        ("Re\u0301sume\u0301", 3.0, 3.0), ("Re\u0301sume\u0301 Zeta", 3.0, 1.0)]
+        ("Re\u0301sume\u0301", 3.0, 3.0),
+        ("Re\u0301sume\u0301 Zeta", 3.0, 1.0),
+    ]
 
 
 def test_wordpieces_and_tie_order():
     words = ["Unaffable,", "fellow"]
-    meta = WindowMeta(0, ["[CLS]", "q", "[SEP]", "un", "##aff", "##able", ",", "fellow",
-                          "[SEP]"], {3: 0, 4: 0, 5: 0, 6: 0, 7: 1},
-                      {i: True for i in range(3, 8)})
+    meta = WindowMeta(
+        0,
+        ["[CLS]", "q", "[SEP]", "un", "##aff", "##able", ",", "fellow", "[SEP]"],
+        {3: 0, 4: 0, 5: 0, 6: 0, 7: 1},
+        {i: True for i in range(3, 8)},
+    )
     start = [0.0, 0.0, 0.0, 5.0, 0.0, 0.0, 0.0, 0.0, 0.0]
     end = [0.0, 0.0, 0.0, 0.0, 0.0, 4.0, 1.0, 0.0, 0.0]
     out = run([(meta, start, end)], [example("w", words)], n_best_size=20)
     # (3,5) 9.0, (3,6) 6.0, then score 5.0 for ends 3, 4, 7 in that order (equal
     # end logits rank by position), then (4,5) "##aff ##able" 4.0.
     assert [e["text"] for e in out.nbest["w"]][:6] == [
-        "Unaffable", "Unaffable,", "Un", "Unaff", "Unaffable, fellow", "affable"]
+        "Unaffable",
+        "Unaffable,",
+        "Un",
+        "Unaff",
+        "Unaffable, fellow",
+        "affable",
+    ]
     # With n_best_size 4 only positions 3, 0, 1, 2 start and 5, 6, 0, 1 end.
     out = run([(meta, start, end)], [example("w", words)], n_best_size=4)
     assert [e["text"] for e in out.nbest["w"]] == ["Unaffable", "Unaffable,"]
@@ -391,23 +532,37 @@ def test_version_2_null_answer_and_threshold():
     # Null score: min(-1 + -1, 0.25 + -0.5) = -2.0, from window 0.
     # Best non-null: Epsilon 2.5 + 3.0 -> difference -2.0 - 2.5 - 3.0 = -7.5.
     for threshold, answer in ((-8.0, ""), (-7.5, "Epsilon"), (0.0, "Epsilon")):
-        out = run(two_windows(), n_best_size=3, max_answer_length=2,
-                  version_2_with_negative=True, null_score_diff_threshold=threshold)
+        out = run(
+            two_windows(),
+            n_best_size=3,
+            max_answer_length=2,
+            version_2_with_negative=True,
+            null_score_diff_threshold=threshold,
+        )
         assert out.predictions == {"q0": answer}
         assert out.null_odds == {"q0": -7.5}
     nbest = out.nbest["q0"]
     assert [(e["text"], e["start_logit"], e["end_logit"]) for e in nbest] == [
-        ("Epsilon", 2.5, 3.0), ("Beta Gamma", 3.0, 2.0), ("Beta", 3.0, 1.0), ("", -1.0, -1.0)]
+        ("Epsilon", 2.5, 3.0),
+        ("Beta Gamma", 3.0, 2.0),
+        ("Beta", 3.0, 1.0),
+        ("", -1.0, -1.0),
+    ]
     assert [e["probability"] for e in nbest] == pytest.approx(softmax(5.5, 5.0, 4.0, -2.0))
 
 
 def test_version_2_null_ranks_after_equal_non_null_scores():
-    meta = WindowMeta(0, ["[CLS]", "q", "[SEP]", "alpha", "beta", "[SEP]"], {3: 0, 4: 1},
-                      {3: True, 4: True})
+    meta = WindowMeta(
+        0, ["[CLS]", "q", "[SEP]", "alpha", "beta", "[SEP]"], {3: 0, 4: 1}, {3: True, 4: True}
+    )
     start = [1.0, 0.0, 0.0, 1.0, 0.0, 0.0]
     end = [1.0, 0.0, 0.0, 1.0, 0.0, 0.0]
-    out = run([(meta, start, end)], [example("t", ["Alpha", "Beta"])],
-              version_2_with_negative=True, null_score_diff_threshold=0.0)
+    out = run(
+        [(meta, start, end)],
+        [example("t", ["Alpha", "Beta"])],
+        version_2_with_negative=True,
+        null_score_diff_threshold=0.0,
+    )
     # Null 2.0 ties Alpha (3,3) 2.0; Alpha Beta 1.0; Beta 0.0. 2 - 1 - 1 = 0, not > 0.
     assert [e["text"] for e in out.nbest["t"]] == ["Alpha", "", "Alpha Beta", "Beta"]
     assert out.predictions == {"t": "Alpha"} and out.null_odds == {"t": 0.0}
@@ -415,36 +570,51 @@ def test_version_2_null_ranks_after_equal_non_null_scores():
 
 def test_version_2_without_any_valid_span_does_not_crash():
     meta = WindowMeta(0, ["[CLS]", "q", "[SEP]", "alpha", "[SEP]"], {3: 0}, {3: True})
-    start = [0.5, 5.0, 0.0, 0.0, 0.0]   # n_best_size 1: only the question token
+    start = [0.5, 5.0, 0.0, 0.0, 0.0]  # n_best_size 1: only the question token
     end = [0.25, 5.0, 0.0, 0.0, 0.0]
     examples = [example("a", ["Alpha"]), example("nowin", ["Beta"])]
-    out = run([(meta, start, end)], examples, n_best_size=1, version_2_with_negative=True,
-              null_score_diff_threshold=10.0)
+    out = run(
+        [(meta, start, end)],
+        examples,
+        n_best_size=1,
+        version_2_with_negative=True,
+        null_score_diff_threshold=10.0,
+    )
     assert out.predictions == {"a": "", "nowin": ""}
     # Best non-null is the placeholder (score 0): 0.75 - 0; a question with no
     # window keeps the original's null score 1000000.
     assert out.null_odds == {"a": 0.75, "nowin": 1000000.0}
     nbest = out.nbest["a"]
     assert [(e["text"], e["start_logit"], e["end_logit"]) for e in nbest] == [
-        ("", 0.5, 0.25), ("empty", 0.0, 0.0)]
+        ("", 0.5, 0.25),
+        ("empty", 0.0, 0.0),
+    ]
     assert [e["probability"] for e in nbest] == pytest.approx(softmax(0.75, 0.0))
 
 
 def test_version_1_without_any_valid_span_answers_empty():
     meta = WindowMeta(0, ["[CLS]", "q", "[SEP]", "alpha", "[SEP]"], {3: 0}, {3: True})
-    out = run([(meta, [0.0, 5.0, 0, 0, 0], [0.0, 5.0, 0, 0, 0])],
-              [example("a", ["Alpha"]), example("b", ["Beta"])], n_best_size=1)
+    out = run(
+        [(meta, [0.0, 5.0, 0, 0, 0], [0.0, 5.0, 0, 0, 0])],
+        [example("a", ["Alpha"]), example("b", ["Beta"])],
+        n_best_size=1,
+    )
     assert out.predictions == {"a": "empty", "b": "empty"}
-    assert out.nbest["a"] == [{"text": "empty", "probability": 1.0, "start_logit": 0.0,
-                               "end_logit": 0.0}]
+    assert out.nbest["a"] == [
+        {"text": "empty", "probability": 1.0, "start_logit": 0.0, "end_logit": 0.0}
+    ]
 
 
 def test_windows_of_different_examples_may_interleave():
     meta = WindowMeta(1, ["[CLS]", "q", "[SEP]", "beta", "[SEP]"], {3: 0}, {3: True})
     logits = [0.0, 0.0, 0.0, 1.0, 0.0]
     windows = [(meta, logits, logits), (W0, W0_START, W0_END), (W1, W1_START, W1_END)]
-    out = run(windows, [example("q0", TWO_WINDOW_WORDS), example("q1", ["Beta"])],
-              n_best_size=3, max_answer_length=2)
+    out = run(
+        windows,
+        [example("q0", TWO_WINDOW_WORDS), example("q1", ["Beta"])],
+        n_best_size=3,
+        max_answer_length=2,
+    )
     assert list(out.predictions.items()) == [("q0", "Epsilon"), ("q1", "Beta")]
 
 
@@ -458,7 +628,8 @@ def test_write_json_is_atomic_and_indented(tmp_path):
     path = str(tmp_path / "predictions.json")
     postprocess.write_json(path, {"q1": "Denver Broncos", "q2": ""})
     assert open(path, encoding="utf-8").read() == (
-        '{\n    "q1": "Denver Broncos",\n    "q2": ""\n}\n')
+        '{\n    "q1": "Denver Broncos",\n    "q2": ""\n}\n'
+    )
     assert os.listdir(tmp_path) == ["predictions.json"]
     with pytest.raises(TypeError):
         postprocess.write_json(path, {"q1": object()})
@@ -470,5 +641,8 @@ def test_write_prediction_files(tmp_path):
     out = run(two_windows(), n_best_size=3, max_answer_length=2, version_2_with_negative=True)
     paths = postprocess.write_prediction_files(str(tmp_path), out)
     assert [os.path.basename(p) for p in paths] == [
-        "predictions.json", "nbest_predictions.json", "null_odds.json"]
+        "predictions.json",
+        "nbest_predictions.json",
+        "null_odds.json",
+    ]
     assert json.load(open(paths[2], encoding="utf-8")) == {"q0": -7.5}

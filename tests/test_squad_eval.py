@@ -12,18 +12,27 @@ from bert_tf.errors import InputError
 
 def dataset(*questions):
     """A one-paragraph `data` list; each question is (id, [gold texts])."""
-    qas = [{"id": qas_id, "question": "Q?", "is_impossible": not golds,
-            "answers": [{"text": text, "answer_start": 0} for text in golds]}
-           for qas_id, golds in questions]
+    qas = [
+        {
+            "id": qas_id,
+            "question": "Q?",
+            "is_impossible": not golds,
+            "answers": [{"text": text, "answer_start": 0} for text in golds],
+        }
+        for qas_id, golds in questions
+    ]
     return [{"title": "T", "paragraphs": [{"context": "unused", "qas": qas}]}]
 
 
-@pytest.mark.parametrize("text, normalized", [
-    ("The  Quick, brown-fox's A", "quick brownfoxs"),
-    ("theory of an apple", "theory of apple"),   # "the" inside a word stays
-    ("\u201cQuoted\u201d", "\u201cquoted\u201d"),  # only ASCII punctuation goes
-    ("A.", ""),
-])
+@pytest.mark.parametrize(
+    "text, normalized",
+    [
+        ("The  Quick, brown-fox's A", "quick brownfoxs"),
+        ("theory of an apple", "theory of apple"),  # "the" inside a word stays
+        ("\u201cQuoted\u201d", "\u201cquoted\u201d"),  # only ASCII punctuation goes
+        ("A.", ""),
+    ],
+)
 def test_normalize_answer(text, normalized):
     assert evaluation.normalize_answer(text) == normalized
 
@@ -37,14 +46,17 @@ def official_normalize(text):
     return " ".join(text.split())
 
 
-@pytest.mark.parametrize("text, normalized", [
-    ("U.S.A", "usa"),        # not "us": the "a" is no word of its own once "." is gone
-    ("The A.B", "ab"),       # "A.B" becomes "ab", not the article "a" and "b"
-    ("the-end", "theend"),
-    ("a-team", "ateam"),
-    ("Th.e cat", "cat"),     # "th.e" becomes the article "the"
-    ("l'a", "la"),
-])
+@pytest.mark.parametrize(
+    "text, normalized",
+    [
+        ("U.S.A", "usa"),  # not "us": the "a" is no word of its own once "." is gone
+        ("The A.B", "ab"),  # "A.B" becomes "ab", not the article "a" and "b"
+        ("the-end", "theend"),
+        ("a-team", "ateam"),
+        ("Th.e cat", "cat"),  # "th.e" becomes the article "the"
+        ("l'a", "la"),
+    ],
+)
 def test_normalize_answer_removes_punctuation_before_articles(text, normalized):
     # Punctuation that joins an article to a word makes it part of that
     # word; punctuation inside an article leaves an article.
@@ -55,8 +67,8 @@ def test_normalize_answer_removes_punctuation_before_articles(text, normalized):
 
 def test_token_scores_on_empty_answers_differ_between_versions():
     assert evaluation.exact_match("", "") == 1
-    assert evaluation.f1_v1("", "") == 0        # v1.1: no common token
-    assert evaluation.f1_v2("", "") == 1        # v2.0: both empty agree
+    assert evaluation.f1_v1("", "") == 0  # v1.1: no common token
+    assert evaluation.f1_v2("", "") == 1  # v2.0: both empty agree
     assert evaluation.f1_v2("the", "") == 1
     assert evaluation.f1_v2("Paris", "") == 0
     # "x y y" vs "y y z": 2 common, P = R = 2/3, F1 = 2/3; "a" is an article:
@@ -73,11 +85,11 @@ V1 = dataset(
     ("missing", ["anything"]),
 )
 V1_PREDICTIONS = {
-    "tower": "Eiffel tower!",            # EM 1, F1 1
-    "team": "the Denver Broncos team",   # 2 common of 3 / 2: P 2/3, R 1 -> F1 0.8
-    "year": "born in 1895",              # vs "1895" 0.5, vs "in 1895" 0.8 -> 0.8
-    "cat": "an apple",                   # "apple" vs "cat": 0
-}                                        # "missing": no prediction -> 0
+    "tower": "Eiffel tower!",  # EM 1, F1 1
+    "team": "the Denver Broncos team",  # 2 common of 3 / 2: P 2/3, R 1 -> F1 0.8
+    "year": "born in 1895",  # vs "1895" 0.5, vs "in 1895" 0.8 -> 0.8
+    "cat": "an apple",  # "apple" vs "cat": 0
+}  # "missing": no prediction -> 0
 
 
 def test_evaluate_v1():
@@ -108,21 +120,50 @@ V2 = dataset(
     ("none2", []),
     ("rome", ["Rome"]),
 )
-V2_PREDICTIONS = {"paris": "Paris", "apple": "green apple", "none": "", "none2": "London",
-                  "rome": "Milan"}
+V2_PREDICTIONS = {
+    "paris": "Paris",
+    "apple": "green apple",
+    "none": "",
+    "none2": "London",
+    "rome": "Milan",
+}
 # Raw EM: 1, 0, 1, 0, 0. Raw F1: 1, max(0.5, 2/3) = 2/3, 1, 0, 0.
-V2_NULL_ODDS = {"paris": -3.0, "rome": -1.0, "apple": 1.0, "none2": 1.5, "none": 2.0,
-                "not-in-dataset": 0.0}
+V2_NULL_ODDS = {
+    "paris": -3.0,
+    "rome": -1.0,
+    "apple": 1.0,
+    "none2": 1.5,
+    "none": 2.0,
+    "not-in-dataset": 0.0,
+}
 
 
 def test_evaluate_v2_without_null_odds():
     result = evaluation.evaluate_v2(V2, V2_PREDICTIONS)
-    assert list(result) == ["exact", "f1", "total", "HasAns_exact", "HasAns_f1", "HasAns_total",
-                            "NoAns_exact", "NoAns_f1", "NoAns_total"]
-    assert result == pytest.approx({
-        "exact": 100 * 2 / 5, "f1": 100 * (2 + 2 / 3) / 5, "total": 5,
-        "HasAns_exact": 100 * 1 / 3, "HasAns_f1": 100 * (1 + 2 / 3) / 3, "HasAns_total": 3,
-        "NoAns_exact": 50.0, "NoAns_f1": 50.0, "NoAns_total": 2})
+    assert list(result) == [
+        "exact",
+        "f1",
+        "total",
+        "HasAns_exact",
+        "HasAns_f1",
+        "HasAns_total",
+        "NoAns_exact",
+        "NoAns_f1",
+        "NoAns_total",
+    ]
+    assert result == pytest.approx(
+        {
+            "exact": 100 * 2 / 5,
+            "f1": 100 * (2 + 2 / 3) / 5,
+            "total": 5,
+            "HasAns_exact": 100 * 1 / 3,
+            "HasAns_f1": 100 * (1 + 2 / 3) / 3,
+            "HasAns_total": 3,
+            "NoAns_exact": 50.0,
+            "NoAns_f1": 50.0,
+            "NoAns_total": 2,
+        }
+    )
 
 
 def test_evaluate_v2_with_null_odds_and_best_threshold():
@@ -130,12 +171,23 @@ def test_evaluate_v2_with_null_odds_and_best_threshold():
     # Odds > 1.0 (none2 1.5, none 2.0) are scored as "" -> both unanswerable right.
     # Best threshold, from 2 (all ""), in increasing odds: paris +1 = 3 (-3.0),
     # rome +0, apple +0 (EM) / +2/3 (F1) = 3 2/3 (1.0), none2 answered -1, none +0.
-    assert result == pytest.approx({
-        "exact": 100 * 3 / 5, "f1": 100 * (3 + 2 / 3) / 5, "total": 5,
-        "HasAns_exact": 100 * 1 / 3, "HasAns_f1": 100 * (1 + 2 / 3) / 3, "HasAns_total": 3,
-        "NoAns_exact": 100.0, "NoAns_f1": 100.0, "NoAns_total": 2,
-        "best_exact": 100 * 3 / 5, "best_exact_thresh": -3.0,
-        "best_f1": 100 * (3 + 2 / 3) / 5, "best_f1_thresh": 1.0})
+    assert result == pytest.approx(
+        {
+            "exact": 100 * 3 / 5,
+            "f1": 100 * (3 + 2 / 3) / 5,
+            "total": 5,
+            "HasAns_exact": 100 * 1 / 3,
+            "HasAns_f1": 100 * (1 + 2 / 3) / 3,
+            "HasAns_total": 3,
+            "NoAns_exact": 100.0,
+            "NoAns_f1": 100.0,
+            "NoAns_total": 2,
+            "best_exact": 100 * 3 / 5,
+            "best_exact_thresh": -3.0,
+            "best_f1": 100 * (3 + 2 / 3) / 5,
+            "best_f1_thresh": 1.0,
+        }
+    )
     assert list(result)[-4:] == ["best_exact", "best_exact_thresh", "best_f1", "best_f1_thresh"]
     # Threshold -2: all but paris are scored as "": apple 0, none 1, none2 1, rome 0.
     low = evaluation.evaluate_v2(V2, V2_PREDICTIONS, null_odds=V2_NULL_ODDS, threshold=-2.0)
@@ -144,8 +196,9 @@ def test_evaluate_v2_with_null_odds_and_best_threshold():
 
 def test_best_threshold_keeps_empty_answers_to_unanswerable_questions():
     # From 1 (all ""): "n" answered "" stays right (+0), then "a" +1 = 2 at 1.0.
-    result = evaluation.evaluate_v2(dataset(("n", []), ("a", ["x"])), {"n": "", "a": "x"},
-                                    null_odds={"n": 0.0, "a": 1.0})
+    result = evaluation.evaluate_v2(
+        dataset(("n", []), ("a", ["x"])), {"n": "", "a": "x"}, null_odds={"n": 0.0, "a": 1.0}
+    )
     assert (result["best_exact"], result["best_exact_thresh"]) == (100.0, 1.0)
     assert (result["best_f1"], result["best_f1_thresh"]) == (100.0, 1.0)
 
@@ -153,10 +206,12 @@ def test_best_threshold_keeps_empty_answers_to_unanswerable_questions():
 def test_evaluate_v2_on_examples_and_with_missing_predictions(tmp_path):
     path = tmp_path / "dev-v2.0.json"
     path.write_text(json.dumps({"version": "v2.0", "data": V2}), encoding="utf-8")
-    examples = reader.read_squad_examples(str(path), is_training=False,
-                                          version_2_with_negative=True).examples
+    examples = reader.read_squad_examples(
+        str(path), is_training=False, version_2_with_negative=True
+    ).examples
     assert evaluation.evaluate_v2(examples, V2_PREDICTIONS) == evaluation.evaluate_v2(
-        V2, V2_PREDICTIONS)
+        V2, V2_PREDICTIONS
+    )
     # Without "rome" and "none2": EM 1, 0, 1 over 3; no NoAns question is wrong.
     partial = {k: V2_PREDICTIONS[k] for k in ("paris", "apple", "none")}
     result = evaluation.evaluate_v2(V2, partial)
@@ -166,19 +221,32 @@ def test_evaluate_v2_on_examples_and_with_missing_predictions(tmp_path):
 
 def test_evaluate_v2_answerable_only_data_has_no_noans_keys():
     result = evaluation.evaluate_v2(dataset(("a", ["x"])), {"a": "x"})
-    assert result == {"exact": 100.0, "f1": 100.0, "total": 1, "HasAns_exact": 100.0,
-                      "HasAns_f1": 100.0, "HasAns_total": 1}
+    assert result == {
+        "exact": 100.0,
+        "f1": 100.0,
+        "total": 1,
+        "HasAns_exact": 100.0,
+        "HasAns_f1": 100.0,
+        "HasAns_total": 1,
+    }
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda: evaluation.evaluate_v2(V2, V2_PREDICTIONS, null_odds={"paris": 0.0}),
-     "null_odds has no value for question 'apple'"),
-    (lambda: evaluation.evaluate_v2(V2, {}), "no prediction for any question"),
-    (lambda: evaluation.evaluate_v1([{"paragraphs": [{"qas": [{"id": "q"}]}]}], {}),
-     r"^dataset: data\[0\]\.paragraphs\[0\]\.qas\[0\]: no 'answers'$"),
-    (lambda: evaluation.evaluate_v1({"version": "1.1"}, {}), "dataset: no 'data' list"),
-    (lambda: evaluation.evaluate_v1([], {}), "dataset has no questions"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (
+            lambda: evaluation.evaluate_v2(V2, V2_PREDICTIONS, null_odds={"paris": 0.0}),
+            "null_odds has no value for question 'apple'",
+        ),
+        (lambda: evaluation.evaluate_v2(V2, {}), "no prediction for any question"),
+        (
+            lambda: evaluation.evaluate_v1([{"paragraphs": [{"qas": [{"id": "q"}]}]}], {}),
+            r"^dataset: data\[0\]\.paragraphs\[0\]\.qas\[0\]: no 'answers'$",
+        ),
+        (lambda: evaluation.evaluate_v1({"version": "1.1"}, {}), "dataset: no 'data' list"),
+        (lambda: evaluation.evaluate_v1([], {}), "dataset has no questions"),
+    ],
+)
 def test_bad_evaluation_input(call, message):
     with pytest.raises(InputError, match=message):
         call()

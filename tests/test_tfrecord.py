@@ -30,26 +30,49 @@ def test_files_are_the_bytes_tensorflow_writes(tmp_path):
 def test_examples_are_the_bytes_tensorflow_serializes():
     rng = random.Random(1)
     for _ in range(50):
-        ints = {f"i{k}": [rng.choice([0, 1, 127, 128, 2**31, 2**63 - 1, -1, -2**63,
-                                      rng.randint(-10**12, 10**12)])
-                          for _ in range(rng.randint(0, 40))] for k in range(rng.randint(0, 4))}
-        floats = {f"f{k}": [rng.uniform(-1e6, 1e6) for _ in range(rng.randint(0, 9))]
-                  for k in range(rng.randint(0, 3))}
-        expected = tf.train.Example(features=tf.train.Features(feature={
-            **{n: tf.train.Feature(int64_list=tf.train.Int64List(value=v))
-               for n, v in ints.items()},
-            **{n: tf.train.Feature(float_list=tf.train.FloatList(value=v))
-               for n, v in floats.items()}}))
-        ours = tfrecord.encode_example({
-            **{n: tfrecord.int64_feature(v) for n, v in ints.items()},
-            **{n: tfrecord.float_feature(v) for n, v in floats.items()}})
+        ints = {
+            f"i{k}": [
+                rng.choice(
+                    [0, 1, 127, 128, 2**31, 2**63 - 1, -1, -(2**63), rng.randint(-(10**12), 10**12)]
+                )
+                for _ in range(rng.randint(0, 40))
+            ]
+            for k in range(rng.randint(0, 4))
+        }
+        floats = {
+            f"f{k}": [rng.uniform(-1e6, 1e6) for _ in range(rng.randint(0, 9))]
+            for k in range(rng.randint(0, 3))
+        }
+        expected = tf.train.Example(
+            features=tf.train.Features(
+                feature={
+                    **{
+                        n: tf.train.Feature(int64_list=tf.train.Int64List(value=v))
+                        for n, v in ints.items()
+                    },
+                    **{
+                        n: tf.train.Feature(float_list=tf.train.FloatList(value=v))
+                        for n, v in floats.items()
+                    },
+                }
+            )
+        )
+        ours = tfrecord.encode_example(
+            {
+                **{n: tfrecord.int64_feature(v) for n, v in ints.items()},
+                **{n: tfrecord.float_feature(v) for n, v in floats.items()},
+            }
+        )
         assert ours == expected.SerializeToString(deterministic=True)
 
 
 def test_instances_are_the_bytes_of_the_schema():
     rng = random.Random(2)
-    for max_seq_length, max_predictions, vocab_size in ((128, 20, 30522), (512, 80, 250000),
-                                                         (9, 3, 12)):
+    for max_seq_length, max_predictions, vocab_size in (
+        (128, 20, 30522),
+        (512, 80, 250000),
+        (9, 3, 12),
+    ):
         encode = InstanceEncoder(max_seq_length, max_predictions)
         schema = pretraining_schema(max_seq_length, max_predictions)
         for _ in range(100):
@@ -62,16 +85,20 @@ def test_instances_are_the_bytes_of_the_schema():
                 segment_ids=sorted(rng.randint(0, 1) for _ in range(n)),
                 masked_lm_positions=sorted(rng.sample(range(n), m)),
                 masked_lm_tokens=[pack_token(i, rng.random() < 0.3) for i in masked_lm_ids],
-                is_random_next=rng.random() < 0.5)
+                is_random_next=rng.random() < 0.5,
+            )
             pad, prediction_pad = [0] * (max_seq_length - n), [0] * (max_predictions - m)
-            expected = schema.serialize({
-                "input_ids": input_ids + pad,
-                "input_mask": [1] * n + pad,
-                "segment_ids": instance.segment_ids + pad,
-                "masked_lm_positions": instance.masked_lm_positions + prediction_pad,
-                "masked_lm_ids": masked_lm_ids + prediction_pad,
-                "masked_lm_weights": [1.0] * m + prediction_pad,
-                "next_sentence_labels": [int(instance.is_random_next)]})
+            expected = schema.serialize(
+                {
+                    "input_ids": input_ids + pad,
+                    "input_mask": [1] * n + pad,
+                    "segment_ids": instance.segment_ids + pad,
+                    "masked_lm_positions": instance.masked_lm_positions + prediction_pad,
+                    "masked_lm_ids": masked_lm_ids + prediction_pad,
+                    "masked_lm_weights": [1.0] * m + prediction_pad,
+                    "next_sentence_labels": [int(instance.is_random_next)],
+                }
+            )
             assert encode(instance) == expected
         parsed = schema.parse(tf.constant([encode(instance)]))
         np.testing.assert_array_equal(parsed["input_word_ids"][0, :n], input_ids)

@@ -11,10 +11,10 @@ import random
 import re
 
 import pytest
+from original_bert import OriginalTokenizer
 
 from bert_tf import tokenization
 from bert_tf.errors import InputError
-from original_bert import OriginalTokenizer
 
 
 def uncased_vocab_file():
@@ -68,7 +68,18 @@ UNCASED_EXPECTED = {
     "Hello, World!": ["hello", ",", "world", "!"],
     # Apostrophes are punctuation: contractions split around them.
     "I can't believe it's not butter.": [
-        "i", "can", "'", "t", "believe", "it", "'", "s", "not", "butter", "."],
+        "i",
+        "can",
+        "'",
+        "t",
+        "believe",
+        "it",
+        "'",
+        "s",
+        "not",
+        "butter",
+        ".",
+    ],
     # NFD + drop Mn strips the accents; all four words are whole tokens.
     "Héllo naïve café résumé": ["hello", "naive", "cafe", "resume"],
     # Å -> A + ring, ö -> o + diaeresis; "angstrom" is not a token: ang + ##strom.
@@ -81,20 +92,56 @@ UNCASED_EXPECTED = {
     "I \u2764\ufe0f pizza \U0001f355!": ["i", "[UNK]", "pizza", "[UNK]", "!"],
     # ZWSP and soft hyphen are Cf: deleted, so they join the words.
     "zero\u200bwidth soft\u00adhyphen": [
-        "zero", "##wi", "##dt", "##h", "soft", "##hy", "##ph", "##en"],
+        "zero",
+        "##wi",
+        "##dt",
+        "##h",
+        "soft",
+        "##hy",
+        "##ph",
+        "##en",
+    ],
     # \t \n \r separate words; \x0b (vertical tab) is Cc and deleted: "lineend".
     "tab\there\nnew\r\nline\x0bend": ["tab", "here", "new", "line", "##end"],
     "NUL\x00L BEL\x07L \ufffdend": ["null", "bell", "end"],
     "a" * 300: ["[UNK]"],
-    "3.14159 1,000,000 2nd 42": [
-        "3", ".", "141", "##59", "1", ",", "000", ",", "000", "2nd", "42"],
+    "3.14159 1,000,000 2nd 42": ["3", ".", "141", "##59", "1", ",", "000", ",", "000", "2nd", "42"],
     "https://www.example.com/path?q=1&x=y": [
-        "https", ":", "/", "/", "www", ".", "example", ".", "com", "/", "path",
-        "?", "q", "=", "1", "&", "x", "=", "y"],
+        "https",
+        ":",
+        "/",
+        "/",
+        "www",
+        ".",
+        "example",
+        ".",
+        "com",
+        "/",
+        "path",
+        "?",
+        "q",
+        "=",
+        "1",
+        "&",
+        "x",
+        "=",
+        "y",
+    ],
     # Unicode quotes, dashes and the ellipsis are category P.
     "\u201cSmart quotes\u201d \u2014 \u2018single\u2019 \u2013 dashes\u2026": [
-        "\u201c", "smart", "quotes", "\u201d", "\u2014", "\u2018", "single",
-        "\u2019", "\u2013", "dash", "##es", "\u2026"],
+        "\u201c",
+        "smart",
+        "quotes",
+        "\u201d",
+        "\u2014",
+        "\u2018",
+        "single",
+        "\u2019",
+        "\u2013",
+        "dash",
+        "##es",
+        "\u2026",
+    ],
     "مرحبا": ["م", "##ر", "##ح", "##ب", "##ا"],
     # Virama U+094D and vowel sign U+0947 are Mn and dropped.
     "नमस्ते": ["न", "##म", "##स", "##त"],
@@ -140,12 +187,57 @@ def uncased():
 def test_vocab_facts_behind_expectations(uncased):
     vocab = uncased.vocab
     assert len(vocab) == 30522
-    present = ["aba", "##ba", "##b", "ee", "##ee", "ang", "##strom", "nl", "##p", "\ufb01",
-               "##raße", "##ος", "##ο", "##σ", "£10", "€", "##°", "##end", "null", "bell"]
-    absent = ["abab", "##bab", "eee", "##eee", "angstrom", "nlp", "爱", "\u2764", "\U0001f355",
-              "zerowidth", "zerow", "##width", "##widt", "##wid", "##dth", "softh", "##hyphen",
-              "lineend", "linee", "##οσ", "straße", "stra", "οδος", "##δος", "\ue000", "##ᅡᆫ",
-              "##ᆫᄒ"]
+    present = [
+        "aba",
+        "##ba",
+        "##b",
+        "ee",
+        "##ee",
+        "ang",
+        "##strom",
+        "nl",
+        "##p",
+        "\ufb01",
+        "##raße",
+        "##ος",
+        "##ο",
+        "##σ",
+        "£10",
+        "€",
+        "##°",
+        "##end",
+        "null",
+        "bell",
+    ]
+    absent = [
+        "abab",
+        "##bab",
+        "eee",
+        "##eee",
+        "angstrom",
+        "nlp",
+        "爱",
+        "\u2764",
+        "\U0001f355",
+        "zerowidth",
+        "zerow",
+        "##width",
+        "##widt",
+        "##wid",
+        "##dth",
+        "softh",
+        "##hyphen",
+        "lineend",
+        "linee",
+        "##οσ",
+        "straße",
+        "stra",
+        "οδος",
+        "##δος",
+        "\ue000",
+        "##ᅡᆫ",
+        "##ᆫᄒ",
+    ]
     assert [t for t in present if t not in vocab] == []
     assert [t for t in absent if t in vocab] == []
 
@@ -171,7 +263,12 @@ def test_ids_round_trip(uncased):
     assert ids == [uncased.vocab[t] for t in tokens]
     assert uncased.convert_ids_to_tokens(ids) == tokens
     assert uncased.convert_tokens_to_ids(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]) == [
-        0, 100, 101, 102, 103]
+        0,
+        100,
+        101,
+        102,
+        103,
+    ]
     with pytest.raises(KeyError):
         uncased.convert_tokens_to_ids(["not-a-token"])
 
@@ -188,8 +285,11 @@ BASIC_CASES = [
     (True, "ΟΔΟΣ ΣΑ ΟΔΟΣ.", ["οδο\u03c2", "\u03c3α", "οδο\u03c2", "."]),
     # Symbols are not punctuation; Unicode P* and ASCII non-alphanumerics are.
     (False, "a€b a°b a£b a¿b a«b»", ["a€b", "a°b", "a£b", "a", "¿", "b", "a", "«", "b", "»"]),
-    (False, "a^b a`b a$b a|b a~b", ["a", "^", "b", "a", "`", "b", "a", "$", "b", "a", "|", "b",
-                                    "a", "~", "b"]),
+    (
+        False,
+        "a^b a`b a$b a|b a~b",
+        ["a", "^", "b", "a", "`", "b", "a", "$", "b", "a", "|", "b", "a", "~", "b"],
+    ),
     # Cf (ZWJ, word joiner) and Cc (NEL) are deleted -- NEL is not whitespace here.
     (False, "a\u200db a\u2060b a\x85b", ["ab", "ab", "ab"]),
     # Zs and U+2028 separate words.
@@ -214,8 +314,23 @@ def test_basic_tokenizer_rules(do_lower_case, text, expected):
 
 # ---- WordpieceTokenizer on a toy vocab ----
 
-TOY_VOCAB = ["[UNK]", "[CLS]", "[SEP]", "want", "##want", "##ed", "wa", "un", "runn", "##ing",
-             "u", "##n", "##aff", "##able", ","]
+TOY_VOCAB = [
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "want",
+    "##want",
+    "##ed",
+    "wa",
+    "un",
+    "runn",
+    "##ing",
+    "u",
+    "##n",
+    "##aff",
+    "##able",
+    ",",
+]
 
 
 def test_wordpiece_greedy_longest_match_first():
@@ -322,15 +437,18 @@ _FUZZ_CHARS = (
     "abcxyzABCXYZ0189" * 4 + " " * 12 + "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
     "\t\n\r\x00\x07\x0b\x0c\x1c\x1f\x7f\x85\xa0\xad\u200b\u2028\u3000\ufeff\ufffd"
     "éèüñçÅØßİıΣσς\u0301\u0308\u064e\ufe0f我爱東京\u4e00\uf900\U00020000한국がぎ"
-    "€£°½ＡＢ\ufb01\ue000“”‘’—–…¿¡")
+    "€£°½ＡＢ\ufb01\ue000“”‘’—–…¿¡"
+)
 
 
 def _fuzz_texts(seed, count):
     rng = random.Random(seed)
     texts = []
     for _ in range(count):
-        words = ["".join(rng.choice(_FUZZ_CHARS) for _ in range(rng.randint(0, 12)))
-                 for _ in range(rng.randint(0, 8))]
+        words = [
+            "".join(rng.choice(_FUZZ_CHARS) for _ in range(rng.randint(0, 12)))
+            for _ in range(rng.randint(0, 8))
+        ]
         if rng.random() < 0.05:
             words.append(rng.choice(["a", "é", "ab"]) * rng.randint(150, 260))
         texts.append(rng.choice([" ", "", "\t"]).join(words))

@@ -9,18 +9,25 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from tensorflow.core.protobuf import config_pb2
-from tensorflow.python.eager import context
 from conftest import HANG_TIMEOUT
-from loop_harness import (PRED, SEQ, dataset_fn, finite_dataset_fn, losses_of, make_trainer,
-                          write_data)
+from loop_harness import (
+    PRED,
+    SEQ,
+    dataset_fn,
+    finite_dataset_fn,
+    losses_of,
+    make_trainer,
+    write_data,
+)
 from pretraining_records import write_records
 from step_pause import wait_for_pause
+from tensorflow.core.protobuf import config_pb2
+from tensorflow.python.eager import context
 
 from bert_tf.data.pretraining import dataset as pretraining_data
+from bert_tf.tasks.pretraining import PretrainingTask
 from bert_tf.training import checkpointing
 from bert_tf.training.checkpointing import CheckpointManager
-from bert_tf.tasks.pretraining import PretrainingTask
 from bert_tf.training.grappler import lean_rewrites
 from bert_tf.training.loop import LoopConfig, Trainer, TrainingError
 
@@ -32,10 +39,20 @@ REPO = os.path.dirname(TESTS)
 
 
 def run_python(args, env=None, stdout=subprocess.PIPE, **kwargs):
-    env = {**os.environ, "PYTHONPATH": f"{TESTS}:{REPO}", "TF_CPP_MIN_LOG_LEVEL": "2",
-           **(env or {})}
-    return subprocess.Popen([sys.executable, *args], env=env, stdout=stdout,
-                            stderr=subprocess.STDOUT, text=True, **kwargs)
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{TESTS}:{REPO}",
+        "TF_CPP_MIN_LOG_LEVEL": "2",
+        **(env or {}),
+    }
+    return subprocess.Popen(
+        [sys.executable, *args],
+        env=env,
+        stdout=stdout,
+        stderr=subprocess.STDOUT,
+        text=True,
+        **kwargs,
+    )
 
 
 def finish(process, timeout=HANG_TIMEOUT):
@@ -77,10 +94,17 @@ def test_multi_worker_with_two_local_processes_agree(tmp_path):
     processes = []
     for index in range(2):
         tf_config = {"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}}
-        processes.append(run_python(
-            [os.path.join(TESTS, "loop_harness.py"), "multi_worker",
-             str(tmp_path / f"worker{index}.json"), str(tmp_path)],
-            env={"TF_CONFIG": json.dumps(tf_config), "WORKER": str(index)}))
+        processes.append(
+            run_python(
+                [
+                    os.path.join(TESTS, "loop_harness.py"),
+                    "multi_worker",
+                    str(tmp_path / f"worker{index}.json"),
+                    str(tmp_path),
+                ],
+                env={"TF_CONFIG": json.dumps(tf_config), "WORKER": str(index)},
+            )
+        )
     for process in processes:
         finish(process)
     a, b = (json.load(open(tmp_path / f"worker{i}.json")) for i in range(2))
@@ -93,17 +117,22 @@ def test_multi_worker_with_two_local_processes_agree(tmp_path):
     files = sorted(str(p) for p in tmp_path.glob("*.tfrecord"))
 
     def global_batches(context):
-        halves = [pretraining_data.make_dataset([f], SEQ, PRED, 4, is_training=False).repeat()
-                  for f in files]
+        halves = [
+            pretraining_data.make_dataset([f], SEQ, PRED, 4, is_training=False).repeat()
+            for f in files
+        ]
         return tf.data.Dataset.zip(tuple(halves)).map(
-            lambda x, y: {k: tf.concat([x[k], y[k]], 0) for k in x})
+            lambda x, y: {k: tf.concat([x[k], y[k]], 0) for k in x}
+        )
+
     single = make_trainer(tf.distribute.get_strategy(), str(tmp_path / "single"))
     np.testing.assert_allclose(a["losses"], losses_of(single.train(global_batches, 8)), rtol=1e-5)
     checksum = float(sum(np.abs(w).sum() for w in single.model.get_weights()))
     assert abs(a["checksum"] - checksum) < 1e-5 * checksum
     # Only the chief (worker 0) writes checkpoints.
-    assert os.listdir(tmp_path / "mw" / "0") and not os.path.exists(tmp_path / "mw" / "1" /
-                                                                      "checkpoint")
+    assert os.listdir(tmp_path / "mw" / "0") and not os.path.exists(
+        tmp_path / "mw" / "1" / "checkpoint"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -147,8 +176,13 @@ def test_train_step_compiles_with_xla_and_matches(tmp_path, float32_run):
     hlo = xla._compute.experimental_get_compiler_ir(features, totals)(stage="hlo")
     assert "HloModule" in hlo
     # Eval runs the model compiled too, with the uncompiled metrics.
-    plain = Trainer(tf.distribute.get_strategy(), PretrainingTask(), xla.model, None,
-                    LoopConfig(output_dir=str(tmp_path / "plain"), num_train_steps=1))
+    plain = Trainer(
+        tf.distribute.get_strategy(),
+        PretrainingTask(),
+        xla.model,
+        None,
+        LoopConfig(output_dir=str(tmp_path / "plain"), num_train_steps=1),
+    )
     compiled, expected = (t.evaluate(finite_dataset_fn(data_dir, 8)) for t in (xla, plain))
     assert xla._infer.get_concrete_function(features).function_def.attr["_XlaMustCompile"].b
     del compiled["global_step"], expected["global_step"]  # the plain trainer's is 0
@@ -166,15 +200,21 @@ def test_gradient_accumulation_equals_the_larger_batch(tmp_path):
         # normalisation matches the whole batch's.
         def make(context):
             return dataset_fn(data_dir, batch_size)(context).map(
-                lambda f: dict(f, masked_lm_weights=tf.ones_like(f["masked_lm_weights"])))
+                lambda f: dict(f, masked_lm_weights=tf.ones_like(f["masked_lm_weights"]))
+            )
+
         return make
 
     whole = make_trainer(tf.distribute.get_strategy(), str(tmp_path / "whole"), num_steps=4)
     weights = whole.model.get_weights()
     whole_losses = losses_of(whole.train(every_position_weighted(8), 8))
-    accumulated = make_trainer(tf.distribute.get_strategy(), str(tmp_path / "accumulated"),
-                               num_steps=4, initial_weights=weights,
-                               gradient_accumulation_steps=2)
+    accumulated = make_trainer(
+        tf.distribute.get_strategy(),
+        str(tmp_path / "accumulated"),
+        num_steps=4,
+        initial_weights=weights,
+        gradient_accumulation_steps=2,
+    )
     accumulated_losses = losses_of(accumulated.train(every_position_weighted(4), 8))
     np.testing.assert_allclose(accumulated_losses, whole_losses, rtol=1e-5)
     assert int(accumulated.global_step.numpy()) == 4
@@ -188,21 +228,25 @@ def test_mixed_precision_trains_close_to_float32(tmp_path, float32_run, policy, 
     data_dir, reference = float32_run
     keras.mixed_precision.set_dtype_policy(policy)
     try:
-        trainer = make_trainer(tf.distribute.get_strategy(), str(tmp_path / policy),
-                               loss_scaling=policy == "mixed_float16")
+        trainer = make_trainer(
+            tf.distribute.get_strategy(),
+            str(tmp_path / policy),
+            loss_scaling=policy == "mixed_float16",
+        )
         losses = losses_of(trainer.train(dataset_fn(data_dir, 8), 8))
     finally:
         keras.mixed_precision.set_dtype_policy("float32")
     assert all(v.dtype == "float32" for v in trainer.model.weights)
-    calibration.record(deviation=np.max(np.abs(np.array(losses) / reference - 1)),
-                       reference_ratio=reference[-1] / reference[0])
+    calibration.record(
+        deviation=np.max(np.abs(np.array(losses) / reference - 1)),
+        reference_ratio=reference[-1] / reference[0],
+    )
     # Measured largest relative deviation over the 6 steps: bf16 7.5e-5 on an
     # AMD Zen 4 (AVX512_BF16), 1.9e-4 on a Zen 3 (AVX2, under every setting of
     # CPU_SETTINGS); fp16 1.9e-5 and 2.0e-5. Training moves the loss by about
     # 1% a step (after 6 steps 0.941 of the first loss, on the Zen 3), so a
     # run that skips its updates, or applies scaled gradients, is far outside.
-    np.testing.assert_allclose(losses, reference,
-                               rtol=1e-3 if policy == "mixed_bfloat16" else 1e-4)
+    np.testing.assert_allclose(losses, reference, rtol=1e-3 if policy == "mixed_bfloat16" else 1e-4)
     assert reference[-1] < reference[0] * 0.97
 
 
@@ -230,22 +274,26 @@ def test_crash_during_save_keeps_the_latest_and_old_ones_are_pruned(tmp_path, mo
     data_dir = str(tmp_path)
     write_data(data_dir)
     trainer = make_trainer(tf.distribute.get_strategy(), str(tmp_path / "run"), num_steps=1)
-    manager = CheckpointManager(str(tmp_path / "run"), trainer.model, trainer.optimizer,
-                                trainer.global_step, max_to_keep=2)
+    manager = CheckpointManager(
+        str(tmp_path / "run"), trainer.model, trainer.optimizer, trainer.global_step, max_to_keep=2
+    )
     bias = trainer.model.next_sentence.output_bias
     for step in range(1, 5):
         trainer.global_step.assign(step)
         bias.assign([step, -step])
         manager.save()
     assert manager.latest().endswith("model.ckpt-4")
-    assert sorted(f for f in os.listdir(tmp_path / "run") if f.endswith(".index")) == \
-        ["model.ckpt-3.index", "model.ckpt-4.index"]
+    assert sorted(f for f in os.listdir(tmp_path / "run") if f.endswith(".index")) == [
+        "model.ckpt-3.index",
+        "model.ckpt-4.index",
+    ]
 
     # The save of step 5 dies after writing part of its data.
     def dies_while_writing(prefix, tensors):
         with open(prefix + ".data-00000-of-00001", "wb") as f:
             f.write(b"partial")
         raise KeyboardInterrupt
+
     monkeypatch.setattr(checkpointing, "write_checkpoint", dies_while_writing)
     trainer.global_step.assign(5)
     bias.assign([5, -5])
@@ -268,8 +316,9 @@ def test_crash_during_save_keeps_the_latest_and_old_ones_are_pruned(tmp_path, mo
 def test_non_finite_loss_stops_with_the_step_and_keeps_the_last_checkpoint(tmp_path):
     data_dir = str(tmp_path)
     write_data(data_dir)
-    trainer = make_trainer(tf.distribute.get_strategy(), str(tmp_path / "run"), num_steps=9,
-                           steps_per_loop=3)
+    trainer = make_trainer(
+        tf.distribute.get_strategy(), str(tmp_path / "run"), num_steps=9, steps_per_loop=3
+    )
     trainer.config.save_checkpoints_steps = 3
 
     def poisoned(context):
@@ -277,6 +326,7 @@ def test_non_finite_loss_stops_with_the_step_and_keeps_the_last_checkpoint(tmp_p
             bad = tf.cast(index == 4, tf.float32) * np.nan  # the 5th batch: step 5
             weights = features["masked_lm_weights"] + tf.where(index == 4, bad, 0.0)
             return dict(features, masked_lm_weights=weights)
+
         return dataset_fn(data_dir, 8)(context).enumerate().map(poison)
 
     with pytest.raises(TrainingError, match=r"not finite at step 5; .*model.ckpt-3"):
@@ -288,29 +338,47 @@ def test_non_finite_loss_stops_with_the_step_and_keeps_the_last_checkpoint(tmp_p
 def test_killed_run_resumes_and_finishes_like_an_uninterrupted_one(tmp_path):
     config_file = str(tmp_path / "bert_config.json")
     from loop_harness import CONFIG, VOCAB
+
     CONFIG.replace(hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1).to_json_file(
-        config_file)
-    files = [write_records(str(tmp_path / f"d{i}.tfrecord"), 64, SEQ, PRED, VOCAB, seed=i)
-             for i in range(2)]
+        config_file
+    )
+    files = [
+        write_records(str(tmp_path / f"d{i}.tfrecord"), 64, SEQ, PRED, VOCAB, seed=i)
+        for i in range(2)
+    ]
 
     def command(output_dir):
-        return [os.path.join(REPO, "run_pretraining.py"), f"--bert_config_file={config_file}",
-                f"--input_file={','.join(files)}", f"--output_dir={output_dir}", "--do_train",
-                f"--max_seq_length={SEQ}", f"--max_predictions_per_seq={PRED}",
-                "--train_batch_size=8", "--num_train_steps=300", "--num_warmup_steps=10",
-                "--save_checkpoints_steps=20", "--steps_per_loop=10", "--learning_rate=1e-3",
-                "--seed=7", "--deterministic"]
+        return [
+            os.path.join(REPO, "run_pretraining.py"),
+            f"--bert_config_file={config_file}",
+            f"--input_file={','.join(files)}",
+            f"--output_dir={output_dir}",
+            "--do_train",
+            f"--max_seq_length={SEQ}",
+            f"--max_predictions_per_seq={PRED}",
+            "--train_batch_size=8",
+            "--num_train_steps=300",
+            "--num_warmup_steps=10",
+            "--save_checkpoints_steps=20",
+            "--steps_per_loop=10",
+            "--learning_rate=1e-3",
+            "--seed=7",
+            "--deterministic",
+        ]
 
     # Killed while it waits after a call, past step 40 and before step 60 (calls
     # never cross a checkpoint), whatever the machine's speed: the steps since
     # the step-40 checkpoint are lost and done again.
     interrupted, marker, log = (str(tmp_path / name) for name in ("interrupted", "paused", "log"))
     with open(log, "w") as output:  # a file: a full pipe would block the run
-        process = run_python([os.path.join(TESTS, "step_pause.py"), "40", marker,
-                              *command(interrupted)], stdout=output)
+        process = run_python(
+            [os.path.join(TESTS, "step_pause.py"), "40", marker, *command(interrupted)],
+            stdout=output,
+        )
     try:
-        paused_at = wait_for_pause(marker, lambda: process.poll() is not None,
-                                   lambda: open(log).read(), HANG_TIMEOUT)
+        paused_at = wait_for_pause(
+            marker, lambda: process.poll() is not None, lambda: open(log).read(), HANG_TIMEOUT
+        )
     finally:
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=HANG_TIMEOUT)
@@ -327,8 +395,9 @@ def test_killed_run_resumes_and_finishes_like_an_uninterrupted_one(tmp_path):
     names = a.get_variable_to_shape_map()
     assert set(names) == set(b.get_variable_to_shape_map())
     for name in names:
-        np.testing.assert_allclose(a.get_tensor(name), b.get_tensor(name), rtol=1e-5,
-                                   atol=1e-6, err_msg=name)
+        np.testing.assert_allclose(
+            a.get_tensor(name), b.get_tensor(name), rtol=1e-5, atol=1e-6, err_msg=name
+        )
 
 
 def test_fp16_overflow_skips_the_update_halves_the_scale_and_training_goes_on(tmp_path):
@@ -336,8 +405,9 @@ def test_fp16_overflow_skips_the_update_halves_the_scale_and_training_goes_on(tm
     write_data(data_dir)
     keras.mixed_precision.set_dtype_policy("mixed_float16")
     try:
-        trainer = make_trainer(tf.distribute.get_strategy(), str(tmp_path / "run"),
-                               loss_scaling=True)
+        trainer = make_trainer(
+            tf.distribute.get_strategy(), str(tmp_path / "run"), loss_scaling=True
+        )
 
         def poisoned(context):
             # The 2nd batch: +-1e5 on two masked positions leaves the weights'
@@ -345,10 +415,12 @@ def test_fp16_overflow_skips_the_update_halves_the_scale_and_training_goes_on(tm
             # the scaled float16 gradients overflow.
             def poison(index, features):
                 weights = features["masked_lm_weights"]
-                spike = tf.tensor_scatter_nd_update(tf.zeros_like(weights), [[0, 0], [1, 0]],
-                                                    [1e5, -1e5])
+                spike = tf.tensor_scatter_nd_update(
+                    tf.zeros_like(weights), [[0, 0], [1, 0]], [1e5, -1e5]
+                )
                 weights += tf.where(index == 1, spike, 0.0)
                 return dict(features, masked_lm_weights=weights)
+
             return dataset_fn(data_dir, 8)(context).enumerate().map(poison)
 
         iterator = iter(trainer.distribute(poisoned))
@@ -394,6 +466,7 @@ class XlaReplicas:
         def replica(*args, **kwargs):
             self.traces.append([t.shape for t in tf.nest.flatten((args, kwargs))])
             return fn(*args, **kwargs)
+
         return self._strategy.run(tf.function(replica, jit_compile=True), args, kwargs)
 
 
@@ -413,5 +486,6 @@ def test_train_eval_and_predict_steps_compile_for_a_tpu(tmp_path, float32_run, m
     # static shapes only.
     assert len(strategy.traces) == 3, strategy.traces
     assert trainer._train_loop.experimental_get_tracing_count() == 1
-    assert all(shape.is_fully_defined() for trace in strategy.traces for shape in trace), \
+    assert all(shape.is_fully_defined() for trace in strategy.traces for shape in trace), (
         strategy.traces
+    )

@@ -18,7 +18,6 @@ import sys
 import numpy as np
 import pytest
 import tensorflow as tf
-
 from conftest import HANG_TIMEOUT, minilm_dir
 from script_runs import REPO, ScriptServer
 from step_pause import wait_for_pause
@@ -45,9 +44,17 @@ def data_dir(tmp_path_factory):
 
 def classifier_flags(model_files, data_dir, output_dir, *more):  # noqa: F811
     vocab, config = model_files
-    return ["--task_name=MRPC", f"--data_dir={data_dir}", f"--vocab_file={vocab}",
-            f"--bert_config_file={config}", f"--output_dir={output_dir}",
-            "--max_seq_length=32", "--train_batch_size=8", "--learning_rate=1e-3", *more]
+    return [
+        "--task_name=MRPC",
+        f"--data_dir={data_dir}",
+        f"--vocab_file={vocab}",
+        f"--bert_config_file={config}",
+        f"--output_dir={output_dir}",
+        "--max_seq_length=32",
+        "--train_batch_size=8",
+        "--learning_rate=1e-3",
+        *more,
+    ]
 
 
 def snapshot(folder):
@@ -82,16 +89,22 @@ def trained(server, model_files, data_dir, tmp_path_factory):  # noqa: F811
     `(output_dir, first run, second run, the step the first stopped at, the
     cut checkpoint, the steps in all, the step the first paused at)`."""
     output_dir = str(tmp_path_factory.mktemp("classifier") / "out")
-    flags = classifier_flags(model_files, data_dir, output_dir, "--do_train", "--do_eval",
-                             "--do_predict")
+    flags = classifier_flags(
+        model_files, data_dir, output_dir, "--do_train", "--do_eval", "--do_predict"
+    )
     # The signal is sent while the run waits after a call (where a signal sent
     # during a call is handled), not at whatever step a machine of some speed
     # has reached: calls of at most 3 steps, which never cross a checkpoint,
     # pause it past step 8 and before step 12.
     marker = str(tmp_path_factory.mktemp("pause") / "paused")
-    running = server.start(CLASSIFIER, *flags, "--num_train_epochs=100",
-                           "--save_checkpoints_steps=4", "--steps_per_loop=3",
-                           pause=(8, marker))
+    running = server.start(
+        CLASSIFIER,
+        *flags,
+        "--num_train_epochs=100",
+        "--save_checkpoints_steps=4",
+        "--steps_per_loop=3",
+        pause=(8, marker),
+    )
     try:
         paused_at = wait_for_pause(marker, running.ended, running.stderr, HANG_TIMEOUT)
     except BaseException:
@@ -102,7 +115,7 @@ def trained(server, model_files, data_dir, tmp_path_factory):  # noqa: F811
     first = running.wait()
     stopped_at = int(first.stderr.split("interrupted at step ")[1].split()[0].rstrip(":"))
     newest = os.path.join(output_dir, f"model.ckpt-{stopped_at}")
-    data_file, = glob.glob(newest + ".data-*")
+    (data_file,) = glob.glob(newest + ".data-*")
     with open(data_file, "r+b") as f:  # a copy cut short: the disk filled up
         f.truncate(os.path.getsize(data_file) // 2)
     epochs = stopped_at // 12 + 2
@@ -127,8 +140,9 @@ def test_resume_skips_a_truncated_newest_checkpoint_with_a_warning(trained):
     output_dir, _, second, _, newest, _, _ = trained
     assert second.status == 0, second.stderr[-3000:]
     assert f"checkpoint {newest} does not read" in second.stderr
-    assert f"resumed from {output_dir}/model.ckpt-8 at step 8" in second.stderr, \
-        second.stderr[-3000:]
+    assert f"resumed from {output_dir}/model.ckpt-8 at step 8" in second.stderr, second.stderr[
+        -3000:
+    ]
     assert not tmp_files(output_dir)
 
 
@@ -147,10 +161,12 @@ def test_progress_lines_come_without_waiting_for_steps_per_loop(trained):
 
 def test_the_run_ends_with_one_line_per_output(trained):
     output_dir, _, second, _, _, total, _ = trained
-    assert second.stdout.splitlines() == [f"checkpoint: {output_dir}/model.ckpt-{total}",
-                                          f"eval results: {output_dir}/eval_results.txt",
-                                          f"predictions: {output_dir}/test_results.tsv",
-                                          f"GLUE submission: {output_dir}/MRPC.tsv"]
+    assert second.stdout.splitlines() == [
+        f"checkpoint: {output_dir}/model.ckpt-{total}",
+        f"eval results: {output_dir}/eval_results.txt",
+        f"predictions: {output_dir}/test_results.tsv",
+        f"GLUE submission: {output_dir}/MRPC.tsv",
+    ]
     assert os.path.exists(f"{output_dir}/test_results.tsv")
 
 
@@ -167,9 +183,16 @@ def test_no_start_up_notices_of_tensorflow(trained, model_files, data_dir):  # n
     # A plain process, as a user starts it: TensorFlow reads its log level at import.
     env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
     finished = subprocess.run(
-        [sys.executable, os.path.join(REPO, CLASSIFIER),
-         *classifier_flags(model_files, data_dir, trained[0], "--do_eval")],
-        capture_output=True, text=True, env=env, timeout=HANG_TIMEOUT)
+        [
+            sys.executable,
+            os.path.join(REPO, CLASSIFIER),
+            *classifier_flags(model_files, data_dir, trained[0], "--do_eval"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=HANG_TIMEOUT,
+    )
     assert finished.returncode == 0, finished.stderr[-3000:]
     for line in finished.stderr.splitlines():
         assert "cuda" not in line.lower() and "oneDNN" not in line, line
@@ -199,61 +222,109 @@ def bad_inputs(tmp_path_factory, model_files, data_dir):  # noqa: F811
     release.mkdir()
     shutil.copy(config, release / "bert_config.json")
     broken = _write(str(root / "broken" / "bert_model.ckpt.index"), "not a checkpoint")
-    return {"bad_labels": bad_labels, "small_config": small_config, "release": str(release),
-            "a_file": _write(str(root / "a_file"), "x"),
-            "broken": broken[:-len(".index")], "root": str(root)}
+    return {
+        "bad_labels": bad_labels,
+        "small_config": small_config,
+        "release": str(release),
+        "a_file": _write(str(root / "a_file"), "x"),
+        "broken": broken[: -len(".index")],
+        "root": str(root),
+    }
 
 
 def error_cases():
     """(id, script, flags(model, data, bad, out), words the error names)."""
+
     def classifier(*more):
         return lambda m, d, b, out: classifier_flags(m, d, out, *more)
 
     return [
-        ("missing flag", CLASSIFIER, lambda m, d, b, out: ["--do_train"],
-         ["--task_name", "--data_dir"]),
-        ("unknown flag", CLASSIFIER, classifier("--do_train", "--num_epochs=3"),
-         ["num_epochs"]),
+        (
+            "missing flag",
+            CLASSIFIER,
+            lambda m, d, b, out: ["--do_train"],
+            ["--task_name", "--data_dir"],
+        ),
+        ("unknown flag", CLASSIFIER, classifier("--do_train", "--num_epochs=3"), ["num_epochs"]),
         ("no mode", CLASSIFIER, classifier(), ["--do_train"]),
-        ("output_dir is a file", CLASSIFIER,
-         lambda m, d, b, out: classifier_flags(m, d, b["a_file"], "--do_train"),
-         ["--output_dir", "a_file", "is a file"]),
-        ("vocab larger than config", CLASSIFIER,
-         classifier("--do_train", "--bert_config_file=__small__"),
-         ["vocab.txt", "vocab_size=5", "small.json"]),
-        ("bad label in dev.tsv before training", CLASSIFIER,
-         lambda m, d, b, out: classifier_flags(m, b["bad_labels"], out, "--do_train",
-                                               "--do_eval"),
-         ["label '7'", "dev"]),
-        ("eval with no weights", CLASSIFIER, classifier("--do_eval"),
-         ["no checkpoint in --output_dir", "--init_checkpoint"]),
-        ("case of a release folder", CLASSIFIER,
-         lambda m, d, b, out: classifier_flags(m, d, out, "--do_train", "--do_lower_case=false",
-                                               f"--init_checkpoint={b['release']}"),
-         ["--do_lower_case=False", "uncased_L-2_H-128_A-2"]),
-        ("unreadable init checkpoint", CLASSIFIER,
-         lambda m, d, b, out: classifier_flags(m, d, out, "--do_train",
-                                               f"--init_checkpoint={b['broken']}"),
-         ["broken/bert_model.ckpt", "does not read"]),
-        ("no config for a checkpoint", CLASSIFIER,
-         lambda m, d, b, out: [a for a in classifier_flags(m, d, out, "--do_train")
-                               if not a.startswith("--bert_config_file")],
-         ["--bert_config_file"]),
-        ("build_vocab into a folder", "build_vocab.py",
-         lambda m, d, b, out: [f"--input_file={d}/train.tsv", f"--output_file={b['root']}"],
-         ["--output_file", "is a folder"]),
+        (
+            "output_dir is a file",
+            CLASSIFIER,
+            lambda m, d, b, out: classifier_flags(m, d, b["a_file"], "--do_train"),
+            ["--output_dir", "a_file", "is a file"],
+        ),
+        (
+            "vocab larger than config",
+            CLASSIFIER,
+            classifier("--do_train", "--bert_config_file=__small__"),
+            ["vocab.txt", "vocab_size=5", "small.json"],
+        ),
+        (
+            "bad label in dev.tsv before training",
+            CLASSIFIER,
+            lambda m, d, b, out: classifier_flags(
+                m, b["bad_labels"], out, "--do_train", "--do_eval"
+            ),
+            ["label '7'", "dev"],
+        ),
+        (
+            "eval with no weights",
+            CLASSIFIER,
+            classifier("--do_eval"),
+            ["no checkpoint in --output_dir", "--init_checkpoint"],
+        ),
+        (
+            "case of a release folder",
+            CLASSIFIER,
+            lambda m, d, b, out: classifier_flags(
+                m,
+                d,
+                out,
+                "--do_train",
+                "--do_lower_case=false",
+                f"--init_checkpoint={b['release']}",
+            ),
+            ["--do_lower_case=False", "uncased_L-2_H-128_A-2"],
+        ),
+        (
+            "unreadable init checkpoint",
+            CLASSIFIER,
+            lambda m, d, b, out: classifier_flags(
+                m, d, out, "--do_train", f"--init_checkpoint={b['broken']}"
+            ),
+            ["broken/bert_model.ckpt", "does not read"],
+        ),
+        (
+            "no config for a checkpoint",
+            CLASSIFIER,
+            lambda m, d, b, out: [
+                a
+                for a in classifier_flags(m, d, out, "--do_train")
+                if not a.startswith("--bert_config_file")
+            ],
+            ["--bert_config_file"],
+        ),
+        (
+            "build_vocab into a folder",
+            "build_vocab.py",
+            lambda m, d, b, out: [f"--input_file={d}/train.tsv", f"--output_file={b['root']}"],
+            ["--output_file", "is a folder"],
+        ),
     ]
 
 
 @pytest.mark.parametrize("case", error_cases(), ids=[c[0] for c in error_cases()])
-def test_bad_input_is_one_error_line_and_nothing_written(case, server, model_files, data_dir,
-                                                          bad_inputs, trained):  # noqa: F811
+def test_bad_input_is_one_error_line_and_nothing_written(
+    case, server, model_files, data_dir, bad_inputs, trained
+):  # noqa: F811
     _, script, make_flags, words = case
     earlier = trained[0]
     before = snapshot(earlier)
     out = os.path.join(bad_inputs["root"], "out-" + case[0].replace(" ", "-"))
-    flags = [f.replace("__small__", bad_inputs["small_config"])
-             for f in make_flags(model_files, data_dir, bad_inputs, out)]
+    flags = [
+        f.replace("__small__", bad_inputs["small_config"])
+        for f in make_flags(model_files, data_dir, bad_inputs, out)
+    ]
     finished = server.run(script, *flags)
     assert_one_error(finished, *words)
     assert snapshot(earlier) == before
@@ -268,17 +339,32 @@ def test_help_lists_the_shared_training_flags(server):
     finished = server.run(CLASSIFIER, "--help")
     assert "Traceback" not in finished.stderr  # absl's --help exits 1, its own choice
     script_part = finished.stdout.split("run_classifier.py:", 1)[1]
-    for flag in ("task_name", "dtype", "jit_compile", "seed", "optimizer", "use_tpu",
-                 "iterations_per_loop", "init_checkpoint"):
+    for flag in (
+        "task_name",
+        "dtype",
+        "jit_compile",
+        "seed",
+        "optimizer",
+        "use_tpu",
+        "iterations_per_loop",
+        "init_checkpoint",
+    ):
         assert re.search(rf"--(\[no\])?{flag}:", script_part), flag
 
 
 def test_a_hugging_face_folder_needs_no_bert_config_file(server, data_dir, tmp_path):
     folder = minilm_dir()
     out = str(tmp_path / "hf")
-    finished = server.run(CLASSIFIER, "--task_name=MRPC", f"--data_dir={data_dir}",
-                          f"--vocab_file={folder}/vocab.txt", f"--init_checkpoint={folder}",
-                          f"--output_dir={out}", "--do_eval", "--max_seq_length=16")
+    finished = server.run(
+        CLASSIFIER,
+        "--task_name=MRPC",
+        f"--data_dir={data_dir}",
+        f"--vocab_file={folder}/vocab.txt",
+        f"--init_checkpoint={folder}",
+        f"--output_dir={out}",
+        "--do_eval",
+        "--max_seq_length=16",
+    )
     assert finished.status == 0, finished.stderr[-3000:]
     assert f"eval results: {out}/eval_results.txt" in finished.stdout
     assert "warm start from" in finished.stderr
@@ -287,28 +373,74 @@ def test_a_hugging_face_folder_needs_no_bert_config_file(server, data_dir, tmp_p
 def test_pretraining_records_and_the_readme_glob(server, tmp_path):
     """The README's commands: records into a folder that does not exist yet,
     read back with `train.tfrecord-*` although the summary lies beside them."""
-    corpus = _write(str(tmp_path / "corpus.txt"), "\n\n".join(
-        "\n".join(f"Sentence {d} {i} says the cat sat on a mat ." for i in range(6))
-        for d in range(12)) + "\n")
-    vocab = _write(str(tmp_path / "vocab.txt"), "\n".join(
-        ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", "sentence", "says", "the", "cat",
-         "sat", "on", "a", "mat", *map(str, range(12))]) + "\n")
+    corpus = _write(
+        str(tmp_path / "corpus.txt"),
+        "\n\n".join(
+            "\n".join(f"Sentence {d} {i} says the cat sat on a mat ." for i in range(6))
+            for d in range(12)
+        )
+        + "\n",
+    )
+    vocab = _write(
+        str(tmp_path / "vocab.txt"),
+        "\n".join(
+            [
+                "[PAD]",
+                "[UNK]",
+                "[CLS]",
+                "[SEP]",
+                "[MASK]",
+                ".",
+                "sentence",
+                "says",
+                "the",
+                "cat",
+                "sat",
+                "on",
+                "a",
+                "mat",
+                *map(str, range(12)),
+            ]
+        )
+        + "\n",
+    )
     data = tmp_path / "data"
-    made = server.run("create_pretraining_data.py", f"--input_file={corpus}",
-                      f"--output_file={data}/train.tfrecord-0,{data}/train.tfrecord-1",
-                      f"--vocab_file={vocab}", "--max_seq_length=16",
-                      "--max_predictions_per_seq=3", "--dupe_factor=1")
+    made = server.run(
+        "create_pretraining_data.py",
+        f"--input_file={corpus}",
+        f"--output_file={data}/train.tfrecord-0,{data}/train.tfrecord-1",
+        f"--vocab_file={vocab}",
+        "--max_seq_length=16",
+        "--max_predictions_per_seq=3",
+        "--dupe_factor=1",
+    )
     assert made.status == 0, made.stderr[-3000:]
-    assert made.stdout.splitlines() == [f"records: {data}/train.tfrecord-0",
-                                        f"records: {data}/train.tfrecord-1",
-                                        f"summary: {data}/train.summary.json"]
+    assert made.stdout.splitlines() == [
+        f"records: {data}/train.tfrecord-0",
+        f"records: {data}/train.tfrecord-1",
+        f"summary: {data}/train.summary.json",
+    ]
     config = str(tmp_path / "bert_config.json")
-    BertConfig(vocab_size=26, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-               intermediate_size=32, max_position_embeddings=16).to_json_file(config)
-    trained = server.run("run_pretraining.py", f"--input_file={data}/train.tfrecord-*",
-                         f"--bert_config_file={config}", f"--output_dir={tmp_path}/out",
-                         "--max_seq_length=16", "--max_predictions_per_seq=3", "--do_train",
-                         "--train_batch_size=4", "--num_train_steps=2", "--num_warmup_steps=1")
+    BertConfig(
+        vocab_size=26,
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=16,
+    ).to_json_file(config)
+    trained = server.run(
+        "run_pretraining.py",
+        f"--input_file={data}/train.tfrecord-*",
+        f"--bert_config_file={config}",
+        f"--output_dir={tmp_path}/out",
+        "--max_seq_length=16",
+        "--max_predictions_per_seq=3",
+        "--do_train",
+        "--train_batch_size=4",
+        "--num_train_steps=2",
+        "--num_warmup_steps=1",
+    )
     assert trained.status == 0, trained.stderr[-3000:]
     assert trained.stdout.splitlines() == [f"checkpoint: {tmp_path}/out/model.ckpt-2"]
 
@@ -323,16 +455,23 @@ def _probabilities(output_dir):
 
 
 @pytest.mark.numerics
-def test_dtype_jit_compile_and_strategy_flags_reach_the_run(server, model_files, data_dir,
-                                                             tmp_path):  # noqa: F811
+def test_dtype_jit_compile_and_strategy_flags_reach_the_run(
+    server, model_files, data_dir, tmp_path
+):  # noqa: F811
     """A short fine-tuning with the three flags, then a float32 evaluation and
     prediction with its checkpoint: the variables stay float32 and the run's
     own results differ from float32's by bfloat16's rounding, not more, not less."""
     out = str(tmp_path / "out")
     flags = classifier_flags(model_files, data_dir, out, "--do_eval", "--do_predict")
-    finished = server.run(CLASSIFIER, *flags, "--do_train", "--num_train_epochs=0.5",
-                          "--dtype=mixed_bfloat16", "--jit_compile",
-                          "--distribution_strategy=one_device")
+    finished = server.run(
+        CLASSIFIER,
+        *flags,
+        "--do_train",
+        "--num_train_epochs=0.5",
+        "--dtype=mixed_bfloat16",
+        "--jit_compile",
+        "--distribution_strategy=one_device",
+    )
     assert finished.status == 0, finished.stderr[-3000:]
     mixed, mixed_probabilities = _eval_results(out), _probabilities(out)
     reader = tf.train.load_checkpoint(os.path.join(out, "model.ckpt-6"))
@@ -352,17 +491,28 @@ def test_dtype_jit_compile_and_strategy_flags_reach_the_run(server, model_files,
     assert abs(mixed["eval_accuracy"] - float32["eval_accuracy"]) <= 1 / 16
 
 
-def test_a_run_killed_after_a_checkpoint_resumes_to_the_same_model(server, model_files, data_dir,
-                                                                    tmp_path):  # noqa: F811
+def test_a_run_killed_after_a_checkpoint_resumes_to_the_same_model(
+    server, model_files, data_dir, tmp_path
+):  # noqa: F811
     """A seeded run, and a copy of its folder as a kill after its step-18
     checkpoint (mid-epoch) leaves it, resumed: the same final weights and
     evaluation."""
     whole, killed = str(tmp_path / "whole"), str(tmp_path / "killed")
 
     def run(output_dir):
-        finished = server.run(CLASSIFIER, *classifier_flags(
-            model_files, data_dir, output_dir, "--do_train", "--do_eval", "--seed=1",
-            "--num_train_epochs=2", "--save_checkpoints_steps=9"))
+        finished = server.run(
+            CLASSIFIER,
+            *classifier_flags(
+                model_files,
+                data_dir,
+                output_dir,
+                "--do_train",
+                "--do_eval",
+                "--seed=1",
+                "--num_train_epochs=2",
+                "--save_checkpoints_steps=9",
+            ),
+        )
         assert finished.status == 0, finished.stderr[-3000:]
         return finished
 
@@ -370,16 +520,20 @@ def test_a_run_killed_after_a_checkpoint_resumes_to_the_same_model(server, model
     shutil.copytree(whole, killed)
     for path in glob.glob(os.path.join(killed, "model.ckpt-24.*")) + [f"{killed}/eval_results.txt"]:
         os.remove(path)
-    _write(os.path.join(killed, "checkpoint"), 'model_checkpoint_path: "model.ckpt-18"\n'
-           'all_model_checkpoint_paths: "model.ckpt-9"\n'
-           'all_model_checkpoint_paths: "model.ckpt-18"\n')
+    _write(
+        os.path.join(killed, "checkpoint"),
+        'model_checkpoint_path: "model.ckpt-18"\n'
+        'all_model_checkpoint_paths: "model.ckpt-9"\n'
+        'all_model_checkpoint_paths: "model.ckpt-18"\n',
+    )
     assert "resumed from" in run(killed).stderr
     a, b = (tf.train.load_checkpoint(os.path.join(d, "model.ckpt-24")) for d in (whole, killed))
     names = a.get_variable_to_shape_map()
     assert len(names) > 20 and set(names) == set(b.get_variable_to_shape_map())
     for name in names:
-        np.testing.assert_allclose(a.get_tensor(name), b.get_tensor(name), rtol=1e-5, atol=1e-6,
-                                   err_msg=name)
+        np.testing.assert_allclose(
+            a.get_tensor(name), b.get_tensor(name), rtol=1e-5, atol=1e-6, err_msg=name
+        )
     whole_results, killed_results = _eval_results(whole), _eval_results(killed)
     assert whole_results.keys() == killed_results.keys()
     for key in whole_results:

@@ -8,20 +8,57 @@ import sys
 
 import pytest
 import tensorflow as tf
+from conftest import HANG_TIMEOUT
 
 from bert_tf import preprocessing, tokenization, vocab
 from bert_tf.errors import InputError
 from bert_tf.vocab import VocabOptions
-from conftest import HANG_TIMEOUT
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESERVED = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
-STEMS = ["token", "play", "walk", "talk", "read", "work", "think", "build", "learn", "teach",
-         "model", "train", "test", "vocab", "word", "piece", "split", "merge", "count", "sort"]
+STEMS = [
+    "token",
+    "play",
+    "walk",
+    "talk",
+    "read",
+    "work",
+    "think",
+    "build",
+    "learn",
+    "teach",
+    "model",
+    "train",
+    "test",
+    "vocab",
+    "word",
+    "piece",
+    "split",
+    "merge",
+    "count",
+    "sort",
+]
 SUFFIXES = ["", "", "s", "ed", "ing", "er", "ers", "able", "ization"]
-EXTRAS = ["The", "the", "a", "of", "and", "Café", "naïve", "東京", "中文", "ΟΔΟΣ", "€5", "3.14",
-          "don't", "e-mail", "(x)", "한국어", "Straße"]
+EXTRAS = [
+    "The",
+    "the",
+    "a",
+    "of",
+    "and",
+    "Café",
+    "naïve",
+    "東京",
+    "中文",
+    "ΟΔΟΣ",
+    "€5",
+    "3.14",
+    "don't",
+    "e-mail",
+    "(x)",
+    "한국어",
+    "Straße",
+]
 
 
 def make_corpus(directory, lines=400, seed=0):
@@ -32,8 +69,12 @@ def make_corpus(directory, lines=400, seed=0):
     for name in ("part-0.txt", "part-1.txt"):
         sentences = []
         for _ in range(lines // 2):
-            words = [rng.choice(STEMS) + rng.choice(SUFFIXES) if rng.random() < 0.8
-                     else rng.choice(EXTRAS) for _ in range(rng.randrange(3, 15))]
+            words = [
+                rng.choice(STEMS) + rng.choice(SUFFIXES)
+                if rng.random() < 0.8
+                else rng.choice(EXTRAS)
+                for _ in range(rng.randrange(3, 15))
+            ]
             sentences.append(" ".join(words) + rng.choice([".", "!", "?", ""]))
         (directory / name).write_text("\n".join(sentences) + "\n", encoding="utf-8")
         paths.append(str(directory / name))
@@ -88,20 +129,25 @@ def test_built_vocab_works_in_graph(built):
     full = tokenization.FullTokenizer(output, do_lower_case=True)
     layer = preprocessing.BertTokenizer(output, do_lower_case=True)
     assert layer(tf.constant(lines)).to_list() == [
-        full.convert_tokens_to_ids(full.tokenize(line)) for line in lines]
+        full.convert_tokens_to_ids(full.tokenize(line)) for line in lines
+    ]
 
 
 def test_deterministic(built, tmp_path):
     paths, _, tokens = built
-    assert vocab.build_vocab(VocabOptions(",".join(paths), str(tmp_path / "v.txt"), 300, True)) == tokens
+    assert (
+        vocab.build_vocab(VocabOptions(",".join(paths), str(tmp_path / "v.txt"), 300, True))
+        == tokens
+    )
 
 
 def test_cased_vocab_keeps_case_and_accents(tmp_path):
     paths = make_corpus(tmp_path / "corpus", lines=200)
     tokens = vocab.build_vocab(VocabOptions(paths, str(tmp_path / "v.txt"), 400, False))
     assert {"T", "C", "é", "##é", "Σ"} <= set(tokens)
-    words = [w for line in corpus_lines(paths)
-             for w in tokenization.BasicTokenizer(False).tokenize(line)]
+    words = [
+        w for line in corpus_lines(paths) for w in tokenization.BasicTokenizer(False).tokenize(line)
+    ]
     full = tokenization.FullTokenizer(str(tmp_path / "v.txt"), do_lower_case=False)
     assert [p for w in words for p in full.tokenize(w)].count("[UNK]") == 0
 
@@ -131,12 +177,13 @@ def test_invalid_utf8_stop_or_skip(tmp_path):
 @pytest.mark.parametrize(
     "kwargs,message",
     [
-        (dict(input_file="{d}/nothing-*.txt"),
-         "--input_file: no file matches {d}/nothing-*.txt"),
+        (dict(input_file="{d}/nothing-*.txt"), "--input_file: no file matches {d}/nothing-*.txt"),
         (dict(input_file=" , "), "--input_file names no file"),
         (dict(reserved_tokens=["[PAD]", "[CLS]", "[SEP]"]), "--reserved_tokens lacks [UNK]"),
-        (dict(reserved_tokens=["[UNK]", "[CLS]", "[SEP]", "[UNK]"]),
-         "--reserved_tokens repeats [UNK]"),
+        (
+            dict(reserved_tokens=["[UNK]", "[CLS]", "[SEP]", "[UNK]"]),
+            "--reserved_tokens repeats [UNK]",
+        ),
         (dict(vocab_size=5), "--vocab_size=5 must exceed the 5 reserved tokens"),
         (dict(input_file="{d}/empty.txt"), "the input files contain no words"),
         (dict(max_unique_chars=0), "--max_unique_chars=0 must be at least 1"),
@@ -145,8 +192,12 @@ def test_invalid_utf8_stop_or_skip(tmp_path):
 def test_bad_arguments(tmp_path, kwargs, message):
     make_corpus(tmp_path, lines=20)
     (tmp_path / "empty.txt").write_text(" \n\t\n", encoding="utf-8")
-    args = dict(input_file=str(tmp_path / "part-*.txt"), vocab_size=100, do_lower_case=True,
-                output_file=str(tmp_path / "v.txt"))
+    args = dict(
+        input_file=str(tmp_path / "part-*.txt"),
+        vocab_size=100,
+        do_lower_case=True,
+        output_file=str(tmp_path / "v.txt"),
+    )
     args.update({k: v.format(d=tmp_path) if isinstance(v, str) else v for k, v in kwargs.items()})
     with pytest.raises(InputError) as e:
         vocab.build_vocab(VocabOptions(**args))
@@ -155,16 +206,24 @@ def test_bad_arguments(tmp_path, kwargs, message):
 
 
 def run_script(*args):
-    return subprocess.run([sys.executable, os.path.join(REPO, "build_vocab.py"), *args],
-                          capture_output=True, text=True, timeout=HANG_TIMEOUT,
-                          cwd=REPO)
+    return subprocess.run(
+        [sys.executable, os.path.join(REPO, "build_vocab.py"), *args],
+        capture_output=True,
+        text=True,
+        timeout=HANG_TIMEOUT,
+        cwd=REPO,
+    )
 
 
 def test_script_builds_a_vocab(tmp_path):
     paths = make_corpus(tmp_path / "corpus", lines=100)
     output = tmp_path / "vocab.txt"
-    result = run_script(f"--input_file={tmp_path}/corpus/*.txt", "--vocab_size=200",
-                        "--do_lower_case=false", f"--output_file={output}")
+    result = run_script(
+        f"--input_file={tmp_path}/corpus/*.txt",
+        "--vocab_size=200",
+        "--do_lower_case=false",
+        f"--output_file={output}",
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     tokens = output.read_text(encoding="utf-8").splitlines()
     assert tokens == vocab.build_vocab(VocabOptions(paths, str(tmp_path / "again.txt"), 200, False))
@@ -177,4 +236,5 @@ def test_script_reports_bad_input_in_one_line(tmp_path):
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert result.stderr.strip().splitlines()[-1] == (
-        f"error: {tmp_path}/bad.txt:2: not valid UTF-8 (byte 0)")
+        f"error: {tmp_path}/bad.txt:2: not valid UTF-8 (byte 0)"
+    )

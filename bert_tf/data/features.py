@@ -53,11 +53,23 @@ def input_features(length, length_flag="max_seq_length"):
     """The three features every task's records start with: int64 `input_ids`,
     `input_mask`, `segment_ids` `[length]`, read by the model as
     `input_word_ids`, `input_mask`, `input_type_ids`."""
-    return [Feature("input_ids", length, model_name="input_word_ids", length_flag=length_flag,
-                    per_token=True),
-            Feature("input_mask", length, length_flag=length_flag, per_token=True),
-            Feature("segment_ids", length, model_name="input_type_ids", length_flag=length_flag,
-                    per_token=True)]
+    return [
+        Feature(
+            "input_ids",
+            length,
+            model_name="input_word_ids",
+            length_flag=length_flag,
+            per_token=True,
+        ),
+        Feature("input_mask", length, length_flag=length_flag, per_token=True),
+        Feature(
+            "segment_ids",
+            length,
+            model_name="input_type_ids",
+            length_flag=length_flag,
+            per_token=True,
+        ),
+    ]
 
 
 class FeatureSchema:
@@ -73,9 +85,12 @@ class FeatureSchema:
 
     def spec(self):
         """`{name: tf.io.FixedLenFeature}` for `tf.io.parse_example`."""
-        return {f.name: tf.io.FixedLenFeature(
-            [f.length], f.dtype, default_value=None if f.default is None else [f.default])
-            for f in self.features}
+        return {
+            f.name: tf.io.FixedLenFeature(
+                [f.length], f.dtype, default_value=None if f.default is None else [f.default]
+            )
+            for f in self.features
+        }
 
     def serialize(self, values):
         """`{name: list of numbers}` -> `tf.train.Example` bytes (deterministic:
@@ -85,11 +100,13 @@ class FeatureSchema:
             if f.name not in values and f.default is not None:
                 continue  # read back as its default
             if f.dtype == tf.float32:
-                feature[f.name] = tf.train.Feature(float_list=tf.train.FloatList(
-                    value=values[f.name]))
+                feature[f.name] = tf.train.Feature(
+                    float_list=tf.train.FloatList(value=values[f.name])
+                )
             else:
-                feature[f.name] = tf.train.Feature(int64_list=tf.train.Int64List(
-                    value=values[f.name]))
+                feature[f.name] = tf.train.Feature(
+                    int64_list=tf.train.Int64List(value=values[f.name])
+                )
         example = tf.train.Example(features=tf.train.Features(feature=feature))
         return example.SerializeToString(deterministic=True)
 
@@ -107,8 +124,10 @@ class FeatureSchema:
                 return f"no feature {f.name}: not {self.description} records"
             kind = features[f.name].WhichOneof("kind")
             if kind != _KINDS[f.dtype]:
-                return (f"feature {f.name} holds {kind}, expected {_KINDS[f.dtype]}: "
-                        f"not {self.description} records")
+                return (
+                    f"feature {f.name} holds {kind}, expected {_KINDS[f.dtype]}: "
+                    f"not {self.description} records"
+                )
             length = len(getattr(features[f.name], kind).value)
             if length != f.length:
                 expected = f"--{f.length_flag}={f.length}" if f.length_flag else str(f.length)
@@ -149,9 +168,20 @@ class FeatureSchema:
         return batch
 
 
-def make_dataset(files, schema, batch_size, is_training, input_context=None, seed=None,
-                 shuffle_buffer_size=10000, shard_by="files", check_files=True,
-                 pad_to_multiple=None, group_by_length=False, lengths_of=None):
+def make_dataset(
+    files,
+    schema,
+    batch_size,
+    is_training,
+    input_context=None,
+    seed=None,
+    shuffle_buffer_size=10000,
+    shard_by="files",
+    check_files=True,
+    pad_to_multiple=None,
+    group_by_length=False,
+    lengths_of=None,
+):
     """A `tf.data.Dataset` of batches (dicts of tensors, see
     `FeatureSchema.parse`) from TFRecord `files`.
 
@@ -189,22 +219,26 @@ def make_dataset(files, schema, batch_size, is_training, input_context=None, see
     if shard_by == "files":
         if group_by_length:
             raise ValueError("group_by_length needs shard_by='records'")
-        dataset = _records_by_file(files, is_training, input_context, seed,
-                                   shuffle_buffer_size)
+        dataset = _records_by_file(files, is_training, input_context, seed, shuffle_buffer_size)
         dataset = dataset.batch(batch_size, drop_remainder=True)
         dataset = dataset.map(schema.parse, num_parallel_calls=tf.data.AUTOTUNE)
     elif shard_by == "records":
         dataset = tf.data.TFRecordDataset(files).enumerate()
         if input_context is not None and input_context.num_input_pipelines > 1:
-            dataset = dataset.shard(input_context.num_input_pipelines,
-                                    input_context.input_pipeline_id)
+            dataset = dataset.shard(
+                input_context.num_input_pipelines, input_context.input_pipeline_id
+            )
         if is_training:
-            dataset = dataset.shuffle(shuffle_buffer_size, seed=seed,
-                                      reshuffle_each_iteration=True).repeat()
+            dataset = dataset.shuffle(
+                shuffle_buffer_size, seed=seed, reshuffle_each_iteration=True
+            ).repeat()
         chunk = batch_size * SORT_WINDOW_BATCHES if group_by_length else batch_size
         dataset = dataset.batch(chunk, drop_remainder=not group_by_length)
-        dataset = dataset.map(lambda positions, records: schema.parse(records, positions),
-                              num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+        dataset = dataset.map(
+            lambda positions, records: schema.parse(records, positions),
+            num_parallel_calls=tf.data.AUTOTUNE,
+            deterministic=True,
+        )
         if group_by_length:
             lengths_of = lengths_of or (lambda batch: sequence_lengths(batch["input_mask"]))
             dataset = dataset.map(lambda batch: _sort_by_length(batch, lengths_of)).unbatch()
@@ -215,8 +249,11 @@ def make_dataset(files, schema, batch_size, is_training, input_context=None, see
         raise ValueError(f"shard_by must be 'files' or 'records', got {shard_by!r}")
     if pad_to_multiple:
         names = schema.per_token_names()
-        dataset = dataset.map(lambda batch: trim_to_longest(batch, pad_to_multiple, names),
-                              num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+        dataset = dataset.map(
+            lambda batch: trim_to_longest(batch, pad_to_multiple, names),
+            num_parallel_calls=tf.data.AUTOTUNE,
+            deterministic=True,
+        )
     return dataset.prefetch(tf.data.AUTOTUNE)
 
 
@@ -234,10 +271,8 @@ def trim_to_longest(batch, multiple, names):
     attention mask makes inert."""
     full = tf.shape(batch["input_mask"])[-1]
     longest = tf.reduce_max(sequence_lengths(batch["input_mask"]))
-    length = tf.minimum(tf.maximum((longest + multiple - 1) // multiple * multiple, multiple),
-                        full)
-    return {name: value[..., :length] if name in names else value
-            for name, value in batch.items()}
+    length = tf.minimum(tf.maximum((longest + multiple - 1) // multiple * multiple, multiple), full)
+    return {name: value[..., :length] if name in names else value for name, value in batch.items()}
 
 
 def _sort_by_length(batch, lengths_of):
@@ -250,16 +285,20 @@ def _records_by_file(files, is_training, input_context, seed, shuffle_buffer_siz
     if input_context is not None:
         num_pipelines = input_context.num_input_pipelines
         if len(files) < num_pipelines:
-            raise InputError(f"{len(files)} input files for {num_pipelines} input pipelines: "
-                             "write at least one file per pipeline (--output_file=a,b,...)")
-        files = files[input_context.input_pipeline_id::num_pipelines]
+            raise InputError(
+                f"{len(files)} input files for {num_pipelines} input pipelines: "
+                "write at least one file per pipeline (--output_file=a,b,...)"
+            )
+        files = files[input_context.input_pipeline_id :: num_pipelines]
     dataset = tf.data.Dataset.from_tensor_slices(files)
     if is_training:
         dataset = dataset.shuffle(len(files), seed=seed).repeat()
     dataset = dataset.interleave(
-        tf.data.TFRecordDataset, cycle_length=min(len(files), _MAX_PARALLEL_FILES),
+        tf.data.TFRecordDataset,
+        cycle_length=min(len(files), _MAX_PARALLEL_FILES),
         num_parallel_calls=tf.data.AUTOTUNE,
-        deterministic=not is_training or seed is not None)
+        deterministic=not is_training or seed is not None,
+    )
     if is_training:
         dataset = dataset.shuffle(shuffle_buffer_size, seed=seed)
     return dataset
@@ -321,19 +360,36 @@ def ensure_feature_file(path, fingerprint, write_records):
     # Round-trip through JSON so tuples compare equal to the stored lists.
     fingerprint = json.loads(json.dumps(fingerprint))
     stored = _read_sidecar(sidecar) if tf.io.gfile.exists(path) else None
-    if (stored and stored.get("fingerprint") == fingerprint
-            and stored.get("record_file_size") == tf.io.gfile.stat(path).length):
-        logging.info("Reusing %s (%d examples, %d features)", path, stored["num_examples"],
-                     stored["num_features"])
-        return FeatureFile(path, stored["num_examples"], stored["num_features"],
-                           stored["num_records"], reused=True)
+    if (
+        stored
+        and stored.get("fingerprint") == fingerprint
+        and stored.get("record_file_size") == tf.io.gfile.stat(path).length
+    ):
+        logging.info(
+            "Reusing %s (%d examples, %d features)",
+            path,
+            stored["num_examples"],
+            stored["num_features"],
+        )
+        return FeatureFile(
+            path, stored["num_examples"], stored["num_features"], stored["num_records"], reused=True
+        )
     if tf.io.gfile.exists(sidecar):
         tf.io.gfile.remove(sidecar)
     tf.io.gfile.makedirs(os.path.dirname(path) or ".")
     logging.info("Writing %s", path)
     num_examples, num_features, num_records = write_record_file(path, write_records)
-    write_text_atomically(sidecar, json.dumps({
-        "fingerprint": fingerprint, "record_file_size": tf.io.gfile.stat(path).length,
-        "num_examples": num_examples, "num_features": num_features,
-        "num_records": num_records}, indent=1))
+    write_text_atomically(
+        sidecar,
+        json.dumps(
+            {
+                "fingerprint": fingerprint,
+                "record_file_size": tf.io.gfile.stat(path).length,
+                "num_examples": num_examples,
+                "num_features": num_features,
+                "num_records": num_records,
+            },
+            indent=1,
+        ),
+    )
     return FeatureFile(path, num_examples, num_features, num_records)

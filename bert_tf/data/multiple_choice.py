@@ -27,13 +27,23 @@ from bert_tf.errors import InputError
 from bert_tf.packing import pack_inputs
 
 NUM_CHOICES = 4
-COLUMNS = ("video-id", "fold-ind", "startphrase", "sent1", "sent2", "gold-source",
-           *(f"ending{i}" for i in range(NUM_CHOICES)))
+COLUMNS = (
+    "video-id",
+    "fold-ind",
+    "startphrase",
+    "sent1",
+    "sent2",
+    "gold-source",
+    *(f"ending{i}" for i in range(NUM_CHOICES)),
+)
 LABEL_COLUMN = "label"
 # Split -> SWAG's file name in --data_dir and the feature file in --output_dir.
 DATA_FILES = {"train": "train.csv", "eval": "val.csv", "predict": "test.csv"}
-RECORD_FILES = {"train": "train.tf_record", "eval": "eval.tf_record",
-                "predict": "predict.tf_record"}
+RECORD_FILES = {
+    "train": "train.tf_record",
+    "eval": "eval.tf_record",
+    "predict": "predict.tf_record",
+}
 _CACHE_VERSION = 1
 
 
@@ -57,8 +67,10 @@ def _check_header(path, header):
         return True
     if names == COLUMNS:
         return False
-    raise InputError(f"{path}: header {','.join(names)!r} is not SWAG's "
-                     f"{','.join(COLUMNS + (LABEL_COLUMN,))!r} (test files omit label)")
+    raise InputError(
+        f"{path}: header {','.join(names)!r} is not SWAG's "
+        f"{','.join(COLUMNS + (LABEL_COLUMN,))!r} (test files omit label)"
+    )
 
 
 def _label(path, line, value):
@@ -85,10 +97,12 @@ def read_swag_examples(path):
                 raise InputError(f"{path}:{rows.line_num}: {len(row)} columns, expected {width}")
             values = dict(zip(COLUMNS, row))
             label = _label(path, rows.line_num, row[-1]) if has_label else 0
-            choices = tuple(f"{values['sent2']} {values[f'ending{i}']}"
-                            for i in range(NUM_CHOICES))
-            examples.append(MultipleChoiceExample(f"{os.path.basename(path)}-{len(examples)}",
-                                                  values["sent1"], choices, label))
+            choices = tuple(f"{values['sent2']} {values[f'ending{i}']}" for i in range(NUM_CHOICES))
+            examples.append(
+                MultipleChoiceExample(
+                    f"{os.path.basename(path)}-{len(examples)}", values["sent1"], choices, label
+                )
+            )
     return examples
 
 
@@ -114,25 +128,42 @@ def convert_example(example, max_seq_length, tokenizer):
 def padding_record(max_seq_length, num_choices=NUM_CHOICES):
     """The all-zero record with is_real_example 0 that fills the last batch."""
     zeros = [0] * (num_choices * max_seq_length)
-    return {"input_ids": zeros, "input_mask": zeros, "segment_ids": zeros,
-            "label_ids": [0], "is_real_example": [0]}
+    return {
+        "input_ids": zeros,
+        "input_mask": zeros,
+        "segment_ids": zeros,
+        "label_ids": [0],
+        "is_real_example": [0],
+    }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def multiple_choice_schema(max_seq_length, num_choices=NUM_CHOICES):
     """The `FeatureSchema` of multiple-choice records (sequences flattened to
     `num_choices * max_seq_length`)."""
-    return FeatureSchema([
-        *input_features(num_choices * max_seq_length, length_flag=None),
-        Feature("label_ids", 1, scalar=True),
-        Feature("is_real_example", 1, scalar=True),
-        # Not written: each record's position, which puts grouped batches back in order.
-        Feature("example_index", 1, scalar=True, default=-1, default_is_position=True),
-    ], description=f"multiple-choice ({num_choices} x {max_seq_length} tokens)")
+    return FeatureSchema(
+        [
+            *input_features(num_choices * max_seq_length, length_flag=None),
+            Feature("label_ids", 1, scalar=True),
+            Feature("is_real_example", 1, scalar=True),
+            # Not written: each record's position, which puts grouped batches back in order.
+            Feature("example_index", 1, scalar=True, default=-1, default_is_position=True),
+        ],
+        description=f"multiple-choice ({num_choices} x {max_seq_length} tokens)",
+    )
 
 
-def ensure_swag_features(data_dir, output_dir, split, tokenizer, *, vocab_file, do_lower_case,
-                         max_seq_length, pad_to_multiple_of=None):
+def ensure_swag_features(
+    data_dir,
+    output_dir,
+    split,
+    tokenizer,
+    *,
+    vocab_file,
+    do_lower_case,
+    max_seq_length,
+    pad_to_multiple_of=None,
+):
     """Writes `output_dir/{split}.tf_record` from SWAG's file of `split`
     ("train", "eval" or "predict") unless an up-to-date one is there
     (fingerprint: the CSV and vocab stamps and the settings); padding records
@@ -141,9 +172,12 @@ def ensure_swag_features(data_dir, output_dir, split, tokenizer, *, vocab_file, 
     input_file = os.path.join(data_dir, DATA_FILES[split])
     schema = multiple_choice_schema(max_seq_length)
     fingerprint = {
-        "version": _CACHE_VERSION, "input_file": file_stamp(input_file),
-        "vocab_file": file_stamp(vocab_file), "do_lower_case": bool(do_lower_case),
-        "max_seq_length": int(max_seq_length), "num_choices": NUM_CHOICES,
+        "version": _CACHE_VERSION,
+        "input_file": file_stamp(input_file),
+        "vocab_file": file_stamp(vocab_file),
+        "do_lower_case": bool(do_lower_case),
+        "max_seq_length": int(max_seq_length),
+        "num_choices": NUM_CHOICES,
         "pad_to_multiple_of": pad_to_multiple_of,
     }
 
@@ -157,12 +191,21 @@ def ensure_swag_features(data_dir, output_dir, split, tokenizer, *, vocab_file, 
             writer.write(record)
         return len(examples), len(examples), len(examples) + padding
 
-    return feature_files.ensure_feature_file(os.path.join(output_dir, RECORD_FILES[split]),
-                                             fingerprint, write_records)
+    return feature_files.ensure_feature_file(
+        os.path.join(output_dir, RECORD_FILES[split]), fingerprint, write_records
+    )
 
 
-def make_dataset(path, max_seq_length, batch_size, is_training, input_context=None, seed=None,
-                 pad_to_multiple=None, group_by_length=False):
+def make_dataset(
+    path,
+    max_seq_length,
+    batch_size,
+    is_training,
+    input_context=None,
+    seed=None,
+    pad_to_multiple=None,
+    group_by_length=False,
+):
     """Batches of the records at `path` (`features.make_dataset` sharded by
     record): int32 `input_word_ids`, `input_mask`, `input_type_ids`
     `[batch, num_choices, max_seq_length]` (with `pad_to_multiple`: the
@@ -177,19 +220,26 @@ def make_dataset(path, max_seq_length, batch_size, is_training, input_context=No
         return tf.reshape(value, [-1, NUM_CHOICES, max_seq_length])
 
     def longest_pairs(batch):
-        return tf.reduce_max(feature_files.sequence_lengths(by_choice(batch["input_mask"])),
-                             axis=1)
+        return tf.reduce_max(feature_files.sequence_lengths(by_choice(batch["input_mask"])), axis=1)
 
     def unflatten(batch):
-        batch = {name: by_choice(value) if value.shape.rank == 2 else value
-                 for name, value in batch.items()}
+        batch = {
+            name: by_choice(value) if value.shape.rank == 2 else value
+            for name, value in batch.items()
+        }
         if pad_to_multiple:
-            batch = feature_files.trim_to_longest(batch, pad_to_multiple,
-                                                  schema.per_token_names())
+            batch = feature_files.trim_to_longest(batch, pad_to_multiple, schema.per_token_names())
         return batch
 
-    dataset = feature_files.make_dataset(path, schema, batch_size, is_training,
-                                         input_context=input_context, seed=seed,
-                                         shard_by="records", group_by_length=group_by_length,
-                                         lengths_of=longest_pairs)
+    dataset = feature_files.make_dataset(
+        path,
+        schema,
+        batch_size,
+        is_training,
+        input_context=input_context,
+        seed=seed,
+        shard_by="records",
+        group_by_length=group_by_length,
+        lengths_of=longest_pairs,
+    )
     return dataset.map(unflatten)

@@ -41,8 +41,11 @@ DOCSTART = "-DOCSTART-"
 NUM_COLUMNS = 4
 OUTSIDE = "O"
 IGNORE = -1
-RECORD_FILES = {"train": "train.tf_record", "eval": "eval.tf_record",
-                "predict": "predict.tf_record"}
+RECORD_FILES = {
+    "train": "train.tf_record",
+    "eval": "eval.tf_record",
+    "predict": "predict.tf_record",
+}
 _CACHE_VERSION = 1
 
 
@@ -86,8 +89,10 @@ def read_conll(path):
             end_sentence()
             continue
         if len(fields) != NUM_COLUMNS:
-            raise InputError(f"{path}:{number}: {len(fields)} columns, expected "
-                             f"{NUM_COLUMNS} (token POS chunk NER)")
+            raise InputError(
+                f"{path}:{number}: {len(fields)} columns, expected "
+                f"{NUM_COLUMNS} (token POS chunk NER)"
+            )
         if fields[0] == DOCSTART:
             end_document()
             continue
@@ -123,8 +128,10 @@ def check_tags(path, documents, labels):
     for sentence in sentences_of(documents):
         for tag, number in zip(sentence.tags, sentence.line_numbers):
             if tag not in known:
-                raise InputError(f"{path}:{number}: tag {tag!r} is not one of the labels "
-                                 f"({', '.join(labels)}); set them with --labels")
+                raise InputError(
+                    f"{path}:{number}: tag {tag!r} is not one of the labels "
+                    f"({', '.join(labels)}); set them with --labels"
+                )
 
 
 def word_pieces(words, tokenizer):
@@ -158,13 +165,22 @@ def pack_targets(ids, targets, max_seq_length, cls_id, sep_id):
       length max_seq_length), `labelled` a list of `(position in packed,
       word index)`: the targets whose max-context window this is.
     """
-    windows = pack_windows(ids, None, max_seq_length, cls_id, sep_id,
-                           stride=window_stride(max_seq_length))
+    windows = pack_windows(
+        ids, None, max_seq_length, cls_id, sep_id, stride=window_stride(max_seq_length)
+    )
     width = max_seq_length - 2
     spans = [(start, min(width, len(ids) - start)) for _, start in windows]
-    return [(packed, [(1 + position - start, word) for position, word in targets
-                      if is_max_context(spans, index, position)])
-            for index, (packed, start) in enumerate(windows)]
+    return [
+        (
+            packed,
+            [
+                (1 + position - start, word)
+                for position, word in targets
+                if is_max_context(spans, index, position)
+            ],
+        )
+        for index, (packed, start) in enumerate(windows)
+    ]
 
 
 def context_start(doc_length, first, last, width):
@@ -187,29 +203,42 @@ def document_windows(document, tokenizer, max_seq_length, document_context):
         targets = list(zip(firsts, range(len(firsts))))
         if document_context and len(ids) <= width:
             start = context_start(len(doc_ids), offset, offset + len(ids), width)
-            context = doc_ids[start:start + width]
+            context = doc_ids[start : start + width]
             shift = offset - start
-            yield sentence, pack_targets(context, [(p + shift, w) for p, w in targets],
-                                         max_seq_length, cls_id, sep_id)
+            yield (
+                sentence,
+                pack_targets(
+                    context, [(p + shift, w) for p, w in targets], max_seq_length, cls_id, sep_id
+                ),
+            )
         else:
             yield sentence, pack_targets(ids, targets, max_seq_length, cls_id, sep_id)
         offset += len(ids)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tagging_schema(max_seq_length):
     """The `FeatureSchema` of tagging records."""
-    def sequence(name, model_name=None):
-        return Feature(name, max_seq_length, model_name=model_name,
-                       length_flag="max_seq_length", per_token=True)
 
-    return FeatureSchema([
-        *input_features(max_seq_length),
-        sequence("label_ids"),
-        sequence("word_ids"),
-        Feature("sentence_index", 1, scalar=True),
-        Feature("is_real_example", 1, scalar=True),
-    ], description="token tagging")
+    def sequence(name, model_name=None):
+        return Feature(
+            name,
+            max_seq_length,
+            model_name=model_name,
+            length_flag="max_seq_length",
+            per_token=True,
+        )
+
+    return FeatureSchema(
+        [
+            *input_features(max_seq_length),
+            sequence("label_ids"),
+            sequence("word_ids"),
+            Feature("sentence_index", 1, scalar=True),
+            Feature("is_real_example", 1, scalar=True),
+        ],
+        description="token tagging",
+    )
 
 
 def window_record(packed, labelled, tag_ids, sentence_index, max_seq_length):
@@ -220,75 +249,135 @@ def window_record(packed, labelled, tag_ids, sentence_index, max_seq_length):
     for position, word in labelled:
         label_ids[position] = tag_ids[word]
         word_ids[position] = word
-    return {"input_ids": packed["input_word_ids"], "input_mask": packed["input_mask"],
-            "segment_ids": packed["input_type_ids"], "label_ids": label_ids,
-            "word_ids": word_ids, "sentence_index": [sentence_index], "is_real_example": [1]}
+    return {
+        "input_ids": packed["input_word_ids"],
+        "input_mask": packed["input_mask"],
+        "segment_ids": packed["input_type_ids"],
+        "label_ids": label_ids,
+        "word_ids": word_ids,
+        "sentence_index": [sentence_index],
+        "is_real_example": [1],
+    }
 
 
 def padding_record(max_seq_length):
     """A record that fills the last eval / predict batch (is_real_example 0)."""
     zeros, ignored = [0] * max_seq_length, [IGNORE] * max_seq_length
-    return {"input_ids": zeros, "input_mask": zeros, "segment_ids": zeros,
-            "label_ids": ignored, "word_ids": ignored, "sentence_index": [IGNORE],
-            "is_real_example": [0]}
+    return {
+        "input_ids": zeros,
+        "input_mask": zeros,
+        "segment_ids": zeros,
+        "label_ids": ignored,
+        "word_ids": ignored,
+        "sentence_index": [IGNORE],
+        "is_real_example": [0],
+    }
 
 
-def _record_writer(path, documents, labels, tokenizer, max_seq_length, document_context,
-                   pad_to_multiple_of):
+def _record_writer(
+    path, documents, labels, tokenizer, max_seq_length, document_context, pad_to_multiple_of
+):
     schema = tagging_schema(max_seq_length)
     label_map = {label: i for i, label in enumerate(labels)}
 
     def write_records(writer):
         num_sentences = num_windows = num_split = 0
         for document in documents:
-            for sentence, windows in document_windows(document, tokenizer, max_seq_length,
-                                                      document_context):
+            for sentence, windows in document_windows(
+                document, tokenizer, max_seq_length, document_context
+            ):
                 tag_ids = [label_map[tag] for tag in sentence.tags]
                 for packed, labelled in windows:
-                    writer.write(schema.serialize(window_record(
-                        packed, labelled, tag_ids, num_sentences, max_seq_length)))
+                    writer.write(
+                        schema.serialize(
+                            window_record(packed, labelled, tag_ids, num_sentences, max_seq_length)
+                        )
+                    )
                 num_split += len(windows) > 1
                 num_windows += len(windows)
                 num_sentences += 1
         if num_split:
-            logging.info("%s: %d of %d sentences are longer than --max_seq_length=%d and were "
-                         "split into windows", path, num_split, num_sentences, max_seq_length)
+            logging.info(
+                "%s: %d of %d sentences are longer than --max_seq_length=%d and were "
+                "split into windows",
+                path,
+                num_split,
+                num_sentences,
+                max_seq_length,
+            )
         padding = -num_windows % pad_to_multiple_of if pad_to_multiple_of else 0
         record = schema.serialize(padding_record(max_seq_length))
         for _ in range(padding):
             writer.write(record)
         return num_sentences, num_windows, num_windows + padding
+
     return write_records
 
 
-def ensure_tagging_features(output_dir, split, input_file, documents, labels, tokenizer, *,
-                            vocab_file, do_lower_case, max_seq_length, document_context,
-                            pad_to_multiple_of=None):
+def ensure_tagging_features(
+    output_dir,
+    split,
+    input_file,
+    documents,
+    labels,
+    tokenizer,
+    *,
+    vocab_file,
+    do_lower_case,
+    max_seq_length,
+    document_context,
+    pad_to_multiple_of=None,
+):
     """Writes (or reuses) `output_dir/<split>.tf_record` with the windows of
     `documents` (read from `input_file`); returns a `FeatureFile` counting
     sentences (examples) and windows (features)."""
     path = os.path.join(output_dir, RECORD_FILES[split])
     check_tags(input_file, documents, labels)
-    fingerprint = {"version": _CACHE_VERSION, "input": file_stamp(input_file),
-                   "vocab": file_stamp(vocab_file), "do_lower_case": do_lower_case,
-                   "labels": list(labels), "max_seq_length": max_seq_length,
-                   "document_context": document_context, "pad_to": pad_to_multiple_of}
-    return feature_files.ensure_feature_file(path, fingerprint, _record_writer(
-        path, documents, labels, tokenizer, max_seq_length, document_context,
-        pad_to_multiple_of))
+    fingerprint = {
+        "version": _CACHE_VERSION,
+        "input": file_stamp(input_file),
+        "vocab": file_stamp(vocab_file),
+        "do_lower_case": do_lower_case,
+        "labels": list(labels),
+        "max_seq_length": max_seq_length,
+        "document_context": document_context,
+        "pad_to": pad_to_multiple_of,
+    }
+    return feature_files.ensure_feature_file(
+        path,
+        fingerprint,
+        _record_writer(
+            path, documents, labels, tokenizer, max_seq_length, document_context, pad_to_multiple_of
+        ),
+    )
 
 
-def make_dataset(path, max_seq_length, batch_size, is_training, input_context=None, seed=None,
-                 pad_to_multiple=None, group_by_length=False):
+def make_dataset(
+    path,
+    max_seq_length,
+    batch_size,
+    is_training,
+    input_context=None,
+    seed=None,
+    pad_to_multiple=None,
+    group_by_length=False,
+):
     """Batches of tagging records: int32 `[batch, max_seq_length]` `input_word_ids`,
     `input_mask`, `input_type_ids`, `label_ids`, `word_ids` (with
     `pad_to_multiple`, `[batch, longest rounded up]`; see
     `features.make_dataset`), and int32 `[batch]` `sentence_index`,
     `is_real_example`."""
-    return feature_files.make_dataset(path, tagging_schema(max_seq_length), batch_size,
-                                      is_training, input_context=input_context, seed=seed,
-                                      shard_by="records", pad_to_multiple=pad_to_multiple,
-                                      group_by_length=group_by_length)
+    return feature_files.make_dataset(
+        path,
+        tagging_schema(max_seq_length),
+        batch_size,
+        is_training,
+        input_context=input_context,
+        seed=seed,
+        shard_by="records",
+        pad_to_multiple=pad_to_multiple,
+        group_by_length=group_by_length,
+    )
 
 
 def word_predictions(sentences, batches):
@@ -312,13 +401,17 @@ def word_predictions(sentences, batches):
             for position in (batch["word_ids"][row] >= 0).nonzero()[0]:
                 word = batch["word_ids"][row][position]
                 if words[word] is not None:
-                    raise InputError(f"word {word} of sentence {batch['sentence_index'][row]} "
-                                     "is labelled in two windows: stale feature records?")
+                    raise InputError(
+                        f"word {word} of sentence {batch['sentence_index'][row]} "
+                        "is labelled in two windows: stale feature records?"
+                    )
                 words[word] = int(batch["predicted"][row][position])
     for index, words in enumerate(predicted):
         if None in words:
-            raise InputError(f"sentence {index}: word {words.index(None)} was not predicted: "
-                             "stale feature records?")
+            raise InputError(
+                f"sentence {index}: word {words.index(None)} was not predicted: "
+                "stale feature records?"
+            )
     return predicted
 
 
@@ -326,8 +419,11 @@ def write_predictions(path, input_file, sentences, tags):
     """Writes `input_file` with each word row's predicted tag appended as a
     last column (`tags`: one list of tag strings per sentence), blank lines
     kept and `-DOCSTART-` rows given "O", so conlleval reads it."""
-    by_line = {number: tag for sentence, sentence_tags in zip(sentences, tags)
-               for number, tag in zip(sentence.line_numbers, sentence_tags)}
+    by_line = {
+        number: tag
+        for sentence, sentence_tags in zip(sentences, tags)
+        for number, tag in zip(sentence.line_numbers, sentence_tags)
+    }
     with tf.io.gfile.GFile(input_file, "r") as f:
         lines = f.read().splitlines()
     out = []

@@ -54,7 +54,8 @@ def encode_example(features):
     serialization sorts them."""
     entries = b"".join(
         length_delimited(1, length_delimited(1, name.encode()) + length_delimited(2, value))
-        for name, value in sorted(features.items()))
+        for name, value in sorted(features.items())
+    )
     return length_delimited(1, entries)
 
 

@@ -15,14 +15,29 @@ travels with it as an asset.
 
 import tensorflow as tf
 
-from bert_tf.export.common import (check_export_dir, classification_outputs, model_call,
-                                   pad_multiple, serving_tokenizer, write_archive)
+from bert_tf.export.common import (
+    check_export_dir,
+    classification_outputs,
+    model_call,
+    pad_multiple,
+    serving_tokenizer,
+    write_archive,
+)
 from bert_tf.packing import average_windows, pack_example_windows
 
 
-def export_classifier(model, export_dir, vocab_file, do_lower_case, max_seq_length,
-                      sentence_pairs, is_regression=False, long_text_stride=None,
-                      overwrite=False, jit_compile=False):
+def export_classifier(
+    model,
+    export_dir,
+    vocab_file,
+    do_lower_case,
+    max_seq_length,
+    sentence_pairs,
+    is_regression=False,
+    long_text_stride=None,
+    overwrite=False,
+    jit_compile=False,
+):
     """Writes `model` (a BertClassifier) as a SavedModel at `export_dir`.
 
     `sentence_pairs` decides whether `serving_default` takes `text_b`.
@@ -38,26 +53,44 @@ def export_classifier(model, export_dir, vocab_file, do_lower_case, max_seq_leng
     infer = model_call(model, jit_compile)
 
     def classify_ids(input_word_ids, input_mask, input_type_ids):
-        logits = infer({"input_word_ids": input_word_ids, "input_mask": input_mask,
-                        "input_type_ids": input_type_ids})
+        logits = infer(
+            {
+                "input_word_ids": input_word_ids,
+                "input_mask": input_mask,
+                "input_type_ids": input_type_ids,
+            }
+        )
         return classification_outputs(logits, is_regression)
 
     def classify_text(text_a, text_b=None):
         segments = [tokenizer(text_a)] + ([tokenizer(text_b)] if text_b is not None else [])
         inputs, example_ids, _ = pack_example_windows(
-            segments, max_seq_length, tokenizer.cls_id, tokenizer.sep_id, long_text_stride,
-            pad_to_longest=True, pad_multiple=pad_multiple(jit_compile))
+            segments,
+            max_seq_length,
+            tokenizer.cls_id,
+            tokenizer.sep_id,
+            long_text_stride,
+            pad_to_longest=True,
+            pad_multiple=pad_multiple(jit_compile),
+        )
         logits = infer(inputs)
         logits = average_windows(logits, example_ids, tf.shape(text_a)[0])
         return classification_outputs(logits, is_regression)
 
     text_spec = tf.TensorSpec([None], tf.string)
     if sentence_pairs:
-        text_fn = tf.function(lambda text_a, text_b: classify_text(text_a, text_b),
-                              input_signature=[text_spec, text_spec])
+        text_fn = tf.function(
+            lambda text_a, text_b: classify_text(text_a, text_b),
+            input_signature=[text_spec, text_spec],
+        )
     else:
-        text_fn = tf.function(lambda text_a: classify_text(text_a),
-                              input_signature=[text_spec])
-    return write_archive(export_dir, model, tokenizer, {
-        "serving_default": text_fn,
-        "serving_ids": tf.function(classify_ids, input_signature=[ids_spec] * 3)})
+        text_fn = tf.function(lambda text_a: classify_text(text_a), input_signature=[text_spec])
+    return write_archive(
+        export_dir,
+        model,
+        tokenizer,
+        {
+            "serving_default": text_fn,
+            "serving_ids": tf.function(classify_ids, input_signature=[ids_spec] * 3),
+        },
+    )

@@ -21,8 +21,9 @@ _WHITESPACE_CODE_POINTS = sorted(ord(char) for char in CONTEXT_WHITESPACE)
 def check_export_dir(export_dir, overwrite):
     """Refuses an existing export dir unless `overwrite` (checked before training)."""
     if tf.io.gfile.exists(export_dir) and not overwrite:
-        raise InputError(f"--export_dir {export_dir!r} already exists; pass --overwrite "
-                         "to replace it")
+        raise InputError(
+            f"--export_dir {export_dir!r} already exists; pass --overwrite to replace it"
+        )
 
 
 def classification_outputs(logits, is_regression=False):
@@ -31,8 +32,10 @@ def classification_outputs(logits, is_regression=False):
     if is_regression:
         predictions = logits[:, 0]
         return {"predictions": predictions, "label_ids": tf.zeros_like(predictions, tf.int32)}
-    return {"probabilities": tf.nn.softmax(logits, axis=-1),
-            "label_ids": tf.argmax(logits, axis=-1, output_type=tf.int32)}
+    return {
+        "probabilities": tf.nn.softmax(logits, axis=-1),
+        "label_ids": tf.argmax(logits, axis=-1, output_type=tf.int32),
+    }
 
 
 def serving_tokenizer(vocab_file, do_lower_case):
@@ -50,8 +53,10 @@ def model_call(model, jit_compile=False):
     it meets; the SavedModel keeps that. TF Serving then needs XLA for the
     device it serves on (on CPU: `--xla_cpu_compilation_enabled`).
     """
+
     def call(inputs):
         return model(inputs, training=False)
+
     return tf.function(call, jit_compile=True) if jit_compile else call
 
 
@@ -80,7 +85,8 @@ def whitespace_words(texts):
     is_first = ~is_space & (padded[:-2] | (position == 0))
     is_last = ~is_space & (padded[2:] | (position == row_length - 1))
     word_starts = tf.RaggedTensor.from_value_rowids(
-        tf.boolean_mask(position, is_first), tf.boolean_mask(rows, is_first), chars.nrows())
+        tf.boolean_mask(position, is_first), tf.boolean_mask(rows, is_first), chars.nrows()
+    )
     word_ends = word_starts.with_flat_values(tf.boolean_mask(position + 1, is_last))
     return chars, word_starts, word_ends
 

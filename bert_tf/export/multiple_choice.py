@@ -15,8 +15,14 @@ tensorflow and tensorflow_text; the vocab file travels as an asset.
 
 import tensorflow as tf
 
-from bert_tf.export.common import (check_export_dir, classification_outputs, model_call,
-                                   pad_multiple, serving_tokenizer, write_archive)
+from bert_tf.export.common import (
+    check_export_dir,
+    classification_outputs,
+    model_call,
+    pad_multiple,
+    serving_tokenizer,
+    write_archive,
+)
 from bert_tf.packing import pack_example_windows
 
 
@@ -28,17 +34,24 @@ def pack_choices(tokenizer, context, endings, max_seq_length, multiple=1):
     num_choices = len(endings)
     context_ids = tokenizer(context)
     contexts = tf.concat([context_ids[:, None]] * num_choices, axis=1).merge_dims(0, 1)
-    choices = tf.concat([tokenizer(ending)[:, None] for ending in endings],
-                        axis=1).merge_dims(0, 1)
-    packed, _, _ = pack_example_windows([contexts, choices], max_seq_length, tokenizer.cls_id,
-                                        tokenizer.sep_id, pad_to_longest=True,
-                                        pad_multiple=multiple)
-    return {name: tf.reshape(value, [-1, num_choices, tf.shape(value)[1]])
-            for name, value in packed.items()}
+    choices = tf.concat([tokenizer(ending)[:, None] for ending in endings], axis=1).merge_dims(0, 1)
+    packed, _, _ = pack_example_windows(
+        [contexts, choices],
+        max_seq_length,
+        tokenizer.cls_id,
+        tokenizer.sep_id,
+        pad_to_longest=True,
+        pad_multiple=multiple,
+    )
+    return {
+        name: tf.reshape(value, [-1, num_choices, tf.shape(value)[1]])
+        for name, value in packed.items()
+    }
 
 
-def export_multiple_choice(model, export_dir, vocab_file, do_lower_case, max_seq_length,
-                           overwrite=False, jit_compile=False):
+def export_multiple_choice(
+    model, export_dir, vocab_file, do_lower_case, max_seq_length, overwrite=False, jit_compile=False
+):
     """Writes `model` (a BertMultipleChoice) as a SavedModel at `export_dir`
     (through a temporary directory renamed at the end); returns `export_dir`.
     With `jit_compile` the model runs compiled with XLA (`export.common`)."""
@@ -49,19 +62,36 @@ def export_multiple_choice(model, export_dir, vocab_file, do_lower_case, max_seq
     infer = model_call(model, jit_compile)
 
     def choose_ids(input_word_ids, input_mask, input_type_ids):
-        return classification_outputs(infer(
-            {"input_word_ids": input_word_ids, "input_mask": input_mask,
-             "input_type_ids": input_type_ids}))
+        return classification_outputs(
+            infer(
+                {
+                    "input_word_ids": input_word_ids,
+                    "input_mask": input_mask,
+                    "input_type_ids": input_type_ids,
+                }
+            )
+        )
 
     def choose_text(context, *endings):
-        inputs = pack_choices(tokenizer, context, list(endings), max_seq_length,
-                              pad_multiple(jit_compile))
+        inputs = pack_choices(
+            tokenizer, context, list(endings), max_seq_length, pad_multiple(jit_compile)
+        )
         return classification_outputs(infer(inputs))
 
     # Varargs take their signature input names from the specs: ending0, ending1, ...
-    text_fn = tf.function(choose_text, input_signature=[
-        tf.TensorSpec([None], tf.string, name="context"),
-        *(tf.TensorSpec([None], tf.string, name=f"ending{i}") for i in range(num_choices))])
-    return write_archive(export_dir, model, tokenizer, {
-        "serving_default": text_fn,
-        "serving_ids": tf.function(choose_ids, input_signature=[ids_spec] * 3)})
+    text_fn = tf.function(
+        choose_text,
+        input_signature=[
+            tf.TensorSpec([None], tf.string, name="context"),
+            *(tf.TensorSpec([None], tf.string, name=f"ending{i}") for i in range(num_choices)),
+        ],
+    )
+    return write_archive(
+        export_dir,
+        model,
+        tokenizer,
+        {
+            "serving_default": text_fn,
+            "serving_ids": tf.function(choose_ids, input_signature=[ids_spec] * 3),
+        },
+    )

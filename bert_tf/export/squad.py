@@ -45,8 +45,13 @@ import keras
 import tensorflow as tf
 
 from bert_tf.errors import InputError
-from bert_tf.export.common import (check_export_dir, model_call, serving_tokenizer,
-                                   whitespace_words, write_archive)
+from bert_tf.export.common import (
+    check_export_dir,
+    model_call,
+    serving_tokenizer,
+    whitespace_words,
+    write_archive,
+)
 from bert_tf.packing import pack_example_windows
 
 _MODEL_SETTINGS = frozenset(("vocab_file", "do_lower_case"))
@@ -70,12 +75,15 @@ class _Settings:
             if not isinstance(value, int) or value < 1:
                 raise InputError(f"{name}={value!r} must be a positive integer")
         if not isinstance(self.max_query_length, int) or self.max_query_length < 0:
-            raise InputError(f"max_query_length={self.max_query_length!r} must be an integer "
-                             ">= 0")
-        if (not isinstance(self.max_seq_length, int)
-                or self.max_seq_length <= self.max_query_length + 3):
-            raise InputError(f"max_seq_length={self.max_seq_length!r} must exceed "
-                             f"max_query_length + 3 = {self.max_query_length + 3}")
+            raise InputError(f"max_query_length={self.max_query_length!r} must be an integer >= 0")
+        if (
+            not isinstance(self.max_seq_length, int)
+            or self.max_seq_length <= self.max_query_length + 3
+        ):
+            raise InputError(
+                f"max_seq_length={self.max_seq_length!r} must exceed "
+                f"max_query_length + 3 = {self.max_query_length + 3}"
+            )
 
 
 _SETTING_NAMES = frozenset(field.name for field in dataclasses.fields(_Settings))
@@ -84,8 +92,7 @@ _SETTING_NAMES = frozenset(field.name for field in dataclasses.fields(_Settings)
 def _cut(chars, rows, begins, ends):
     """UTF-8 strings `[n]`: `chars[rows[i]][begins[i]:ends[i]]` (int32 `[n]` each)."""
     offsets = tf.gather(chars.row_starts(), rows)
-    spans = tf.ragged.range(offsets + tf.cast(begins, tf.int64),
-                            offsets + tf.cast(ends, tf.int64))
+    spans = tf.ragged.range(offsets + tf.cast(begins, tf.int64), offsets + tf.cast(ends, tf.int64))
     return tf.strings.unicode_encode(tf.gather(chars.flat_values, spans), "UTF-8")
 
 
@@ -124,15 +131,18 @@ def _max_context(in_context, offset, token, length, num_tokens):
     window wins ties. Arguments as `_window_layout` returns them;
     `num_tokens` counts all examples' context tokens.
     """
-    score = (tf.cast(tf.minimum(offset, length[:, None] - 1 - offset), tf.float64)
-             + 0.01 * tf.cast(length, tf.float64)[:, None])
+    score = (
+        tf.cast(tf.minimum(offset, length[:, None] - 1 - offset), tf.float64)
+        + 0.01 * tf.cast(length, tf.float64)[:, None]
+    )
     segment = tf.where(in_context, token, num_tokens)  # other positions: one spare segment
     best = tf.math.unsorted_segment_max(score, segment, num_tokens + 1)
     is_best = in_context & (score == tf.gather(best, segment))
     num_windows = tf.shape(score)[0]
     window = tf.broadcast_to(tf.range(num_windows)[:, None], tf.shape(score))
-    first = tf.math.unsorted_segment_min(tf.where(is_best, window, num_windows), segment,
-                                         num_tokens + 1)
+    first = tf.math.unsorted_segment_min(
+        tf.where(is_best, window, num_windows), segment, num_tokens + 1
+    )
     return is_best & (window == tf.gather(first, segment))
 
 
@@ -162,12 +172,20 @@ def _candidate_pairs(start_logits, end_logits, start_ok, end_ok, settings):
         return tf.reshape(tf.broadcast_to(values[:, None, :], shape), [-1, k * k])
 
     start, end = by_start(top_starts.indices), by_end(top_ends.indices)
-    valid = (by_start(tf.gather(start_ok, top_starts.indices, batch_dims=1))
-             & by_end(tf.gather(end_ok, top_ends.indices, batch_dims=1))
-             & (end >= start) & (end - start < settings.max_answer_length))
+    valid = (
+        by_start(tf.gather(start_ok, top_starts.indices, batch_dims=1))
+        & by_end(tf.gather(end_ok, top_ends.indices, batch_dims=1))
+        & (end >= start)
+        & (end - start < settings.max_answer_length)
+    )
     # Python adds the float32 logits as float64; so does the graph, to rank alike.
-    return (valid, start, end, by_start(tf.cast(top_starts.values, tf.float64)),
-            by_end(tf.cast(top_ends.values, tf.float64)))
+    return (
+        valid,
+        start,
+        end,
+        by_start(tf.cast(top_starts.values, tf.float64)),
+        by_end(tf.cast(top_ends.values, tf.float64)),
+    )
 
 
 def _best_spans(candidates, example_ids, batch):
@@ -186,24 +204,32 @@ def _best_spans(candidates, example_ids, batch):
     num_pairs = tf.shape(scores)[1]
     window_has = tf.reduce_any(valid, axis=1)
     window_best = tf.reduce_max(tf.where(valid, scores, -float("inf")), axis=1)
-    window_pair = tf.reduce_min(tf.where(valid & (scores == window_best[:, None]),
-                                         tf.range(num_pairs), num_pairs), axis=1)
-    has_span = tf.math.unsorted_segment_max(tf.cast(window_has, tf.int32), example_ids,
-                                            batch) > 0
-    best = tf.math.unsorted_segment_max(tf.where(window_has, window_best, -float("inf")),
-                                        example_ids, batch)
+    window_pair = tf.reduce_min(
+        tf.where(valid & (scores == window_best[:, None]), tf.range(num_pairs), num_pairs), axis=1
+    )
+    has_span = tf.math.unsorted_segment_max(tf.cast(window_has, tf.int32), example_ids, batch) > 0
+    best = tf.math.unsorted_segment_max(
+        tf.where(window_has, window_best, -float("inf")), example_ids, batch
+    )
     num_windows = tf.size(example_ids)
     is_best = window_has & (window_best == tf.gather(best, example_ids))
-    window = tf.math.unsorted_segment_min(tf.where(is_best, tf.range(num_windows), num_windows),
-                                          example_ids, batch)
+    window = tf.math.unsorted_segment_min(
+        tf.where(is_best, tf.range(num_windows), num_windows), example_ids, batch
+    )
     window = tf.where(has_span, window, 0)
     chosen = window * num_pairs + tf.where(has_span, tf.gather(window_pair, window), 0)
 
     def pick(values):
         return tf.gather(tf.reshape(values, [-1]), chosen)
 
-    return (has_span, window, pick(start), pick(end),
-            tf.where(has_span, pick(start_logit), 0.0), tf.where(has_span, pick(end_logit), 0.0))
+    return (
+        has_span,
+        window,
+        pick(start),
+        pick(end),
+        tf.where(has_span, pick(start_logit), 0.0),
+        tf.where(has_span, pick(end_logit), 0.0),
+    )
 
 
 def _context_tokens(tokenizer, contexts):
@@ -217,8 +243,7 @@ def _context_tokens(tokenizer, contexts):
       its word's index in `word_starts.flat_values`.
     """
     chars, word_starts, word_ends = whitespace_words(contexts)
-    words = _cut(chars, word_starts.value_rowids(), word_starts.flat_values,
-                 word_ends.flat_values)
+    words = _cut(chars, word_starts.value_rowids(), word_starts.flat_values, word_ends.flat_values)
     pieces = tokenizer(words)  # [all words, (tokens)]
     context_ids = tf.RaggedTensor.from_row_splits(pieces, word_starts.row_splits).merge_dims(1, 2)
     token_words = tf.cast(pieces.value_rowids(), tf.int32)
@@ -229,31 +254,42 @@ def _answer_spans(infer, tokenizer, questions, contexts, settings):
     """question, context tf.string `[batch]` -> the `serving_default` outputs;
     `infer` is the model call (`export.common.model_call`)."""
     batch = tf.shape(contexts)[0]
-    chars, word_starts, word_ends, context_ids, token_words = _context_tokens(tokenizer,
-                                                                              contexts)
-    question_ids = tokenizer(questions)[:, :settings.max_query_length]
+    chars, word_starts, word_ends, context_ids, token_words = _context_tokens(tokenizer, contexts)
+    question_ids = tokenizer(questions)[:, : settings.max_query_length]
     inputs, example_ids, window_starts = pack_example_windows(
-        [question_ids, context_ids], settings.max_seq_length, tokenizer.cls_id,
-        tokenizer.sep_id, stride=settings.doc_stride, window_over=1,
-        max_fixed_length=settings.max_query_length)
+        [question_ids, context_ids],
+        settings.max_seq_length,
+        tokenizer.cls_id,
+        tokenizer.sep_id,
+        stride=settings.doc_stride,
+        window_over=1,
+        max_fixed_length=settings.max_query_length,
+    )
     logits = infer(inputs)
     start_logits = tf.cast(logits["start_logits"], tf.float32)
     end_logits = tf.cast(logits["end_logits"], tf.float32)
 
     in_context, offset, token, length = _window_layout(
-        inputs["input_mask"], example_ids, window_starts,
+        inputs["input_mask"],
+        example_ids,
+        window_starts,
         tf.cast(question_ids.row_lengths(), tf.int32),
-        tf.cast(context_ids.row_starts(), tf.int32))
+        tf.cast(context_ids.row_starts(), tf.int32),
+    )
     max_context = _max_context(in_context, offset, token, length, tf.size(token_words))
-    candidates = _candidate_pairs(start_logits, end_logits, in_context & max_context,
-                                  in_context, settings)
+    candidates = _candidate_pairs(
+        start_logits, end_logits, in_context & max_context, in_context, settings
+    )
     has_answer, window, start, end, start_logit, end_logit = _best_spans(
-        candidates, example_ids, batch)
+        candidates, example_ids, batch
+    )
     outputs = {"score": tf.cast(start_logit + end_logit, tf.float32)}
     if settings.version_2_with_negative:
         null_score = tf.math.unsorted_segment_min(
             tf.cast(start_logits[:, 0], tf.float64) + tf.cast(end_logits[:, 0], tf.float64),
-            example_ids, batch)
+            example_ids,
+            batch,
+        )
         # In float64 and in this order, as Python computes null_odds.
         null_wins = null_score - start_logit - end_logit > settings.null_score_diff_threshold
         has_answer &= ~null_wins
@@ -261,16 +297,24 @@ def _answer_spans(infer, tokenizer, questions, contexts, settings):
 
     def char_at(position, word_chars):
         """Offset int32 `[batch]` in `word_chars` of the word at `position` of `window`."""
-        context_token = tf.gather(tf.reshape(token, [-1]),
-                                  window * settings.max_seq_length + position)
+        context_token = tf.gather(
+            tf.reshape(token, [-1]), window * settings.max_seq_length + position
+        )
         word = _gather_or(token_words, context_token, has_answer, -1)
         return _gather_or(word_chars, word, has_answer, -1)
 
     start_char = char_at(start, word_starts.flat_values)
     end_char = char_at(end, word_ends.flat_values)
-    outputs.update(start_char=start_char, end_char=end_char,
-                   answer=_cut(chars, tf.range(batch, dtype=tf.int64),
-                               tf.maximum(start_char, 0), tf.maximum(end_char, 0)))
+    outputs.update(
+        start_char=start_char,
+        end_char=end_char,
+        answer=_cut(
+            chars,
+            tf.range(batch, dtype=tf.int64),
+            tf.maximum(start_char, 0),
+            tf.maximum(end_char, 0),
+        ),
+    )
     return outputs
 
 
@@ -285,10 +329,21 @@ def _answer_function(infer, tokenizer, settings):
     return answer_text
 
 
-def export_span_labeler(model, export_dir, vocab_file, do_lower_case, max_seq_length=384,
-                        doc_stride=128, max_query_length=64, max_answer_length=30,
-                        n_best_size=20, version_2_with_negative=False,
-                        null_score_diff_threshold=0.0, overwrite=False, jit_compile=False):
+def export_span_labeler(
+    model,
+    export_dir,
+    vocab_file,
+    do_lower_case,
+    max_seq_length=384,
+    doc_stride=128,
+    max_query_length=64,
+    max_answer_length=30,
+    n_best_size=20,
+    version_2_with_negative=False,
+    null_score_diff_threshold=0.0,
+    overwrite=False,
+    jit_compile=False,
+):
     """Writes `model` (a BertSpanLabeler) as a SavedModel at `export_dir`.
 
     See the module docstring for the signatures; the settings are run_squad.py's
@@ -297,8 +352,15 @@ def export_span_labeler(model, export_dir, vocab_file, do_lower_case, max_seq_le
     replaced only with `overwrite`. With `jit_compile` the model runs
     compiled with XLA (`export.common`). Returns `export_dir`.
     """
-    settings = _Settings(max_seq_length, doc_stride, max_query_length, max_answer_length,
-                         n_best_size, version_2_with_negative, null_score_diff_threshold)
+    settings = _Settings(
+        max_seq_length,
+        doc_stride,
+        max_query_length,
+        max_answer_length,
+        n_best_size,
+        version_2_with_negative,
+        null_score_diff_threshold,
+    )
     check_export_dir(export_dir, overwrite)
     tokenizer = serving_tokenizer(vocab_file, do_lower_case)
     ids_spec = tf.TensorSpec([None, max_seq_length], tf.int32)
@@ -306,12 +368,23 @@ def export_span_labeler(model, export_dir, vocab_file, do_lower_case, max_seq_le
 
     @tf.function(input_signature=[ids_spec] * 3)
     def span_logits(input_word_ids, input_mask, input_type_ids):
-        return infer({"input_word_ids": input_word_ids, "input_mask": input_mask,
-                      "input_type_ids": input_type_ids})
+        return infer(
+            {
+                "input_word_ids": input_word_ids,
+                "input_mask": input_mask,
+                "input_type_ids": input_type_ids,
+            }
+        )
 
-    return write_archive(export_dir, model, tokenizer, {
-        "serving_default": _answer_function(infer, tokenizer, settings),
-        "serving_ids": span_logits})
+    return write_archive(
+        export_dir,
+        model,
+        tokenizer,
+        {
+            "serving_default": _answer_function(infer, tokenizer, settings),
+            "serving_ids": span_logits,
+        },
+    )
 
 
 def answer(model_or_export, questions, contexts, **settings):
@@ -332,11 +405,12 @@ def answer(model_or_export, questions, contexts, **settings):
         unknown = set(settings) - _SETTING_NAMES - _MODEL_SETTINGS
         missing = _MODEL_SETTINGS - set(settings)
         if unknown or missing:
-            raise InputError(f"answer() with a Keras model needs vocab_file and do_lower_case; "
-                             f"unknown settings: {sorted(unknown)}, missing: {sorted(missing)}")
+            raise InputError(
+                f"answer() with a Keras model needs vocab_file and do_lower_case; "
+                f"unknown settings: {sorted(unknown)}, missing: {sorted(missing)}"
+            )
         tokenizer = serving_tokenizer(settings.pop("vocab_file"), settings.pop("do_lower_case"))
-        serve = _answer_function(model_call(model_or_export), tokenizer,
-                                 _Settings(**settings))
+        serve = _answer_function(model_call(model_or_export), tokenizer, _Settings(**settings))
     else:
         if settings:
             raise InputError(f"settings {sorted(settings)} cannot change an exported model")
@@ -344,8 +418,9 @@ def answer(model_or_export, questions, contexts, **settings):
         if isinstance(export, (str, os.PathLike)):
             export = tf.saved_model.load(os.fspath(export))
         serve = export.signatures["serving_default"]
-    outputs = serve(question=tf.constant(questions, tf.string),
-                    context=tf.constant(contexts, tf.string))
+    outputs = serve(
+        question=tf.constant(questions, tf.string), context=tf.constant(contexts, tf.string)
+    )
     outputs = {name: value.numpy().tolist() for name, value in outputs.items()}
     results = []
     for i in range(len(questions)):

@@ -16,8 +16,14 @@ the vocab file travels with it as an asset.
 import tensorflow as tf
 
 from bert_tf.data.tagging import window_stride
-from bert_tf.export.common import (check_export_dir, model_call, pad_multiple,
-                                   serving_tokenizer, whitespace_words, write_archive)
+from bert_tf.export.common import (
+    check_export_dir,
+    model_call,
+    pad_multiple,
+    serving_tokenizer,
+    whitespace_words,
+    write_archive,
+)
 from bert_tf.packing import pack_example_windows
 
 
@@ -25,16 +31,17 @@ def _cut_words(chars, word_starts, word_ends):
     """UTF-8 words tf.string `[all words]` from code points `chars` `[batch, (chars)]`
     and the ragged `[batch, (words)]` offsets."""
     offsets = tf.gather(chars.row_starts(), word_starts.value_rowids())
-    spans = tf.ragged.range(offsets + tf.cast(word_starts.flat_values, tf.int64),
-                            offsets + tf.cast(word_ends.flat_values, tf.int64))
+    spans = tf.ragged.range(
+        offsets + tf.cast(word_starts.flat_values, tf.int64),
+        offsets + tf.cast(word_ends.flat_values, tf.int64),
+    )
     return tf.strings.unicode_encode(tf.gather(chars.flat_values, spans), "UTF-8")
 
 
 def _at_least_one(pieces, unk_id):
     """int32 `[words, (tokens)]` -> the same with `[UNK]` for empty rows."""
     count = pieces.nrows()
-    unk = tf.RaggedTensor.from_row_lengths(tf.fill([count], unk_id),
-                                           tf.ones([count], tf.int64))
+    unk = tf.RaggedTensor.from_row_lengths(tf.fill([count], unk_id), tf.ones([count], tf.int64))
     padded = tf.concat([pieces, unk], axis=1)
     keep = tf.maximum(pieces.row_lengths(), 1)
     starts = padded.row_starts()
@@ -54,8 +61,7 @@ def sentence_pieces(tokenizer, text):
       `word_starts.flat_values`.
     """
     chars, word_starts, word_ends = whitespace_words(text)
-    pieces = _at_least_one(tokenizer(_cut_words(chars, word_starts, word_ends)),
-                           tokenizer.unk_id)
+    pieces = _at_least_one(tokenizer(_cut_words(chars, word_starts, word_ends)), tokenizer.unk_id)
     ids = tf.RaggedTensor.from_row_splits(pieces, word_starts.row_splits).merge_dims(1, 2)
     is_first = tf.ragged.range(pieces.row_lengths()).flat_values == 0
     return word_starts, word_ends, ids, is_first, pieces.value_rowids()
@@ -78,15 +84,18 @@ def labelled_positions(input_mask, example_ids, starts, row_starts, is_first):
     num_tokens = tf.size(is_first)
     first = in_window & tf.gather(is_first, tf.where(in_window, token, 0))
     # alignment.is_max_context's score, in float64 as Python computes it.
-    score = (tf.cast(tf.minimum(offset, length[:, None] - 1 - offset), tf.float64)
-             + 0.01 * tf.cast(length, tf.float64)[:, None])
+    score = (
+        tf.cast(tf.minimum(offset, length[:, None] - 1 - offset), tf.float64)
+        + 0.01 * tf.cast(length, tf.float64)[:, None]
+    )
     segment = tf.where(first, token, num_tokens)
     best = tf.math.unsorted_segment_max(score, segment, num_tokens + 1)
     is_best = first & (score == tf.gather(best, segment))
     num_windows = tf.shape(score)[0]
     window = tf.broadcast_to(tf.range(num_windows)[:, None], tf.shape(score))
-    earliest = tf.math.unsorted_segment_min(tf.where(is_best, window, num_windows), segment,
-                                            num_tokens + 1)
+    earliest = tf.math.unsorted_segment_min(
+        tf.where(is_best, window, num_windows), segment, num_tokens + 1
+    )
     return is_best & (window == tf.gather(earliest, segment)), token
 
 
@@ -96,23 +105,39 @@ def tag_sentences(infer, tokenizer, labels, max_seq_length, text, multiple=1):
     padded to their longest, rounded up to `multiple`."""
     word_starts, word_ends, ids, is_first, token_words = sentence_pieces(tokenizer, text)
     inputs, example_ids, starts = pack_example_windows(
-        [ids], max_seq_length, tokenizer.cls_id, tokenizer.sep_id,
-        stride=window_stride(max_seq_length), pad_to_longest=True,
-        pad_multiple=multiple)
+        [ids],
+        max_seq_length,
+        tokenizer.cls_id,
+        tokenizer.sep_id,
+        stride=window_stride(max_seq_length),
+        pad_to_longest=True,
+        pad_multiple=multiple,
+    )
     predicted = tf.argmax(infer(inputs), axis=-1, output_type=tf.int32)
-    chosen, token = labelled_positions(inputs["input_mask"], example_ids, starts,
-                                       tf.cast(ids.row_starts(), tf.int32), is_first)
+    chosen, token = labelled_positions(
+        inputs["input_mask"], example_ids, starts, tf.cast(ids.row_starts(), tf.int32), is_first
+    )
     words = tf.gather(token_words, tf.boolean_mask(token, chosen))
     num_words = tf.size(word_starts.flat_values, out_type=tf.int64)
     tag_ids = tf.scatter_nd(words[:, None], tf.boolean_mask(predicted, chosen), [num_words])
     tags = tf.gather(tf.constant(labels), tag_ids)
-    return {"tags": word_starts.with_flat_values(tags).to_tensor(""),
-            "word_starts": word_starts.to_tensor(-1),
-            "word_ends": word_ends.to_tensor(-1)}
+    return {
+        "tags": word_starts.with_flat_values(tags).to_tensor(""),
+        "word_starts": word_starts.to_tensor(-1),
+        "word_ends": word_ends.to_tensor(-1),
+    }
 
 
-def export_tagger(model, export_dir, vocab_file, do_lower_case, max_seq_length, labels,
-                  overwrite=False, jit_compile=False):
+def export_tagger(
+    model,
+    export_dir,
+    vocab_file,
+    do_lower_case,
+    max_seq_length,
+    labels,
+    overwrite=False,
+    jit_compile=False,
+):
     """Writes `model` (logits `[batch, seq, len(labels)]`) as a SavedModel at
     `export_dir` (module docstring); written to a temporary directory and
     renamed, an existing `export_dir` replaced only with `overwrite`; with
@@ -124,7 +149,8 @@ def export_tagger(model, export_dir, vocab_file, do_lower_case, max_seq_length, 
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
     def serve(text):
-        return tag_sentences(infer, tokenizer, labels, max_seq_length, text,
-                             pad_multiple(jit_compile))
+        return tag_sentences(
+            infer, tokenizer, labels, max_seq_length, text, pad_multiple(jit_compile)
+        )
 
     return write_archive(export_dir, model, tokenizer, {"serving_default": serve})

@@ -2,15 +2,33 @@
 
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.heads import MaskedLMHead
-from bert_tf.modeling.layers import (BertEmbeddings, OutputProjection, SelfAttention,
-                                     TransformerBlock)
-from bert_tf.modeling.models import (BertClassifier, BertMultipleChoice, BertPretrainingModel,
-                                     BertSpanLabeler, pretraining_losses)
+from bert_tf.modeling.layers import (
+    BertEmbeddings,
+    OutputProjection,
+    SelfAttention,
+    TransformerBlock,
+)
+from bert_tf.modeling.models import (
+    BertClassifier,
+    BertMultipleChoice,
+    BertPretrainingModel,
+    BertSpanLabeler,
+    pretraining_losses,
+)
 from bert_tf.modeling.tagging import BertFeatureTagger, BertTokenClassifier
 
 __all__ = [
-    "BertEncoder", "BertEmbeddings", "SelfAttention", "TransformerBlock", "OutputProjection",
-    "MaskedLMHead", "BertPretrainingModel", "BertClassifier", "BertSpanLabeler",
-    "BertMultipleChoice", "BertTokenClassifier", "BertFeatureTagger",
+    "BertEncoder",
+    "BertEmbeddings",
+    "SelfAttention",
+    "TransformerBlock",
+    "OutputProjection",
+    "MaskedLMHead",
+    "BertPretrainingModel",
+    "BertClassifier",
+    "BertSpanLabeler",
+    "BertMultipleChoice",
+    "BertTokenClassifier",
+    "BertFeatureTagger",
     "pretraining_losses",
 ]

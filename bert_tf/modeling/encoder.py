@@ -31,7 +31,8 @@ class BertEncoder(keras.Model):
         c = self.config
         self.embeddings = BertEmbeddings(c, name="embeddings")
         self.transformer_layers = [
-            TransformerBlock(c, name=f"layer_{i}") for i in range(c.num_hidden_layers)]
+            TransformerBlock(c, name=f"layer_{i}") for i in range(c.num_hidden_layers)
+        ]
         self.pooler = dense(c.hidden_size, c, "pooler", activation="tanh")
         self.build()
 
@@ -63,16 +64,18 @@ class BertEncoder(keras.Model):
             type_ids = ops.zeros_like(word_ids)
 
         embedding_output = self.embeddings(word_ids, type_ids, training=training)
-        skip_padding = (skip_padding and not training
-                        and not is_tpu_strategy(tf.distribute.get_strategy()))
+        skip_padding = (
+            skip_padding and not training and not is_tpu_strategy(tf.distribute.get_strategy())
+        )
         tokens = RealTokens(mask) if skip_padding else PADDED
         last_for_first_token = pooled_only and not training
         hidden = tokens.pack(embedding_output)
         encoder_outputs = []
         for i, layer in enumerate(self.transformer_layers):
             first_token_only = last_for_first_token and i == len(self.transformer_layers) - 1
-            hidden = layer(hidden, mask, training=training, tokens=tokens,
-                           first_token_only=first_token_only)
+            hidden = layer(
+                hidden, mask, training=training, tokens=tokens, first_token_only=first_token_only
+            )
             if not pooled_only:
                 encoder_outputs.append(tokens.output(hidden))
         pooled_output = self.pooler(hidden if last_for_first_token else tokens.first(hidden))

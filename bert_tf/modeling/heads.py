@@ -28,16 +28,18 @@ class MaskedLMHead(ConfigLayer):
         super().__init__(config, **kwargs)
         self.embedding_table = embedding_table
         c = self.config
-        self.transform = dense(c.hidden_size, c, "transform",
-                               activation=get_activation(c.hidden_act))
+        self.transform = dense(
+            c.hidden_size, c, "transform", activation=get_activation(c.hidden_act)
+        )
         self.layer_norm = layer_norm("layer_norm")
 
     def build(self, input_shape=None):
         c = self.config
         self.transform.build((None, None, c.hidden_size))
         self.layer_norm.build((None, None, c.hidden_size))
-        self.output_bias = self.add_weight(shape=(c.vocab_size,), name="output_bias",
-                                           initializer="zeros", autocast=False)
+        self.output_bias = self.add_weight(
+            shape=(c.vocab_size,), name="output_bias", initializer="zeros", autocast=False
+        )
 
     def call(self, sequence_output, positions):
         hidden = self.layer_norm(self.transform(gather_positions(sequence_output, positions)))
@@ -53,4 +55,5 @@ class MaskedLMHead(ConfigLayer):
 
     def get_config(self):
         raise NotImplementedError(
-            "MaskedLMHead shares the encoder's embedding table: serialise its task model")
+            "MaskedLMHead shares the encoder's embedding table: serialise its task model"
+        )

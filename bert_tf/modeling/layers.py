@@ -27,8 +27,9 @@ def layer_norm(name):
 
 
 def dense(units, config, name, activation=None):
-    return keras.layers.Dense(units, activation=activation,
-                              kernel_initializer=initializer(config), name=name)
+    return keras.layers.Dense(
+        units, activation=activation, kernel_initializer=initializer(config), name=name
+    )
 
 
 def fused_gelu_dense(layer, rows):
@@ -69,20 +70,25 @@ class BertEmbeddings(ConfigLayer):
         c = self.config
         init = initializer(c)
         self.word_embeddings = self.add_weight(
-            shape=(c.vocab_size, c.hidden_size), initializer=init, name="word_embeddings")
+            shape=(c.vocab_size, c.hidden_size), initializer=init, name="word_embeddings"
+        )
         self.token_type_embeddings = self.add_weight(
-            shape=(c.type_vocab_size, c.hidden_size), initializer=init,
-            name="token_type_embeddings")
+            shape=(c.type_vocab_size, c.hidden_size), initializer=init, name="token_type_embeddings"
+        )
         self.position_embeddings = self.add_weight(
-            shape=(c.max_position_embeddings, c.hidden_size), initializer=init,
-            name="position_embeddings")
+            shape=(c.max_position_embeddings, c.hidden_size),
+            initializer=init,
+            name="position_embeddings",
+        )
         self.layer_norm.build((None, None, c.hidden_size))
 
     def call(self, input_word_ids, input_type_ids, training=None):
         seq_length = ops.shape(input_word_ids)[1]
-        embeddings = (ops.take(self.word_embeddings, input_word_ids, axis=0)
-                      + ops.take(self.token_type_embeddings, input_type_ids, axis=0)
-                      + self.position_embeddings[None, :seq_length, :])
+        embeddings = (
+            ops.take(self.word_embeddings, input_word_ids, axis=0)
+            + ops.take(self.token_type_embeddings, input_type_ids, axis=0)
+            + self.position_embeddings[None, :seq_length, :]
+        )
         embeddings = self.layer_norm(embeddings)
         embeddings = self.dropout(embeddings, training=training)
         return ops.cast(embeddings, self.compute_dtype)
@@ -159,8 +165,9 @@ class TransformerBlock(ConfigLayer):
         self.attention = SelfAttention(c, name="attention")
         self.attention_output = dense(c.hidden_size, c, "attention_output")
         self.attention_layer_norm = layer_norm("attention_layer_norm")
-        self.intermediate = dense(c.intermediate_size, c, "intermediate",
-                                  activation=get_activation(c.hidden_act))
+        self.intermediate = dense(
+            c.intermediate_size, c, "intermediate", activation=get_activation(c.hidden_act)
+        )
         self.output_dense = dense(c.hidden_size, c, "output")
         self.output_layer_norm = layer_norm("output_layer_norm")
         self.dropout = keras.layers.Dropout(c.hidden_dropout_prob)
@@ -175,8 +182,9 @@ class TransformerBlock(ConfigLayer):
         self.output_layer_norm.build((None, None, c.hidden_size))
 
     def call(self, hidden, input_mask, training=None, tokens=PADDED, first_token_only=False):
-        context = self.attention(hidden, input_mask, training=training, tokens=tokens,
-                                 first_token_only=first_token_only)
+        context = self.attention(
+            hidden, input_mask, training=training, tokens=tokens, first_token_only=first_token_only
+        )
         if first_token_only:
             hidden = tokens.first(hidden)
         attended = self.dropout(self.attention_output(context), training=training)
@@ -206,15 +214,21 @@ class OutputProjection(keras.layers.Layer):
 
     def build(self, input_shape):
         self.output_weights = self.add_weight(
-            shape=(self.units, input_shape[-1]), name="output_weights",
-            initializer=keras.initializers.TruncatedNormal(stddev=self.initializer_range))
-        self.output_bias = self.add_weight(shape=(self.units,), name="output_bias",
-                                           initializer="zeros")
+            shape=(self.units, input_shape[-1]),
+            name="output_weights",
+            initializer=keras.initializers.TruncatedNormal(stddev=self.initializer_range),
+        )
+        self.output_bias = self.add_weight(
+            shape=(self.units,), name="output_bias", initializer="zeros"
+        )
 
     def call(self, x):
         x = ops.cast(x, "float32")
         return ops.matmul(x, ops.transpose(self.output_weights)) + self.output_bias
 
     def get_config(self):
-        return {**super().get_config(), "units": self.units,
-                "initializer_range": self.initializer_range}
+        return {
+            **super().get_config(),
+            "units": self.units,
+            "initializer_range": self.initializer_range,
+        }

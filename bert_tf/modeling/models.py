@@ -42,8 +42,7 @@ class BertPretrainingModel(TaskModel):
         kwargs.setdefault("name", "bert_pretraining")
         super().__init__(config, **kwargs)
         c = self.config
-        self.masked_lm = MaskedLMHead(c, self.encoder.embeddings.word_embeddings,
-                                      name="masked_lm")
+        self.masked_lm = MaskedLMHead(c, self.encoder.embeddings.word_embeddings, name="masked_lm")
         self.next_sentence = OutputProjection(2, c.initializer_range, name="next_sentence")
         self.masked_lm.build()
         self.next_sentence.build((None, c.hidden_size))
@@ -64,8 +63,9 @@ class BertPretrainingModel(TaskModel):
     def call(self, inputs, training=None):
         outputs = self.encoder(inputs, training=training)
         return {
-            "masked_lm_logits": self.masked_lm(outputs["sequence_output"],
-                                               inputs["masked_lm_positions"]),
+            "masked_lm_logits": self.masked_lm(
+                outputs["sequence_output"], inputs["masked_lm_positions"]
+            ),
             "next_sentence_logits": self.next_sentence(outputs["pooled_output"]),
         }
 
@@ -84,18 +84,22 @@ class BertClassifier(TaskModel):
         super().__init__(config, **kwargs)
         self.num_labels = num_labels
         self.dropout = keras.layers.Dropout(CLASSIFIER_DROPOUT)
-        self.classifier = OutputProjection(num_labels, self.config.initializer_range,
-                                           name="classifier")
+        self.classifier = OutputProjection(
+            num_labels, self.config.initializer_range, name="classifier"
+        )
         self.classifier.build((None, self.config.hidden_size))
         self.built = True
 
     def tf1_head_variables(self):
-        return {"output_weights": self.classifier.output_weights,
-                "output_bias": self.classifier.output_bias}
+        return {
+            "output_weights": self.classifier.output_weights,
+            "output_bias": self.classifier.output_bias,
+        }
 
     def call(self, inputs, training=None):
-        pooled = self.encoder(inputs, training=training, skip_padding=True,
-                              pooled_only=True)["pooled_output"]
+        pooled = self.encoder(inputs, training=training, skip_padding=True, pooled_only=True)[
+            "pooled_output"
+        ]
         return self.classifier(self.dropout(pooled, training=training))
 
     def get_config(self):
@@ -117,8 +121,10 @@ class BertSpanLabeler(TaskModel):
         self.built = True
 
     def tf1_head_variables(self):
-        return {"cls/squad/output_weights": self.span.output_weights,
-                "cls/squad/output_bias": self.span.output_bias}
+        return {
+            "cls/squad/output_weights": self.span.output_weights,
+            "cls/squad/output_bias": self.span.output_bias,
+        }
 
     def call(self, inputs, training=None):
         sequence = self.encoder(inputs, training=training)["sequence_output"]
@@ -147,15 +153,20 @@ class BertMultipleChoice(TaskModel):
         self.built = True
 
     def tf1_head_variables(self):
-        return {"output_weights": self.classifier.output_weights,
-                "output_bias": self.classifier.output_bias}
+        return {
+            "output_weights": self.classifier.output_weights,
+            "output_bias": self.classifier.output_bias,
+        }
 
     def call(self, inputs, training=None):
         seq = ops.shape(inputs["input_word_ids"])[-1]
-        flat = {name: ops.reshape(inputs[name], (-1, seq))
-                for name in ("input_word_ids", "input_mask", "input_type_ids")}
-        pooled = self.encoder(flat, training=training, skip_padding=True,
-                              pooled_only=True)["pooled_output"]
+        flat = {
+            name: ops.reshape(inputs[name], (-1, seq))
+            for name in ("input_word_ids", "input_mask", "input_type_ids")
+        }
+        pooled = self.encoder(flat, training=training, skip_padding=True, pooled_only=True)[
+            "pooled_output"
+        ]
         logits = self.classifier(self.dropout(pooled, training=training))
         return ops.reshape(logits, (-1, self.num_choices))
 
@@ -186,5 +197,8 @@ def pretraining_losses(outputs, features, masked_lm_weight_total=None, num_examp
     if num_examples is None:
         num_examples = ops.cast(ops.shape(ns_labels)[0], "float32")
     next_sentence_loss = -ops.sum(ns_label_log_probs) / num_examples
-    return {"masked_lm_loss": masked_lm_loss, "next_sentence_loss": next_sentence_loss,
-            "loss": masked_lm_loss + next_sentence_loss}
+    return {
+        "masked_lm_loss": masked_lm_loss,
+        "next_sentence_loss": next_sentence_loss,
+        "loss": masked_lm_loss + next_sentence_loss,
+    }

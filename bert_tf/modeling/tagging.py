@@ -24,14 +24,17 @@ class BertTokenClassifier(TaskModel):
         super().__init__(config, **kwargs)
         self.num_labels = num_labels
         self.dropout = keras.layers.Dropout(CLASSIFIER_DROPOUT)
-        self.classifier = OutputProjection(num_labels, self.config.initializer_range,
-                                           name="classifier")
+        self.classifier = OutputProjection(
+            num_labels, self.config.initializer_range, name="classifier"
+        )
         self.classifier.build((None, None, self.config.hidden_size))
         self.built = True
 
     def tf1_head_variables(self):
-        return {"output_weights": self.classifier.output_weights,
-                "output_bias": self.classifier.output_bias}
+        return {
+            "output_weights": self.classifier.output_weights,
+            "output_bias": self.classifier.output_bias,
+        }
 
     def call(self, inputs, training=None):
         sequence = self.encoder(inputs, training=training)["sequence_output"]
@@ -44,9 +47,11 @@ class BertTokenClassifier(TaskModel):
 def check_layers(layers, num_hidden_layers):
     """Validates layer indices (negative: from the top) against the encoder depth."""
     if not layers or any(not -num_hidden_layers <= i < num_hidden_layers for i in layers):
-        raise InputError(f"--layers={','.join(map(str, layers))}: each must be in "
-                         f"[-{num_hidden_layers}, {num_hidden_layers - 1}] for "
-                         f"{num_hidden_layers} hidden layers")
+        raise InputError(
+            f"--layers={','.join(map(str, layers))}: each must be in "
+            f"[-{num_hidden_layers}, {num_hidden_layers - 1}] for "
+            f"{num_hidden_layers} hidden layers"
+        )
     return tuple(layers)
 
 
@@ -59,8 +64,15 @@ class BertFeatureTagger(TaskModel):
     a linear tagger. Returns float32 logits `[batch, seq, num_labels]`.
     """
 
-    def __init__(self, config, num_labels, layers=(-1, -2, -3, -4), combine="concat",
-                 lstm_units=768, **kwargs):
+    def __init__(
+        self,
+        config,
+        num_labels,
+        layers=(-1, -2, -3, -4),
+        combine="concat",
+        lstm_units=768,
+        **kwargs,
+    ):
         kwargs.setdefault("name", "bert_feature_tagger")
         super().__init__(config, **kwargs)
         if combine not in COMBINE_MODES:
@@ -72,13 +84,17 @@ class BertFeatureTagger(TaskModel):
         self.encoder.trainable = False
         hidden = self.config.hidden_size
         width = hidden * len(self.layers_used) if combine == "concat" else hidden
-        self.lstms = [keras.layers.Bidirectional(
-            keras.layers.LSTM(lstm_units, return_sequences=True), name=f"bilstm_{i}")
-            for i in range(2)]
+        self.lstms = [
+            keras.layers.Bidirectional(
+                keras.layers.LSTM(lstm_units, return_sequences=True), name=f"bilstm_{i}"
+            )
+            for i in range(2)
+        ]
         self.lstms[0].build((None, None, width))
         self.lstms[1].build((None, None, 2 * lstm_units))
-        self.classifier = OutputProjection(num_labels, self.config.initializer_range,
-                                           name="classifier")
+        self.classifier = OutputProjection(
+            num_labels, self.config.initializer_range, name="classifier"
+        )
         self.classifier.supports_masking = True  # per token: the LSTMs' mask passes through
         self.classifier.build((None, None, 2 * lstm_units))
         self.built = True
@@ -102,6 +118,10 @@ class BertFeatureTagger(TaskModel):
         return self.classifier(hidden)
 
     def get_config(self):
-        return {**super().get_config(), "num_labels": self.num_labels,
-                "layers": list(self.layers_used), "combine": self.combine,
-                "lstm_units": self.lstm_units}
+        return {
+            **super().get_config(),
+            "num_labels": self.num_labels,
+            "layers": list(self.layers_used),
+            "combine": self.combine,
+            "lstm_units": self.lstm_units,
+        }

@@ -48,8 +48,7 @@ class RealTokens:
 
     def __init__(self, input_mask):
         batch, seq = ops.shape(input_mask)[0], ops.shape(input_mask)[1]
-        is_row = ops.logical_or(ops.not_equal(input_mask, 0),
-                                ops.arange(seq)[None, :] == 0)
+        is_row = ops.logical_or(ops.not_equal(input_mask, 0), ops.arange(seq)[None, :] == 0)
         flat = ops.reshape(is_row, (-1,))
         self._mask = input_mask
         self._positions = tf.where(flat)[:, 0]

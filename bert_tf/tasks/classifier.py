@@ -28,13 +28,14 @@ class ClassifierOptions(FineTuningOptions):
     task_name: str = option(help=f"One of: {', '.join(glue.task_names())}.")
     data_dir: str = option(help="Folder with the task's .tsv files.")
     long_text_stride: int | None = option(
-        None, "Split texts longer than --max_seq_length into windows this many tokens apart "
-              "and average their logits (default: truncate, as the original).")
+        None,
+        "Split texts longer than --max_seq_length into windows this many tokens apart "
+        "and average their logits (default: truncate, as the original).",
+    )
     # The data reader's options (glue.get_processor); None: the task's default.
     xnli_language: str | None = option(None, "XNLI language (the original's default: zh).")
     skip_malformed: bool | None = option(None, "Skip rows with a wrong number of columns.")
-    text_a_column: str | None = option(
-        None, "generic task: column (name or index) of text a.")
+    text_a_column: str | None = option(None, "generic task: column (name or index) of text a.")
     text_b_column: str | None = option(None, "generic task: column of text b (pairs).")
     label_column: str | None = option(None, "generic task: column of the label.")
     labels: tuple | None = option(None, "generic task: the labels, in output order.")
@@ -43,9 +44,18 @@ class ClassifierOptions(FineTuningOptions):
     @property
     def processor_options(self):
         """The options of `glue.get_processor`."""
-        return {name: getattr(self, name) for name in (
-            "xnli_language", "skip_malformed", "text_a_column", "text_b_column",
-            "label_column", "labels", "delimiter")}
+        return {
+            name: getattr(self, name)
+            for name in (
+                "xnli_language",
+                "skip_malformed",
+                "text_a_column",
+                "text_b_column",
+                "label_column",
+                "labels",
+                "delimiter",
+            )
+        }
 
 
 def eval_metrics(processor, logits, labels):
@@ -96,25 +106,44 @@ class ClassifierRunner(TaskRunner):
     def split_features(self, split, pad_to):
         options = self.options
         return classifier_features.ensure_split_features(
-            self.processor, options.data_dir, split, options.output_dir, options.max_seq_length,
-            self.tokenizer, vocab_file=options.vocab_file, do_lower_case=options.do_lower_case,
-            long_text_stride=options.long_text_stride, pad_to_multiple_of=pad_to)
+            self.processor,
+            options.data_dir,
+            split,
+            options.output_dir,
+            options.max_seq_length,
+            self.tokenizer,
+            vocab_file=options.vocab_file,
+            do_lower_case=options.do_lower_case,
+            long_text_stride=options.long_text_stride,
+            pad_to_multiple_of=pad_to,
+        )
 
     def _dataset_fn(self, path, batch_size, is_training):
         options = self.options
 
         def dataset_fn(input_context):
             return classifier_features.make_dataset(
-                path, options.max_seq_length, batch_size, is_training,
-                is_regression=self.processor.is_regression, input_context=input_context,
-                seed=options.training.seed, pad_to_multiple=self.pad_to_multiple,
-                group_by_length=self.group_by_length(is_training))
+                path,
+                options.max_seq_length,
+                batch_size,
+                is_training,
+                is_regression=self.processor.is_regression,
+                input_context=input_context,
+                seed=options.training.seed,
+                pad_to_multiple=self.pad_to_multiple,
+                group_by_length=self.group_by_length(is_training),
+            )
+
         return dataset_fn
 
     def train_schedule(self):
         schedule = epoch_schedule(self.train_file.num_features, self.options)
-        logging.info("training on %d features (%d examples) for %d steps",
-                     self.train_file.num_features, self.train_file.num_examples, schedule[0])
+        logging.info(
+            "training on %d features (%d examples) for %d steps",
+            self.train_file.num_features,
+            self.train_file.num_examples,
+            schedule[0],
+        )
         return schedule
 
     def train_dataset_fn(self):
@@ -122,8 +151,7 @@ class ClassifierRunner(TaskRunner):
 
     def build_model(self, config):
         processor = self.processor
-        return BertClassifier(config, 1 if processor.is_regression else
-                              len(processor.get_labels()))
+        return BertClassifier(config, 1 if processor.is_regression else len(processor.get_labels()))
 
     def loss_task(self):
         return ClassificationTask(self.processor.is_regression)
@@ -131,8 +159,9 @@ class ClassifierRunner(TaskRunner):
     def _predict_examples(self, trainer, split, batch_size):
         """Per-example logits and labels of a split (windows averaged, padding dropped)."""
         feature_file = self.split_features(split, batch_size)
-        predictions = trainer.predict(self._dataset_fn(feature_file.path, batch_size, False),
-                                      _PASSTHROUGH)
+        predictions = trainer.predict(
+            self._dataset_fn(feature_file.path, batch_size, False), _PASSTHROUGH
+        )
         return combine_windows(predictions)
 
     def evaluate(self, trainer):
@@ -148,19 +177,25 @@ class ClassifierRunner(TaskRunner):
         self.wrote("predictions", path)
         if processor.submission_name:
             path = classifier_outputs.submission_path(options.output_dir, processor)
-            classifier_outputs.write_glue_submission(path, processor, outputs,
-                                                     processor.get_labels())
+            classifier_outputs.write_glue_submission(
+                path, processor, outputs, processor.get_labels()
+            )
             self.wrote("GLUE submission", path)
 
     def export(self, model):
         options = self.options
-        return export_classifier(model, options.export_dir, options.vocab_file,
-                          options.do_lower_case, options.max_seq_length,
-                          _has_sentence_pairs(self.processor, options.data_dir),
-                          is_regression=self.processor.is_regression,
-                          long_text_stride=options.long_text_stride,
-                          overwrite=options.overwrite,
-                          jit_compile=options.training.jit_compile)
+        return export_classifier(
+            model,
+            options.export_dir,
+            options.vocab_file,
+            options.do_lower_case,
+            options.max_seq_length,
+            _has_sentence_pairs(self.processor, options.data_dir),
+            is_regression=self.processor.is_regression,
+            long_text_stride=options.long_text_stride,
+            overwrite=options.overwrite,
+            jit_compile=options.training.jit_compile,
+        )
 
 
 def run_classifier(options):

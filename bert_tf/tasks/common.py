@@ -40,12 +40,16 @@ class RunOptions:
     """The flags every training script shares, with the original's defaults."""
 
     bert_config_file: str | None = option(
-        None, "bert_config.json of the model: its architecture. Not needed when "
-              "--init_checkpoint is a folder with one (Google's release, Hugging Face).")
+        None,
+        "bert_config.json of the model: its architecture. Not needed when "
+        "--init_checkpoint is a folder with one (Google's release, Hugging Face).",
+    )
     output_dir: str = option(help="Where checkpoints and results are written.")
     init_checkpoint: str | None = option(
-        None, "Checkpoint to start from: Google's bert_model.ckpt, a bert_tf or Model "
-              "Garden checkpoint, or a Hugging Face folder.")
+        None,
+        "Checkpoint to start from: Google's bert_model.ckpt, a bert_tf or Model "
+        "Garden checkpoint, or a Hugging Face folder.",
+    )
     max_seq_length: int = option(128, "Tokens per sequence after WordPiece, with [CLS]/[SEP].")
     do_train: bool = option(False, "Whether to train.")
     do_eval: bool = option(False, "Whether to evaluate (writes eval_results.txt).")
@@ -55,17 +59,23 @@ class RunOptions:
     save_checkpoints_steps: int = option(1000, "Updates between checkpoints.")
     keep_checkpoint_max: int = option(5, "Checkpoints kept in --output_dir.")
     dynamic_padding: bool = option(
-        True, "Pad each batch only to its longest example, rounded up to --padding_multiple, "
-              "not to --max_seq_length (same results, less compute). Off under TPUStrategy, "
-              "which needs static shapes; pre-training and SQuAD always pad fully.")
+        True,
+        "Pad each batch only to its longest example, rounded up to --padding_multiple, "
+        "not to --max_seq_length (same results, less compute). Off under TPUStrategy, "
+        "which needs static shapes; pre-training and SQuAD always pad fully.",
+    )
     padding_multiple: int | None = option(
-        None, f"With --dynamic_padding: batch lengths are multiples of this. Default "
-              f"{PADDING_MULTIPLE}, or {XLA_PAD_MULTIPLE} under --jit_compile (each length is "
-              "compiled into its own XLA program).")
+        None,
+        f"With --dynamic_padding: batch lengths are multiples of this. Default "
+        f"{PADDING_MULTIPLE}, or {XLA_PAD_MULTIPLE} under --jit_compile (each length is "
+        "compiled into its own XLA program).",
+    )
     group_by_length: bool = option(
-        False, "With --dynamic_padding: train on batches of similar lengths (sorted within "
-               "windows of 32 batches, the batches then shuffled). Eval and predict always "
-               "do so, and write results in the original order.")
+        False,
+        "With --dynamic_padding: train on batches of similar lengths (sorted within "
+        "windows of 32 batches, the batches then shuffled). Eval and predict always "
+        "do so, and write results in the original order.",
+    )
     training: TrainingOptions = dataclasses.field(default_factory=TrainingOptions)
 
 
@@ -94,8 +104,10 @@ def config_file_of(options):
     if checkpoint:
         path = config_file_beside(checkpoint)
         if path is None:
-            raise InputError(f"--bert_config_file is needed: --init_checkpoint={checkpoint} has "
-                             f"no {' or '.join(CONFIG_FILE_NAMES)} beside it")
+            raise InputError(
+                f"--bert_config_file is needed: --init_checkpoint={checkpoint} has "
+                f"no {' or '.join(CONFIG_FILE_NAMES)} beside it"
+            )
         return path
     raise InputError("--bert_config_file is needed (or an --init_checkpoint folder with one)")
 
@@ -113,9 +125,11 @@ def load_bert_config(options):
     path = config_file_of(options)
     config = BertConfig.from_json_file(path)
     if options.max_seq_length > config.max_position_embeddings:
-        raise InputError(f"--max_seq_length={options.max_seq_length} is larger than "
-                         f"max_position_embeddings={config.max_position_embeddings} of "
-                         f"{_config_source(options)}")
+        raise InputError(
+            f"--max_seq_length={options.max_seq_length} is larger than "
+            f"max_position_embeddings={config.max_position_embeddings} of "
+            f"{_config_source(options)}"
+        )
     return config
 
 
@@ -136,8 +150,9 @@ def epoch_schedule(num_examples, options):
     """`(num_train_steps, num_warmup_steps)` for `options.num_train_epochs` over
     `num_examples` at `options.train_batch_size`, with
     `options.warmup_proportion` of warm-up, as the original fine-tuning scripts."""
-    num_train_steps = max(1, int(num_examples / options.train_batch_size
-                                 * options.num_train_epochs))
+    num_train_steps = max(
+        1, int(num_examples / options.train_batch_size * options.num_train_epochs)
+    )
     return num_train_steps, int(num_train_steps * options.warmup_proportion)
 
 
@@ -156,9 +171,13 @@ def warm_start(model, init_checkpoint):
     report = checkpoints.load_checkpoint(model, init_checkpoint, strict=False)
     if not report.loaded:
         raise InputError(f"--init_checkpoint={init_checkpoint}: no variable matches the model")
-    logging.info("warm start from %s: %d variables loaded, %d left initialised%s",
-                 init_checkpoint, len(report.loaded), len(report.left_initialised),
-                 f" ({', '.join(report.left_initialised)})" if report.left_initialised else "")
+    logging.info(
+        "warm start from %s: %d variables loaded, %d left initialised%s",
+        init_checkpoint,
+        len(report.loaded),
+        len(report.left_initialised),
+        f" ({', '.join(report.left_initialised)})" if report.left_initialised else "",
+    )
     return report
 
 
@@ -188,7 +207,8 @@ class TaskRunner:
         classifier and multiple choice by example_index, NER by
         sentence_index and word_ids)."""
         return self.pad_to_multiple is not None and (
-            self.options.group_by_length or not is_training)
+            self.options.group_by_length or not is_training
+        )
 
     def split_features(self, split, pad_to):
         """For tasks read as train / eval / predict splits: the split's
@@ -255,8 +275,11 @@ def _check_shared_options(options):
     """Checks of options several tasks have: one of the task's `--do_*` modes
     is set, `--output_dir` is a folder (or not there yet), an export dir that
     is free, and `--do_lower_case` against a released checkpoint's casing."""
-    modes = [f"--{f.name}" for f in dataclasses.fields(options)
-             if f.name in _MODES and "help" in f.metadata]
+    modes = [
+        f"--{f.name}"
+        for f in dataclasses.fields(options)
+        if f.name in _MODES and "help" in f.metadata
+    ]
     if modes and not any(getattr(options, mode[2:]) for mode in modes):
         listed = ", ".join(modes[:-1]) + " or " + modes[-1] if len(modes) > 1 else modes[0]
         raise InputError(f"at least one of {listed} must be set")
@@ -266,8 +289,9 @@ def _check_shared_options(options):
     if getattr(options, "export_dir", None):
         check_export_dir(options.export_dir, options.overwrite)
     if hasattr(options, "do_lower_case"):
-        tokenization.validate_case_matches_checkpoint(options.do_lower_case,
-                                                      options.init_checkpoint)
+        tokenization.validate_case_matches_checkpoint(
+            options.do_lower_case, options.init_checkpoint
+        )
 
 
 def _check_weights_exist(runner):
@@ -277,13 +301,18 @@ def _check_weights_exist(runner):
     options = runner.options
     if options.init_checkpoint:
         checkpoints.checkpoint_format(options.init_checkpoint)  # reads its index
-    if options.do_train or options.init_checkpoint or \
-            type(runner).restore is not TaskRunner.restore:
+    if (
+        options.do_train
+        or options.init_checkpoint
+        or type(runner).restore is not TaskRunner.restore
+    ):
         return
     if not tf.train.get_checkpoint_state(options.output_dir):
-        raise InputError(f"nothing to evaluate, predict or export: no checkpoint in "
-                         f"--output_dir={options.output_dir} and no --init_checkpoint "
-                         "(pass --do_train, or the checkpoint to use)")
+        raise InputError(
+            f"nothing to evaluate, predict or export: no checkpoint in "
+            f"--output_dir={options.output_dir} and no --init_checkpoint "
+            "(pass --do_train, or the checkpoint to use)"
+        )
 
 
 def _check_vocab_fits(options, config):
@@ -293,9 +322,11 @@ def _check_vocab_fits(options, config):
         return
     size = len(tokenization.load_vocab(options.vocab_file))
     if size > config.vocab_size:
-        raise InputError(f"--vocab_file {options.vocab_file} has {size} tokens, more than "
-                         f"vocab_size={config.vocab_size} of {_config_source(options)}: "
-                         "they are not the same model's")
+        raise InputError(
+            f"--vocab_file {options.vocab_file} has {size} tokens, more than "
+            f"vocab_size={config.vocab_size} of {_config_source(options)}: "
+            "they are not the same model's"
+        )
 
 
 def _pad_to_multiple(options, strategy):
@@ -319,8 +350,11 @@ def run_task(runner):
     try:
         metrics = _run(runner)
     except BertTfError:
-        if created_output_dir and tf.io.gfile.isdir(options.output_dir) \
-                and not tf.io.gfile.listdir(options.output_dir):
+        if (
+            created_output_dir
+            and tf.io.gfile.isdir(options.output_dir)
+            and not tf.io.gfile.listdir(options.output_dir)
+        ):
             tf.io.gfile.rmtree(options.output_dir)
         raise
     for what, path in runner.written:
@@ -347,19 +381,38 @@ def _run(runner):
             model = runner.build_model(config)
             if options.do_train:
                 num_train_steps, num_warmup_steps = runner.train_schedule()
-                optimizer = distribution.with_loss_scaling(create_optimizer(
-                    training.optimizer, options.learning_rate, num_train_steps, num_warmup_steps,
-                    weight_decay_rate=training.weight_decay_rate), training.dtype)
-        trainer = Trainer(strategy, runner.loss_task(), model, optimizer, LoopConfig(
-            output_dir=options.output_dir, num_train_steps=num_train_steps,
-            steps_per_loop=training.steps_per_loop,
-            save_checkpoints_steps=options.save_checkpoints_steps,
-            keep_checkpoint_max=options.keep_checkpoint_max, jit_compile=training.jit_compile,
-            gradient_accumulation_steps=training.gradient_accumulation_steps,
-            inference_jit_compile=training.jit_compile))
+                optimizer = distribution.with_loss_scaling(
+                    create_optimizer(
+                        training.optimizer,
+                        options.learning_rate,
+                        num_train_steps,
+                        num_warmup_steps,
+                        weight_decay_rate=training.weight_decay_rate,
+                    ),
+                    training.dtype,
+                )
+        trainer = Trainer(
+            strategy,
+            runner.loss_task(),
+            model,
+            optimizer,
+            LoopConfig(
+                output_dir=options.output_dir,
+                num_train_steps=num_train_steps,
+                steps_per_loop=training.steps_per_loop,
+                save_checkpoints_steps=options.save_checkpoints_steps,
+                keep_checkpoint_max=options.keep_checkpoint_max,
+                jit_compile=training.jit_compile,
+                gradient_accumulation_steps=training.gradient_accumulation_steps,
+                inference_jit_compile=training.jit_compile,
+            ),
+        )
         if options.do_train:
-            init_fn = (lambda: warm_start(model, options.init_checkpoint)) \
-                if options.init_checkpoint else None
+            init_fn = (
+                (lambda: warm_start(model, options.init_checkpoint))
+                if options.init_checkpoint
+                else None
+            )
             trainer.train(runner.train_dataset_fn(), options.train_batch_size, init_fn=init_fn)
             if trainer.checkpoints.is_chief:
                 runner.wrote("checkpoint", trainer.checkpoints.latest())

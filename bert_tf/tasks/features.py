@@ -27,13 +27,18 @@ import tensorflow as tf
 from keras import ops
 
 from bert_tf import checkpoints, tokenization
-from bert_tf.data.features import (Feature, FeatureSchema, input_features, make_dataset,
-                                   write_record_file)
+from bert_tf.data.features import (
+    Feature,
+    FeatureSchema,
+    input_features,
+    make_dataset,
+    write_record_file,
+)
 from bert_tf.errors import CheckpointError, InputError
 from bert_tf.files import atomic_output, check_output_file
 from bert_tf.modeling import BertEncoder
-from bert_tf.packing import pack_inputs
 from bert_tf.options import option
+from bert_tf.packing import pack_inputs
 from bert_tf.tasks.common import RunOptions, TaskRunner, parse_layers, run_task
 from bert_tf.training.loop import Task
 
@@ -48,8 +53,10 @@ class FeatureOptions(RunOptions):
     input_file: str = option(help="Text, one example per line: text_a or 'text_a ||| text_b'.")
     output_file: str = option(help="Where the features are written (JSON lines or .npz).")
     vocab_file: str = option(help="The vocab.txt of the BERT model.")
-    init_checkpoint: str = option(help="The model's checkpoint (Google's bert_model.ckpt, "
-                                       "bert_tf, Model Garden or a Hugging Face folder).")
+    init_checkpoint: str = option(
+        help="The model's checkpoint (Google's bert_model.ckpt, "
+        "bert_tf, Model Garden or a Hugging Face folder)."
+    )
     layers: str = option("-1,-2,-3,-4", "Comma-separated layer indexes (-1: the last).")
     do_lower_case: bool = option(True, "Lower-case the input (uncased models).")
     batch_size: int = option(32, "Global batch size for predictions.")
@@ -98,8 +105,10 @@ def read_examples(input_file):
 
 
 def _schema(max_seq_length):
-    return FeatureSchema([*input_features(max_seq_length), Feature("unique_ids", 1, scalar=True)],
-                         description="feature")
+    return FeatureSchema(
+        [*input_features(max_seq_length), Feature("unique_ids", 1, scalar=True)],
+        description="feature",
+    )
 
 
 class FeatureRunner(TaskRunner):
@@ -118,24 +127,30 @@ class FeatureRunner(TaskRunner):
         options = self.options
         check_output_file(options.output_file, "--output_file")
         if options.output_format not in OUTPUT_FORMATS:
-            raise InputError(f"--output_format must be one of {', '.join(OUTPUT_FORMATS)}, got "
-                             f"{options.output_format!r}")
+            raise InputError(
+                f"--output_format must be one of {', '.join(OUTPUT_FORMATS)}, got "
+                f"{options.output_format!r}"
+            )
         self.layer_indexes = list(parse_layers(options.layers))
 
     def prepare(self, config):
         options = self.options
         for index in self.layer_indexes:
             if not -config.num_hidden_layers <= index < config.num_hidden_layers:
-                raise InputError(f"--layers: {index} is not a layer of a "
-                                 f"{config.num_hidden_layers}-layer model")
+                raise InputError(
+                    f"--layers: {index} is not a layer of a {config.num_hidden_layers}-layer model"
+                )
         self.hidden_size = config.hidden_size
         tokenizer = tokenization.FullTokenizer(options.vocab_file, options.do_lower_case)
         cls_id, sep_id = tokenizer.convert_tokens_to_ids(["[CLS]", "[SEP]"])
         packed = []
         for text_a, text_b in read_examples(options.input_file):
             ids_a = tokenizer.convert_tokens_to_ids(tokenizer.tokenize(text_a))
-            ids_b = (tokenizer.convert_tokens_to_ids(tokenizer.tokenize(text_b))
-                     if text_b is not None else None)
+            ids_b = (
+                tokenizer.convert_tokens_to_ids(tokenizer.tokenize(text_b))
+                if text_b is not None
+                else None
+            )
             inputs = pack_inputs(ids_a, ids_b, options.max_seq_length, cls_id, sep_id)
             length = sum(inputs["input_mask"])
             self.tokens.append(tokenizer.convert_ids_to_tokens(inputs["input_word_ids"][:length]))
@@ -147,12 +162,28 @@ class FeatureRunner(TaskRunner):
 
         def write_records(writer):
             for index, inputs in enumerate(packed):
-                writer.write(schema.serialize({
-                    "input_ids": inputs["input_word_ids"], "input_mask": inputs["input_mask"],
-                    "segment_ids": inputs["input_type_ids"], "unique_ids": [index]}))
+                writer.write(
+                    schema.serialize(
+                        {
+                            "input_ids": inputs["input_word_ids"],
+                            "input_mask": inputs["input_mask"],
+                            "segment_ids": inputs["input_type_ids"],
+                            "unique_ids": [index],
+                        }
+                    )
+                )
             for _ in range(padding):
-                writer.write(schema.serialize({"input_ids": zeros, "input_mask": zeros,
-                                               "segment_ids": zeros, "unique_ids": [-1]}))
+                writer.write(
+                    schema.serialize(
+                        {
+                            "input_ids": zeros,
+                            "input_mask": zeros,
+                            "segment_ids": zeros,
+                            "unique_ids": [-1],
+                        }
+                    )
+                )
+
         write_record_file(self.records, write_records)
 
     def build_model(self, config):
@@ -167,23 +198,33 @@ class FeatureRunner(TaskRunner):
         path = self.options.init_checkpoint
         report = checkpoints.load_checkpoint(trainer.model, path, strict=False)
         if report.left_initialised:
-            raise CheckpointError(f"--init_checkpoint={path} lacks encoder variables: "
-                                  f"{', '.join(report.left_initialised[:8])}")
+            raise CheckpointError(
+                f"--init_checkpoint={path} lacks encoder variables: "
+                f"{', '.join(report.left_initialised[:8])}"
+            )
 
     def predict(self, trainer):
         options = self.options
 
         def dataset_fn(input_context):
-            return make_dataset(self.records, _schema(options.max_seq_length), options.batch_size,
-                                is_training=False, input_context=input_context,
-                                shard_by="records", pad_to_multiple=self.pad_to_multiple)
+            return make_dataset(
+                self.records,
+                _schema(options.max_seq_length),
+                options.batch_size,
+                is_training=False,
+                input_context=input_context,
+                shard_by="records",
+                pad_to_multiple=self.pad_to_multiple,
+            )
 
-        rows = ((int(uid), values)
-                for batch in trainer.predict_batches(dataset_fn, passthrough=("unique_ids",))
-                for uid, values in zip(batch["unique_ids"], batch["logits"]) if uid >= 0)
+        rows = (
+            (int(uid), values)
+            for batch in trainer.predict_batches(dataset_fn, passthrough=("unique_ids",))
+            for uid, values in zip(batch["unique_ids"], batch["logits"])
+            if uid >= 0
+        )
         if options.output_format == "npz":
-            _write_npz(options.output_file, rows, self.tokens, self.layer_indexes,
-                       self.hidden_size)
+            _write_npz(options.output_file, rows, self.tokens, self.layer_indexes, self.hidden_size)
         else:
             _write_jsonl(options.output_file, rows, self.tokens, self.layer_indexes)
         tf.io.gfile.remove(self.records)
@@ -194,18 +235,28 @@ def _write_jsonl(path, rows, tokens, layer_indexes):
     """The original's JSON lines; `rows` yields `(example index, values [seq, layers, hidden])`."""
     with atomic_output(path) as tmp, tf.io.gfile.GFile(tmp, "w") as f:
         for index, values in rows:
-            features = [{"token": token, "layers": [
-                {"index": layer, "values": [round(float(x), 6) for x in values[position, k]]}
-                for k, layer in enumerate(layer_indexes)]}
-                for position, token in enumerate(tokens[index])]
+            features = [
+                {
+                    "token": token,
+                    "layers": [
+                        {
+                            "index": layer,
+                            "values": [round(float(x), 6) for x in values[position, k]],
+                        }
+                        for k, layer in enumerate(layer_indexes)
+                    ],
+                }
+                for position, token in enumerate(tokens[index])
+            ]
             f.write(json.dumps({"linex_index": index, "features": features}) + "\n")
 
 
 def _write_npy(zip_file, name, shape, dtype, chunks):
     """Streams an array into `zip_file` as `name.npy` (what np.load reads in an npz)."""
     with zip_file.open(f"{name}.npy", "w", force_zip64=True) as f:
-        np.lib.format.write_array_header_1_0(f, {"descr": np.dtype(dtype).str,
-                                                 "fortran_order": False, "shape": shape})
+        np.lib.format.write_array_header_1_0(
+            f, {"descr": np.dtype(dtype).str, "fortran_order": False, "shape": shape}
+        )
         for chunk in chunks:
             f.write(np.ascontiguousarray(chunk, dtype=dtype).tobytes())
 
@@ -229,12 +280,19 @@ def _write_npz(path, rows, tokens, layer_indexes, hidden_size):
     """Arrays of all real tokens (see the module docstring), written as they come."""
     lengths = [len(t) for t in tokens]
     flat_tokens = np.array([t for example in tokens for t in example])
-    with atomic_output(path) as tmp, tf.io.gfile.GFile(tmp, "wb") as f, \
-            zipfile.ZipFile(_WriteOnly(f), "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
-        _write_npy(archive, "values", (sum(lengths), len(layer_indexes), hidden_size),
-                   np.float32, (values[:lengths[index]] for index, values in rows))
-        _write_npy(archive, "offsets", (len(lengths) + 1,), np.int64,
-                   [np.cumsum([0, *lengths])])
+    with (
+        atomic_output(path) as tmp,
+        tf.io.gfile.GFile(tmp, "wb") as f,
+        zipfile.ZipFile(_WriteOnly(f), "w", zipfile.ZIP_STORED, allowZip64=True) as archive,
+    ):
+        _write_npy(
+            archive,
+            "values",
+            (sum(lengths), len(layer_indexes), hidden_size),
+            np.float32,
+            (values[: lengths[index]] for index, values in rows),
+        )
+        _write_npy(archive, "offsets", (len(lengths) + 1,), np.int64, [np.cumsum([0, *lengths])])
         _write_npy(archive, "tokens", flat_tokens.shape, flat_tokens.dtype, [flat_tokens])
         _write_npy(archive, "layers", (len(layer_indexes),), np.int64, [layer_indexes])
 

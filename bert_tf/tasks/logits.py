@@ -23,8 +23,7 @@ class ClassificationTask(Task):
         if self.is_regression:
             errors = tf.square(outputs[:, 0] - tf.cast(features["label_ids"], tf.float32))
         else:
-            errors = tf.nn.sparse_softmax_cross_entropy_with_logits(features["label_ids"],
-                                                                    outputs)
+            errors = tf.nn.sparse_softmax_cross_entropy_with_logits(features["label_ids"], outputs)
         return {"loss": tf.reduce_sum(errors) / totals["examples"]}
 
 

@@ -59,24 +59,38 @@ class MultipleChoiceRunner(TaskRunner):
     def split_features(self, split, pad_to):
         options = self.options
         return mc_data.ensure_swag_features(
-            options.data_dir, options.output_dir, split, self.tokenizer,
-            vocab_file=options.vocab_file, do_lower_case=options.do_lower_case,
-            max_seq_length=options.max_seq_length, pad_to_multiple_of=pad_to)
+            options.data_dir,
+            options.output_dir,
+            split,
+            self.tokenizer,
+            vocab_file=options.vocab_file,
+            do_lower_case=options.do_lower_case,
+            max_seq_length=options.max_seq_length,
+            pad_to_multiple_of=pad_to,
+        )
 
     def _dataset_fn(self, path, batch_size, is_training):
         options = self.options
 
         def dataset_fn(input_context):
-            return mc_data.make_dataset(path, options.max_seq_length, batch_size, is_training,
-                                        input_context=input_context, seed=options.training.seed,
-                                        pad_to_multiple=self.pad_to_multiple,
-                                        group_by_length=self.group_by_length(is_training))
+            return mc_data.make_dataset(
+                path,
+                options.max_seq_length,
+                batch_size,
+                is_training,
+                input_context=input_context,
+                seed=options.training.seed,
+                pad_to_multiple=self.pad_to_multiple,
+                group_by_length=self.group_by_length(is_training),
+            )
+
         return dataset_fn
 
     def train_schedule(self):
         schedule = epoch_schedule(self.train_file.num_examples, self.options)
-        logging.info("training on %d examples for %d steps", self.train_file.num_examples,
-                     schedule[0])
+        logging.info(
+            "training on %d examples for %d steps", self.train_file.num_examples, schedule[0]
+        )
         return schedule
 
     def train_dataset_fn(self):
@@ -92,8 +106,10 @@ class MultipleChoiceRunner(TaskRunner):
     def _predict_split(self, trainer, split, batch_size):
         """Logits `[n, choices]` and labels `[n]` of a split's real examples, in file order."""
         feature_file = self.split_features(split, batch_size)
-        predictions = trainer.predict(self._dataset_fn(feature_file.path, batch_size, False),
-                                      ("label_ids", "is_real_example", "example_index"))
+        predictions = trainer.predict(
+            self._dataset_fn(feature_file.path, batch_size, False),
+            ("label_ids", "is_real_example", "example_index"),
+        )
         return combine_windows(predictions)  # one window per example: only the order
 
     def evaluate(self, trainer):
@@ -109,10 +125,15 @@ class MultipleChoiceRunner(TaskRunner):
 
     def export(self, model):
         options = self.options
-        return export_multiple_choice(model, options.export_dir, options.vocab_file,
-                               options.do_lower_case, options.max_seq_length,
-                               overwrite=options.overwrite,
-                               jit_compile=options.training.jit_compile)
+        return export_multiple_choice(
+            model,
+            options.export_dir,
+            options.vocab_file,
+            options.do_lower_case,
+            options.max_seq_length,
+            overwrite=options.overwrite,
+            jit_compile=options.training.jit_compile,
+        )
 
 
 def run_multiple_choice(options):

@@ -28,12 +28,15 @@ class PretrainingTask(Task):
     """Masked LM + next sentence losses and the original's eval metrics."""
 
     def totals(self, features):
-        return {"masked_lm_weights": ops.sum(features["masked_lm_weights"]),
-                "examples": ops.shape(features["next_sentence_labels"])[0]}
+        return {
+            "masked_lm_weights": ops.sum(features["masked_lm_weights"]),
+            "examples": ops.shape(features["next_sentence_labels"])[0],
+        }
 
     def loss(self, outputs, features, totals):
-        return pretraining_losses(outputs, features, totals["masked_lm_weights"],
-                                  totals["examples"])
+        return pretraining_losses(
+            outputs, features, totals["masked_lm_weights"], totals["examples"]
+        )
 
     def eval_sums(self, outputs, features):
         logits = outputs["masked_lm_logits"]
@@ -72,18 +75,27 @@ class PretrainingRunner(TaskRunner):
 
     def prepare(self, config):
         options = self.options
-        pretraining_data.check_record_files(expand_input_patterns(options.input_file),
-                                            options.max_seq_length,
-                                            options.max_predictions_per_seq)
+        pretraining_data.check_record_files(
+            expand_input_patterns(options.input_file),
+            options.max_seq_length,
+            options.max_predictions_per_seq,
+        )
 
     def _dataset_fn(self, batch_size, is_training):
         options = self.options
 
         def dataset_fn(input_context):
             return pretraining_data.make_dataset(
-                options.input_file, options.max_seq_length, options.max_predictions_per_seq,
-                batch_size, is_training=is_training, input_context=input_context,
-                seed=options.training.seed, check_files=False)
+                options.input_file,
+                options.max_seq_length,
+                options.max_predictions_per_seq,
+                batch_size,
+                is_training=is_training,
+                input_context=input_context,
+                seed=options.training.seed,
+                check_files=False,
+            )
+
         return dataset_fn
 
     def train_schedule(self):
@@ -99,8 +111,10 @@ class PretrainingRunner(TaskRunner):
         return PretrainingTask()
 
     def evaluate(self, trainer):
-        return trainer.evaluate(self._dataset_fn(self.options.eval_batch_size, False),
-                                max_steps=self.options.max_eval_steps)
+        return trainer.evaluate(
+            self._dataset_fn(self.options.eval_batch_size, False),
+            max_steps=self.options.max_eval_steps,
+        )
 
 
 def run_pretraining(options):

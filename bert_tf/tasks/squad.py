@@ -18,9 +18,9 @@ from bert_tf import tokenization
 from bert_tf.data.squad import evaluation, postprocess, reader
 from bert_tf.data.squad import features as squad_features
 from bert_tf.errors import InputError
+from bert_tf.export.squad import export_span_labeler
 from bert_tf.files import write_text_atomically
 from bert_tf.modeling import BertSpanLabeler
-from bert_tf.export.squad import export_span_labeler
 from bert_tf.options import option
 from bert_tf.tasks.common import FineTuningOptions, TaskRunner, epoch_schedule, run_task
 from bert_tf.training.loop import Task
@@ -34,22 +34,30 @@ class SquadOptions(FineTuningOptions):
 
     train_file: str | None = option(None, "SQuAD JSON for training, e.g. train-v1.1.json.")
     predict_file: str | None = option(
-        None, "SQuAD JSON to predict, e.g. dev-v1.1.json; scored when it has answers.")
+        None, "SQuAD JSON to predict, e.g. dev-v1.1.json; scored when it has answers."
+    )
     max_seq_length: int = option(
-        384, "Tokens per window after WordPiece; longer contexts are split into windows.")
+        384, "Tokens per window after WordPiece; longer contexts are split into windows."
+    )
     doc_stride: int = option(128, "Tokens between the starts of a context's windows.")
     max_query_length: int = option(64, "Question tokens kept (the rest is cut).")
     do_predict: bool = option(False, "Whether to predict --predict_file.")
     num_train_epochs: float = option(3.0, "Training epochs (over the questions).")
-    n_best_size: int = option(20, "Answers per question in nbest_predictions.json, and start "
-                                  "/ end positions considered per window.")
+    n_best_size: int = option(
+        20,
+        "Answers per question in nbest_predictions.json, and start "
+        "/ end positions considered per window.",
+    )
     max_answer_length: int = option(30, "Longest answer, in WordPiece tokens.")
-    verbose_logging: bool = option(False, "Log why an answer could not be mapped back to "
-                                          "the context text.")
+    verbose_logging: bool = option(
+        False, "Log why an answer could not be mapped back to the context text."
+    )
     version_2_with_negative: bool = option(
-        False, "SQuAD 2.0: questions may have no answer (writes null_odds.json).")
+        False, "SQuAD 2.0: questions may have no answer (writes null_odds.json)."
+    )
     null_score_diff_threshold: float = option(
-        0.0, "SQuAD 2.0: answer \"\" when the null score exceeds the best span's by more.")
+        0.0, 'SQuAD 2.0: answer "" when the null score exceeds the best span\'s by more.'
+    )
     export_dir: str | None = option(None, "Write a SavedModel (question + context in) here.")
     # run_squad.py has no eval set of its own: --predict_file is scored instead.
     do_eval: bool = False
@@ -64,10 +72,12 @@ class SquadTask(Task):
         return {"examples": tf.shape(features["start_positions"])[0]}
 
     def loss(self, outputs, features, totals):
-        start = tf.nn.sparse_softmax_cross_entropy_with_logits(features["start_positions"],
-                                                               outputs["start_logits"])
-        end = tf.nn.sparse_softmax_cross_entropy_with_logits(features["end_positions"],
-                                                             outputs["end_logits"])
+        start = tf.nn.sparse_softmax_cross_entropy_with_logits(
+            features["start_positions"], outputs["start_logits"]
+        )
+        end = tf.nn.sparse_softmax_cross_entropy_with_logits(
+            features["end_positions"], outputs["end_logits"]
+        )
         return {"loss": tf.reduce_sum(start + end) / 2 / totals["examples"]}
 
 
@@ -89,9 +99,11 @@ class SquadRunner(TaskRunner):
         if options.do_predict and not options.predict_file:
             raise InputError("--do_predict needs --predict_file")
         if options.max_seq_length <= options.max_query_length + 3:
-            raise InputError(f"--max_seq_length={options.max_seq_length} leaves no room for the "
-                             f"context after --max_query_length={options.max_query_length} "
-                             "question tokens, [CLS] and two [SEP]")
+            raise InputError(
+                f"--max_seq_length={options.max_seq_length} leaves no room for the "
+                f"context after --max_query_length={options.max_query_length} "
+                "question tokens, [CLS] and two [SEP]"
+            )
         for name in ("doc_stride", "max_query_length", "n_best_size", "max_answer_length"):
             if getattr(options, name) < 1:
                 raise InputError(f"--{name} must be >= 1, got {getattr(options, name)}")
@@ -103,8 +115,7 @@ class SquadRunner(TaskRunner):
             self.train_file = self._features(options.train_file, "train", is_training=True)
 
     def _read(self, path, is_training):
-        result = reader.read_squad_examples(path, is_training,
-                                            self.options.version_2_with_negative)
+        result = reader.read_squad_examples(path, is_training, self.options.version_2_with_negative)
         if not result.examples:
             raise InputError(f"{path}: no questions to {'train on' if is_training else 'predict'}")
         return result.examples
@@ -112,34 +123,59 @@ class SquadRunner(TaskRunner):
     def _windows(self, examples, is_training):
         options = self.options
         return squad_features.convert_examples(
-            examples, self.tokenizer, options.max_seq_length, options.doc_stride,
-            options.max_query_length, is_training)
+            examples,
+            self.tokenizer,
+            options.max_seq_length,
+            options.doc_stride,
+            options.max_query_length,
+            is_training,
+        )
 
     def _features(self, path, split, is_training, windows=None, pad_to=None):
         options = self.options
         if windows is None:
+
             def windows():
                 return self._windows(self._read(path, is_training), is_training)
+
         return squad_features.ensure_squad_features(
-            options.output_dir, split, windows, input_file=path, vocab_file=options.vocab_file,
-            do_lower_case=options.do_lower_case, max_seq_length=options.max_seq_length,
-            doc_stride=options.doc_stride, max_query_length=options.max_query_length,
-            is_training=is_training, pad_to_multiple_of=pad_to)
+            options.output_dir,
+            split,
+            windows,
+            input_file=path,
+            vocab_file=options.vocab_file,
+            do_lower_case=options.do_lower_case,
+            max_seq_length=options.max_seq_length,
+            doc_stride=options.doc_stride,
+            max_query_length=options.max_query_length,
+            is_training=is_training,
+            pad_to_multiple_of=pad_to,
+        )
 
     def _dataset_fn(self, path, batch_size, is_training):
         options = self.options
 
         def dataset_fn(input_context):
-            return squad_features.make_dataset(path, options.max_seq_length, batch_size,
-                                               is_training, input_context=input_context,
-                                               seed=options.training.seed)
+            return squad_features.make_dataset(
+                path,
+                options.max_seq_length,
+                batch_size,
+                is_training,
+                input_context=input_context,
+                seed=options.training.seed,
+            )
+
         return dataset_fn
 
     def train_schedule(self):
         # As the original: steps from the number of questions, not windows.
         schedule = epoch_schedule(self.train_file.num_examples, self.options)
-        logging.info("training on %d windows of %d questions for %d steps",
-                     self.train_file.num_features, self.train_file.num_examples, schedule[0])
+        logging.info(
+            "training on %d windows of %d questions for %d steps",
+            self.train_file.num_features,
+            self.train_file.num_examples,
+            schedule[0],
+        )
         return schedule
 
     def train_dataset_fn(self):
@@ -155,14 +191,22 @@ class SquadRunner(TaskRunner):
         options = self.options
         examples = self._read(options.predict_file, is_training=False)
         windows = list(self._windows(examples, is_training=False))
-        feature_file = self._features(options.predict_file, "predict", False, windows=windows,
-                                      pad_to=options.predict_batch_size)
+        feature_file = self._features(
+            options.predict_file,
+            "predict",
+            False,
+            windows=windows,
+            pad_to=options.predict_batch_size,
+        )
         processor = postprocess.SquadPostprocessor(
-            examples, n_best_size=options.n_best_size,
-            max_answer_length=options.max_answer_length, do_lower_case=options.do_lower_case,
+            examples,
+            n_best_size=options.n_best_size,
+            max_answer_length=options.max_answer_length,
+            do_lower_case=options.do_lower_case,
             version_2_with_negative=options.version_2_with_negative,
             null_score_diff_threshold=options.null_score_diff_threshold,
-            verbose_logging=options.verbose_logging)
+            verbose_logging=options.verbose_logging,
+        )
         for unique_id, start_logits, end_logits in self.window_logits(trainer, feature_file.path):
             processor.add(windows[unique_id], start_logits, end_logits)
         outputs = processor.finish()
@@ -176,8 +220,9 @@ class SquadRunner(TaskRunner):
         the records at `path`, batch by batch (never all of them at once)."""
         dataset_fn = self._dataset_fn(path, self.options.predict_batch_size, False)
         for batch in trainer.predict_batches(dataset_fn, passthrough=("unique_ids",)):
-            for unique_id, start, end in zip(batch["unique_ids"], batch["start_logits"],
-                                             batch["end_logits"]):
+            for unique_id, start, end in zip(
+                batch["unique_ids"], batch["start_logits"], batch["end_logits"]
+            ):
                 if unique_id != squad_features.PADDING_UNIQUE_ID:
                     yield unique_id, start, end
 
@@ -195,13 +240,20 @@ class SquadRunner(TaskRunner):
     def export(self, model):
         options = self.options
         return export_span_labeler(
-            model, options.export_dir, options.vocab_file, options.do_lower_case,
-            max_seq_length=options.max_seq_length, doc_stride=options.doc_stride,
+            model,
+            options.export_dir,
+            options.vocab_file,
+            options.do_lower_case,
+            max_seq_length=options.max_seq_length,
+            doc_stride=options.doc_stride,
             max_query_length=options.max_query_length,
-            max_answer_length=options.max_answer_length, n_best_size=options.n_best_size,
+            max_answer_length=options.max_answer_length,
+            n_best_size=options.n_best_size,
             version_2_with_negative=options.version_2_with_negative,
             null_score_diff_threshold=options.null_score_diff_threshold,
-            overwrite=options.overwrite, jit_compile=options.training.jit_compile)
+            overwrite=options.overwrite,
+            jit_compile=options.training.jit_compile,
+        )
 
 
 def run_squad(options):

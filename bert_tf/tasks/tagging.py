@@ -24,13 +24,17 @@ from bert_tf.export.tagging import export_tagger
 from bert_tf.metrics_ner import entity_scores
 from bert_tf.modeling.tagging import COMBINE_MODES, BertFeatureTagger, BertTokenClassifier
 from bert_tf.options import option
-from bert_tf.tasks.common import (FineTuningOptions, TaskRunner, epoch_schedule, parse_layers,
-                                 run_task)
+from bert_tf.tasks.common import (
+    FineTuningOptions,
+    TaskRunner,
+    epoch_schedule,
+    parse_layers,
+    run_task,
+)
 from bert_tf.training.loop import Task
 
 PREDICTIONS_FILE = "test_predictions.txt"
-_SPLIT_FILES = {"train": ("train.txt",), "eval": ("dev.txt", "valid.txt"),
-                "predict": ("test.txt",)}
+_SPLIT_FILES = {"train": ("train.txt",), "eval": ("dev.txt", "valid.txt"), "predict": ("test.txt",)}
 _PASSTHROUGH = ("label_ids", "word_ids", "sentence_index", "is_real_example")
 
 
@@ -38,21 +42,29 @@ _PASSTHROUGH = ("label_ids", "word_ids", "sentence_index", "is_real_example")
 class NerOptions(FineTuningOptions):
     """The flags of run_ner.py."""
 
-    data_dir: str = option(help="Folder with train.txt, dev.txt (or valid.txt) and test.txt "
-                                "in the CoNLL-2003 format.")
-    do_lower_case: bool = option(False, "Lower-case the input (uncased models; CoNLL "
-                                        "models are usually cased).")
+    data_dir: str = option(
+        help="Folder with train.txt, dev.txt (or valid.txt) and test.txt in the CoNLL-2003 format."
+    )
+    do_lower_case: bool = option(
+        False, "Lower-case the input (uncased models; CoNLL models are usually cased)."
+    )
     do_predict: bool = option(False, "Tag test.txt (writes test_predictions.txt).")
     num_train_epochs: float = option(3.0, "Training epochs (over the sentences).")
-    labels: str = option("", "Comma-separated tags (default: the tags of "
-                             "train.txt, sorted, O first).")
-    document_context: bool = option(False, "Fill each window with the neighbouring "
-                                           "sentences of the document (only the sentence "
-                                           "is tagged).")
-    feature_based: bool = option(False, "Train a 2-layer BiLSTM on the frozen encoder's "
-                                        "--layers instead of fine-tuning it.")
-    layers: str = option("-1,-2,-3,-4", "Feature-based: encoder layers to use (negative "
-                                        "from the top).")
+    labels: str = option(
+        "", "Comma-separated tags (default: the tags of train.txt, sorted, O first)."
+    )
+    document_context: bool = option(
+        False,
+        "Fill each window with the neighbouring "
+        "sentences of the document (only the sentence "
+        "is tagged).",
+    )
+    feature_based: bool = option(
+        False, "Train a 2-layer BiLSTM on the frozen encoder's --layers instead of fine-tuning it."
+    )
+    layers: str = option(
+        "-1,-2,-3,-4", "Feature-based: encoder layers to use (negative from the top)."
+    )
     combine: str = option("concat", "Feature-based: concat or sum the --layers.")
     lstm_units: int = option(768, "Feature-based: LSTM units per direction.")
     export_dir: str | None = option(None, "Write a SavedModel (sentences in, tags out) here.")
@@ -68,7 +80,8 @@ class TaggingTask(Task):
     def loss(self, outputs, features, totals):
         labels = features["label_ids"]
         errors = tf.nn.sparse_softmax_cross_entropy_with_logits(
-            tf.maximum(labels, 0), tf.cast(outputs, tf.float32))
+            tf.maximum(labels, 0), tf.cast(outputs, tf.float32)
+        )
         errors = tf.where(labels >= 0, errors, 0.0)
         return {"loss": tf.reduce_sum(errors) / tf.maximum(totals["labelled_tokens"], 1.0)}
 
@@ -85,11 +98,21 @@ def eval_metrics(gold_tags, predicted_tags, losses):
     `precision_<T>` / `recall_<T>` / `f1_<T>`, and `eval_loss` = `loss`
     (mean of `losses`, the cross-entropy of each word)."""
     overall, by_type = entity_scores(gold_tags, predicted_tags)
-    metrics = {"precision": overall.precision, "recall": overall.recall, "f1": overall.f1,
-               "eval_loss": float(np.mean(losses)), "loss": float(np.mean(losses))}
+    metrics = {
+        "precision": overall.precision,
+        "recall": overall.recall,
+        "f1": overall.f1,
+        "eval_loss": float(np.mean(losses)),
+        "loss": float(np.mean(losses)),
+    }
     for name, scores in by_type.items():
-        metrics.update({f"precision_{name}": scores.precision,
-                        f"recall_{name}": scores.recall, f"f1_{name}": scores.f1})
+        metrics.update(
+            {
+                f"precision_{name}": scores.precision,
+                f"recall_{name}": scores.recall,
+                f"f1_{name}": scores.f1,
+            }
+        )
     return metrics
 
 
@@ -107,11 +130,14 @@ class NerRunner(TaskRunner):
     def validate(self):
         options = self.options
         if options.max_seq_length < 3:
-            raise InputError(f"--max_seq_length={options.max_seq_length} leaves no room for "
-                             "words after [CLS] and [SEP]")
+            raise InputError(
+                f"--max_seq_length={options.max_seq_length} leaves no room for "
+                "words after [CLS] and [SEP]"
+            )
         if options.combine not in COMBINE_MODES:
-            raise InputError(f"--combine={options.combine!r} must be one of "
-                             f"{', '.join(COMBINE_MODES)}")
+            raise InputError(
+                f"--combine={options.combine!r} must be one of {', '.join(COMBINE_MODES)}"
+            )
         parse_layers(options.layers)
 
     def input_file(self, split):
@@ -131,8 +157,10 @@ class NerRunner(TaskRunner):
         else:
             train = os.path.join(options.data_dir, _SPLIT_FILES["train"][0])
             if not tf.io.gfile.exists(train):
-                raise InputError(f"--data_dir {options.data_dir} has no train.txt to take the "
-                                 "labels from: pass --labels")
+                raise InputError(
+                    f"--data_dir {options.data_dir} has no train.txt to take the "
+                    "labels from: pass --labels"
+                )
             self.labels = tagging.label_list(tagging.read_conll(train))
         logging.info("labels: %s", ", ".join(self.labels))
         self.prepare_split_features()
@@ -143,25 +171,44 @@ class NerRunner(TaskRunner):
         if documents is None:
             documents = tagging.read_conll(path)
         return tagging.ensure_tagging_features(
-            options.output_dir, split, path, documents, self.labels, self.tokenizer,
-            vocab_file=options.vocab_file, do_lower_case=options.do_lower_case,
-            max_seq_length=options.max_seq_length, document_context=options.document_context,
-            pad_to_multiple_of=pad_to)
+            options.output_dir,
+            split,
+            path,
+            documents,
+            self.labels,
+            self.tokenizer,
+            vocab_file=options.vocab_file,
+            do_lower_case=options.do_lower_case,
+            max_seq_length=options.max_seq_length,
+            document_context=options.document_context,
+            pad_to_multiple_of=pad_to,
+        )
 
     def _dataset_fn(self, path, batch_size, is_training):
         options = self.options
 
         def dataset_fn(input_context):
-            return tagging.make_dataset(path, options.max_seq_length, batch_size, is_training,
-                                        input_context=input_context, seed=options.training.seed,
-                                        pad_to_multiple=self.pad_to_multiple,
-                                        group_by_length=self.group_by_length(is_training))
+            return tagging.make_dataset(
+                path,
+                options.max_seq_length,
+                batch_size,
+                is_training,
+                input_context=input_context,
+                seed=options.training.seed,
+                pad_to_multiple=self.pad_to_multiple,
+                group_by_length=self.group_by_length(is_training),
+            )
+
         return dataset_fn
 
     def train_schedule(self):
         schedule = epoch_schedule(self.train_file.num_examples, self.options)
-        logging.info("training on %d windows of %d sentences for %d steps",
-                     self.train_file.num_features, self.train_file.num_examples, schedule[0])
+        logging.info(
+            "training on %d windows of %d sentences for %d steps",
+            self.train_file.num_features,
+            self.train_file.num_examples,
+            schedule[0],
+        )
         return schedule
 
     def train_dataset_fn(self):
@@ -170,8 +217,13 @@ class NerRunner(TaskRunner):
     def build_model(self, config):
         options = self.options
         if options.feature_based:
-            return BertFeatureTagger(config, len(self.labels), layers=parse_layers(options.layers),
-                                     combine=options.combine, lstm_units=options.lstm_units)
+            return BertFeatureTagger(
+                config,
+                len(self.labels),
+                layers=parse_layers(options.layers),
+                combine=options.combine,
+                lstm_units=options.lstm_units,
+            )
         return BertTokenClassifier(config, len(self.labels))
 
     def loss_task(self):
@@ -191,8 +243,9 @@ class NerRunner(TaskRunner):
             for batch in trainer.predict_batches(dataset_fn, _PASSTHROUGH):
                 log_probs = _log_softmax(batch["logits"])
                 labelled = (batch["label_ids"] >= 0) & (batch["is_real_example"] == 1)[:, None]
-                gold = np.take_along_axis(log_probs, np.maximum(batch["label_ids"], 0)[..., None],
-                                          axis=-1)[..., 0]
+                gold = np.take_along_axis(
+                    log_probs, np.maximum(batch["label_ids"], 0)[..., None], axis=-1
+                )[..., 0]
                 losses.append(-gold[labelled])
                 yield {**batch, "predicted": batch["logits"].argmax(axis=-1)}
 
@@ -213,9 +266,16 @@ class NerRunner(TaskRunner):
 
     def export(self, model):
         options = self.options
-        return export_tagger(model, options.export_dir, options.vocab_file, options.do_lower_case,
-                      options.max_seq_length, self.labels, overwrite=options.overwrite,
-                      jit_compile=options.training.jit_compile)
+        return export_tagger(
+            model,
+            options.export_dir,
+            options.vocab_file,
+            options.do_lower_case,
+            options.max_seq_length,
+            self.labels,
+            overwrite=options.overwrite,
+            jit_compile=options.training.jit_compile,
+        )
 
 
 def run_ner(options):

@@ -18,8 +18,13 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from bert_tf.checkpoints import (UnreadableCheckpointError, read_tensors, tf1_variable_map,
-                                 variable_shapes, write_checkpoint)
+from bert_tf.checkpoints import (
+    UnreadableCheckpointError,
+    read_tensors,
+    tf1_variable_map,
+    variable_shapes,
+    write_checkpoint,
+)
 from bert_tf.errors import CheckpointError
 from bert_tf.files import write_text_atomically
 
@@ -93,8 +98,8 @@ class CheckpointManager:
             return prefix
         write_checkpoint(prefix, self._variables())
         kept = [p for p in _read_state(self.output_dir) if p != name] + [name]
-        _write_state(self.output_dir, kept[-self.max_to_keep:])
-        for old in kept[:-self.max_to_keep]:
+        _write_state(self.output_dir, kept[-self.max_to_keep :])
+        for old in kept[: -self.max_to_keep]:
             for path in tf.io.gfile.glob(os.path.join(self.output_dir, old) + ".*"):
                 tf.io.gfile.remove(path)
         logging.info("saved checkpoint %s", prefix)
@@ -111,15 +116,19 @@ class CheckpointManager:
             raise CheckpointError(
                 f"{prefix}: cannot resume, missing {', '.join(missing[:8])}"
                 + (f" ... and {len(missing) - 8} more" if len(missing) > 8 else "")
-                + " (was it written with another model, optimizer or --output_dir?)")
+                + " (was it written with another model, optimizer or --output_dir?)"
+            )
         values = read_tensors(prefix, list(variables))
         for name, variable in variables.items():
             if tuple(values[name].shape) != tuple(variable.shape):
-                raise CheckpointError(f"{prefix}: {name} has shape {list(values[name].shape)}, "
-                                      f"the model expects {list(variable.shape)}")
+                raise CheckpointError(
+                    f"{prefix}: {name} has shape {list(values[name].shape)}, "
+                    f"the model expects {list(variable.shape)}"
+                )
         for name, variable in variables.items():
-            variable.assign(np.asarray(values[name],
-                                       dtype=tf.as_dtype(variable.dtype).as_numpy_dtype))
+            variable.assign(
+                np.asarray(values[name], dtype=tf.as_dtype(variable.dtype).as_numpy_dtype)
+            )
         logging.info("resumed from %s at step %d", prefix, int(self.global_step.numpy()))
 
     def restore_latest(self):
@@ -137,6 +146,8 @@ class CheckpointManager:
                 continue
             return True
         if broken:
-            raise CheckpointError(f"no checkpoint in {self.output_dir} reads ({broken[0]}); "
-                                  "remove them or choose another --output_dir")
+            raise CheckpointError(
+                f"no checkpoint in {self.output_dir} reads ({broken[0]}); "
+                "remove them or choose another --output_dir"
+            )
         return False

@@ -37,12 +37,16 @@ class TrainingOptions:
     num_tpu_cores: int | None = option(None, "Expected TPU cores (TPUStrategy uses all).")
     dtype: str = option("float32", f"Compute precision, one of: {', '.join(DTYPES)}.")
     jit_compile: bool = option(
-        False, "Compile the model with XLA: in the train, eval and predict steps and in an "
-               "exported SavedModel (TF Serving on CPU then needs "
-               "--xla_cpu_compilation_enabled).")
+        False,
+        "Compile the model with XLA: in the train, eval and predict steps and in an "
+        "exported SavedModel (TF Serving on CPU then needs "
+        "--xla_cpu_compilation_enabled).",
+    )
     steps_per_loop: int = option(
-        1000, "At most this many train steps per tf.function call (fewer when a progress "
-              "line, about every 10 s, or a checkpoint is due).")
+        1000,
+        "At most this many train steps per tf.function call (fewer when a progress "
+        "line, about every 10 s, or a checkpoint is due).",
+    )
     optimizer: str = option("adamw", f"One of: {', '.join(OPTIMIZERS)}.")
     gradient_accumulation_steps: int = option(1, "Batches averaged per update.")
     seed: int | None = option(None, "Random seed (Python, NumPy, TensorFlow, Keras).")

@@ -44,8 +44,8 @@ def lean_rewrites():
     ctx = context.context()
     saved = ctx.function_call_options
     ctx.function_call_options = context.FunctionCallOptions(
-        executor_type=saved.executor_type,
-        config_proto=_lean_config(saved.config_proto_serialized))
+        executor_type=saved.executor_type, config_proto=_lean_config(saved.config_proto_serialized)
+    )
     try:
         yield
     finally:

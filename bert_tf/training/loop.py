@@ -28,7 +28,6 @@ from bert_tf.files import write_text_atomically
 from bert_tf.training.checkpointing import CheckpointManager
 from bert_tf.training.grappler import lean_rewrites
 
-
 # A training progress line (and TensorBoard point) at least this often.
 PROGRESS_SECONDS = 10.0
 
@@ -104,12 +103,12 @@ def is_chief(strategy):
         return True
     has_chief = "chief" in resolver.cluster_spec().as_dict()
     return resolver.task_type == "chief" or (
-        not has_chief and resolver.task_type == "worker" and resolver.task_id == 0)
+        not has_chief and resolver.task_type == "worker" and resolver.task_id == 0
+    )
 
 
 def _sum_over_replicas(strategy, values):
-    return {k: strategy.reduce(tf.distribute.ReduceOp.SUM, v, axis=None)
-            for k, v in values.items()}
+    return {k: strategy.reduce(tf.distribute.ReduceOp.SUM, v, axis=None) for k, v in values.items()}
 
 
 class Trainer:
@@ -130,16 +129,24 @@ class Trainer:
             self.global_step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
             if optimizer is not None:
                 optimizer.build(model.trainable_variables)
-        self.checkpoints = CheckpointManager(config.output_dir, model, optimizer,
-                                             self.global_step, config.keep_checkpoint_max,
-                                             is_chief=is_chief(strategy))
+        self.checkpoints = CheckpointManager(
+            config.output_dir,
+            model,
+            optimizer,
+            self.global_step,
+            config.keep_checkpoint_max,
+            is_chief=is_chief(strategy),
+        )
         if config.gradient_accumulation_steps < 1:
-            raise BertTfError("gradient_accumulation_steps must be >= 1, got "
-                              f"{config.gradient_accumulation_steps}")
+            raise BertTfError(
+                "gradient_accumulation_steps must be >= 1, got "
+                f"{config.gradient_accumulation_steps}"
+            )
         # The train step is straight-line code: tracing it without autograph
         # saves converting and wrapping every call (~1 s at BERT-Base).
-        self._compute = tf.function(self._compute_losses_and_gradients,
-                                    jit_compile=config.jit_compile, autograph=False)
+        self._compute = tf.function(
+            self._compute_losses_and_gradients, jit_compile=config.jit_compile, autograph=False
+        )
         self._step = tf.function(self._one_step, autograph=False)
         self._train_loop = tf.function(self._train_steps, autograph=False)
         self._eval_step = tf.function(self._eval_batch)
@@ -150,8 +157,10 @@ class Trainer:
 
     def _global_totals(self, features):
         context = tf.distribute.get_replica_context()
-        return {k: context.all_reduce(tf.distribute.ReduceOp.SUM, tf.cast(v, tf.float32))
-                for k, v in self.task.totals(features).items()}
+        return {
+            k: context.all_reduce(tf.distribute.ReduceOp.SUM, tf.cast(v, tf.float32))
+            for k, v in self.task.totals(features).items()
+        }
 
     def _compute_losses_and_gradients(self, features, totals):
         variables = self.model.trainable_variables
@@ -200,13 +209,14 @@ class Trainer:
 
         def body(i, sums, first_bad):
             losses = self._step(iterator)
-            bad_now = tf.logical_and(first_bad < 0,
-                                     tf.logical_not(tf.math.is_finite(losses["loss"])))
-            return (i + 1, {k: sums[k] + losses[k] for k in sums},
-                    tf.where(bad_now, i, first_bad))
+            bad_now = tf.logical_and(
+                first_bad < 0, tf.logical_not(tf.math.is_finite(losses["loss"]))
+            )
+            return (i + 1, {k: sums[k] + losses[k] for k in sums}, tf.where(bad_now, i, first_bad))
 
-        _, sums, first_bad = tf.while_loop(lambda i, *_: i < num_steps, body,
-                                           (tf.constant(0), sums, tf.constant(-1)))
+        _, sums, first_bad = tf.while_loop(
+            lambda i, *_: i < num_steps, body, (tf.constant(0), sums, tf.constant(-1))
+        )
         means = {k: v / tf.cast(num_steps, v.dtype) for k, v in sums.items()}
         return means, first_bad
 
@@ -216,6 +226,7 @@ class Trainer:
     def _eval_batch(self, iterator):
         def replica(features):
             return self.task.eval_sums(self._infer(features), features)
+
         return _sum_over_replicas(self.strategy, self.strategy.run(replica, (next(iterator),)))
 
     def _predict_batch(self, iterator, passthrough):
@@ -223,6 +234,7 @@ class Trainer:
             outputs = self._infer(features)
             outputs = outputs if isinstance(outputs, dict) else {"logits": outputs}
             return {**outputs, **{k: features[k] for k in passthrough}}
+
         return self.strategy.run(replica, (next(iterator),))
 
     # -- loops ------------------------------------------------------------
@@ -230,9 +242,11 @@ class Trainer:
     def distribute(self, dataset_fn, skip_batches=0):
         """The distributed dataset of `dataset_fn(input_context)` (per-replica
         batches), without its first `skip_batches` batches."""
+
         def per_replica(context):
             dataset = dataset_fn(context)
             return dataset.skip(skip_batches) if skip_batches else dataset
+
         return self.strategy.distribute_datasets_from_function(per_replica)
 
     def train(self, dataset_fn, global_batch_size, init_fn=None):
@@ -251,10 +265,14 @@ class Trainer:
         if step >= config.num_train_steps:
             logging.info("already trained to step %d", step)
             return []
-        iterator = iter(self.distribute(
-            dataset_fn, skip_batches=step * config.gradient_accumulation_steps))
-        writer = (tf.summary.create_file_writer(config.output_dir)
-                  if is_chief(self.strategy) else tf.summary.create_noop_writer())
+        iterator = iter(
+            self.distribute(dataset_fn, skip_batches=step * config.gradient_accumulation_steps)
+        )
+        writer = (
+            tf.summary.create_file_writer(config.output_dir)
+            if is_chief(self.strategy)
+            else tf.summary.create_noop_writer()
+        )
         history = []
         seconds_per_step = None  # unknown until a call without tracing ran
         saved_step = step
@@ -268,8 +286,9 @@ class Trainer:
                     seconds_per_step = seconds / num_steps
                 step += num_steps
                 history.append((step, losses))
-                self._log(writer, step, losses, num_steps / seconds, global_batch_size,
-                          seconds_per_step)
+                self._log(
+                    writer, step, losses, num_steps / seconds, global_batch_size, seconds_per_step
+                )
                 if step % config.save_checkpoints_steps == 0 or step == config.num_train_steps:
                     self.checkpoints.save()
                     saved_step = step
@@ -277,8 +296,11 @@ class Trainer:
             # SIGTERM (preemption, a scheduler) or Ctrl-C between steps: keep
             # the steps done since the last checkpoint.
             step = int(self.global_step.numpy())
-            logging.warning("interrupted at step %d%s", step,
-                            ": saving a checkpoint" if step > saved_step else "")
+            logging.warning(
+                "interrupted at step %d%s",
+                step,
+                ": saving a checkpoint" if step > saved_step else "",
+            )
             if step > saved_step:
                 self.checkpoints.save()
             raise
@@ -308,18 +330,28 @@ class Trainer:
             last = self.checkpoints.latest()
             raise TrainingError(
                 f"the loss is not finite at step {step + int(first_bad) + 1}; stopped. "
-                f"Last good checkpoint: {last or 'none'}")
+                f"Last good checkpoint: {last or 'none'}"
+            )
         return {k: float(v) for k, v in means.items()}
 
     def _log(self, writer, step, losses, steps_per_second, global_batch_size, seconds_per_step):
         learning_rate = float(self.optimizer.learning_rate)
         remaining = self.config.num_train_steps - step
-        eta = (f"  ETA {_duration(remaining * seconds_per_step)}"
-               if seconds_per_step is not None and remaining else "")
-        logging.info("step %d/%d  %s  lr %.3g  %.2f steps/s  %.1f examples/s%s", step,
-                     self.config.num_train_steps,
-                     "  ".join(f"{k} {v:.4f}" for k, v in sorted(losses.items())),
-                     learning_rate, steps_per_second, steps_per_second * global_batch_size, eta)
+        eta = (
+            f"  ETA {_duration(remaining * seconds_per_step)}"
+            if seconds_per_step is not None and remaining
+            else ""
+        )
+        logging.info(
+            "step %d/%d  %s  lr %.3g  %.2f steps/s  %.1f examples/s%s",
+            step,
+            self.config.num_train_steps,
+            "  ".join(f"{k} {v:.4f}" for k, v in sorted(losses.items())),
+            learning_rate,
+            steps_per_second,
+            steps_per_second * global_batch_size,
+            eta,
+        )
         with writer.as_default(step=step):
             for name, value in losses.items():
                 tf.summary.scalar(name, value)
@@ -376,4 +408,3 @@ def write_results(path, metrics):
     for key in sorted(metrics):
         logging.info("  %s = %s", key, metrics[key])
     write_text_atomically(path, "".join(f"{key} = {metrics[key]}\n" for key in sorted(metrics)))
-

@@ -283,11 +283,18 @@ class AdamW(_BertOptimizerMixin, keras.optimizers.AdamW):
                 local_step = tf.cast(self.iterations + 1, dtype)
                 beta_1, beta_2 = (tf.constant(b, dtype) for b in (self.beta_1, self.beta_2))
                 decay = lr * tf.constant(self.weight_decay, dtype)
-                scalars[key] = learning_rate, decay, {
-                    "lr": lr, "beta1": beta_1, "beta2": beta_2,
-                    "beta1_power": tf.pow(beta_1, local_step),
-                    "beta2_power": tf.pow(beta_2, local_step),
-                    "epsilon": tf.constant(self.epsilon, dtype)}
+                scalars[key] = (
+                    learning_rate,
+                    decay,
+                    {
+                        "lr": lr,
+                        "beta1": beta_1,
+                        "beta2": beta_2,
+                        "beta1_power": tf.pow(beta_1, local_step),
+                        "beta2_power": tf.pow(beta_2, local_step),
+                        "epsilon": tf.constant(self.epsilon, dtype),
+                    },
+                )
             return scalars[key][1:]
 
         def update(variable, gradient, learning_rate):
@@ -296,13 +303,17 @@ class AdamW(_BertOptimizerMixin, keras.optimizers.AdamW):
                 variable.assign_sub(variable * decay)
             index = self._get_variable_index(variable)
             tf.raw_ops.ResourceApplyAdam(
-                var=variable.handle, m=self._momentums[index].handle,
-                v=self._velocities[index].handle, grad=tf.cast(gradient, variable.dtype),
-                **adam)
+                var=variable.handle,
+                m=self._momentums[index].handle,
+                v=self._velocities[index].handle,
+                grad=tf.cast(gradient, variable.dtype),
+                **adam,
+            )
 
         for gradient, variable in grads_and_vars:
-            distribution.extended.update(variable, update, args=(gradient, learning_rate),
-                                         group=False)
+            distribution.extended.update(
+                variable, update, args=(gradient, learning_rate), group=False
+            )
 
 
 OPTIMIZERS = {"adamw": AdamW, "bert_adam": BertAdam, "lamb": Lamb}

@@ -24,8 +24,8 @@ import dataclasses
 import functools
 import os
 
-from absl import logging
 import tensorflow as tf
+from absl import logging
 
 from bert_tf.data import features as feature_files
 from bert_tf.data.features import Feature, FeatureSchema, file_stamp, input_features
@@ -33,8 +33,11 @@ from bert_tf.errors import InputError
 from bert_tf.packing import pack_windows
 
 # Split -> the original's file names in output_dir.
-RECORD_FILES = {"train": "train.tf_record", "eval": "eval.tf_record",
-                "predict": "predict.tf_record"}
+RECORD_FILES = {
+    "train": "train.tf_record",
+    "eval": "eval.tf_record",
+    "predict": "predict.tf_record",
+}
 _SPLIT_ALIASES = {"dev": "eval", "test": "predict"}
 PADDING_EXAMPLE_INDEX = -1
 _MISSING_EXAMPLE_INDEX = -2  # parse default for records without example_index
@@ -60,8 +63,14 @@ def padding_features(max_seq_length, is_regression=False):
     """An all-zero feature with is_real_example=False and example_index -1, as
     the original's PaddingInputExample: it fills eval/predict batches."""
     zeros = [0] * max_seq_length
-    return InputFeatures(list(zeros), list(zeros), list(zeros), 0.0 if is_regression else 0,
-                         is_real_example=False, example_index=PADDING_EXAMPLE_INDEX)
+    return InputFeatures(
+        list(zeros),
+        list(zeros),
+        list(zeros),
+        0.0 if is_regression else 0,
+        is_real_example=False,
+        example_index=PADDING_EXAMPLE_INDEX,
+    )
 
 
 def num_padding(count, multiple):
@@ -76,21 +85,37 @@ def _label_id(example, label_map, is_regression):
         try:
             return float(example.label)
         except (TypeError, ValueError):
-            raise InputError(f"example {example.guid}: label {example.label!r} is not a "
-                             "number (regression task)") from None
+            raise InputError(
+                f"example {example.guid}: label {example.label!r} is not a number (regression task)"
+            ) from None
     if example.label not in label_map:
-        raise InputError(f"example {example.guid}: unknown label {example.label!r}; "
-                         f"the labels are {', '.join(map(repr, label_map))}")
+        raise InputError(
+            f"example {example.guid}: unknown label {example.label!r}; "
+            f"the labels are {', '.join(map(repr, label_map))}"
+        )
     return label_map[example.label]
 
 
 def _features(packed, label_id, example_index):
-    return InputFeatures(packed["input_word_ids"], packed["input_mask"],
-                         packed["input_type_ids"], label_id, True, example_index)
+    return InputFeatures(
+        packed["input_word_ids"],
+        packed["input_mask"],
+        packed["input_type_ids"],
+        label_id,
+        True,
+        example_index,
+    )
 
 
-def convert_example(example, label_list, max_seq_length, tokenizer, is_regression=False,
-                    long_text_stride=None, example_index=0):
+def convert_example(
+    example,
+    label_list,
+    max_seq_length,
+    tokenizer,
+    is_regression=False,
+    long_text_stride=None,
+    example_index=0,
+):
     """An `InputExample` -> list of `InputFeatures` (one, or one per window).
 
     Args:
@@ -110,92 +135,150 @@ def convert_example(example, label_list, max_seq_length, tokenizer, is_regressio
     ids_b = None
     if example.text_b:
         ids_b = tokenizer.convert_tokens_to_ids(tokenizer.tokenize(example.text_b))
-    if long_text_stride is not None and (not isinstance(long_text_stride, int)
-                                         or long_text_stride < 1):
+    if long_text_stride is not None and (
+        not isinstance(long_text_stride, int) or long_text_stride < 1
+    ):
         raise InputError(f"long_text_stride={long_text_stride!r} must be a positive integer")
     try:
-        windows = pack_windows(ids_a, ids_b, max_seq_length, cls_id, sep_id,
-                               stride=long_text_stride)
+        windows = pack_windows(
+            ids_a, ids_b, max_seq_length, cls_id, sep_id, stride=long_text_stride
+        )
     except InputError as e:
         raise InputError(f"example {example.guid}: {e}") from None
     return [_features(packed, label_id, example_index) for packed, _ in windows]
 
 
-def convert_examples(examples, label_list, max_seq_length, tokenizer, is_regression=False,
-                     long_text_stride=None):
+def convert_examples(
+    examples, label_list, max_seq_length, tokenizer, is_regression=False, long_text_stride=None
+):
     """Yields the `InputFeatures` of all examples in order (example_index = position)."""
     for index, example in enumerate(examples):
-        yield from convert_example(example, label_list, max_seq_length, tokenizer,
-                                   is_regression, long_text_stride, example_index=index)
+        yield from convert_example(
+            example,
+            label_list,
+            max_seq_length,
+            tokenizer,
+            is_regression,
+            long_text_stride,
+            example_index=index,
+        )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def classifier_schema(max_seq_length, is_regression=False):
     """The `FeatureSchema` of classifier records (example_index optional:
     the original's records lack it)."""
-    return FeatureSchema([
-        *input_features(max_seq_length),
-        Feature("label_ids", 1, tf.float32 if is_regression else tf.int64, scalar=True),
-        Feature("is_real_example", 1, scalar=True),
-        Feature("example_index", 1, scalar=True, default=_MISSING_EXAMPLE_INDEX,
-                default_is_position=True),
-    ], description="regression" if is_regression else "classification")
+    return FeatureSchema(
+        [
+            *input_features(max_seq_length),
+            Feature("label_ids", 1, tf.float32 if is_regression else tf.int64, scalar=True),
+            Feature("is_real_example", 1, scalar=True),
+            Feature(
+                "example_index",
+                1,
+                scalar=True,
+                default=_MISSING_EXAMPLE_INDEX,
+                default_is_position=True,
+            ),
+        ],
+        description="regression" if is_regression else "classification",
+    )
 
 
 def serialize_features(features, is_regression=False):
     """`InputFeatures` -> serialized `tf.train.Example` bytes."""
-    return classifier_schema(len(features.input_ids), is_regression).serialize({
-        "input_ids": features.input_ids,
-        "input_mask": features.input_mask,
-        "segment_ids": features.segment_ids,
-        "label_ids": [float(features.label_id) if is_regression else int(features.label_id)],
-        "is_real_example": [int(features.is_real_example)],
-        "example_index": [int(features.example_index)],
-    })
+    return classifier_schema(len(features.input_ids), is_regression).serialize(
+        {
+            "input_ids": features.input_ids,
+            "input_mask": features.input_mask,
+            "segment_ids": features.segment_ids,
+            "label_ids": [float(features.label_id) if is_regression else int(features.label_id)],
+            "is_real_example": [int(features.is_real_example)],
+            "example_index": [int(features.example_index)],
+        }
+    )
 
 
 def _log_example(example, features, tokenizer):
     tokens = tokenizer.convert_ids_to_tokens(
-        [i for i, m in zip(features.input_ids, features.input_mask) if m])
-    logging.info("*** Example ***\nguid: %s\ntokens: %s\nexample_index: %d\nlabel: %s (id = %s)",
-                 example.guid, " ".join(tokens), features.example_index, example.label,
-                 features.label_id)
+        [i for i, m in zip(features.input_ids, features.input_mask) if m]
+    )
+    logging.info(
+        "*** Example ***\nguid: %s\ntokens: %s\nexample_index: %d\nlabel: %s (id = %s)",
+        example.guid,
+        " ".join(tokens),
+        features.example_index,
+        example.label,
+        features.label_id,
+    )
 
 
-def _record_writer(examples, label_list, max_seq_length, tokenizer, is_regression,
-                   long_text_stride, pad_to_multiple_of):
+def _record_writer(
+    examples,
+    label_list,
+    max_seq_length,
+    tokenizer,
+    is_regression,
+    long_text_stride,
+    pad_to_multiple_of,
+):
     """`write_records(writer)` for `feature_files`: writes the features of
     `examples` and the padding; returns (examples, features, records)."""
+
     def write_records(writer):
         num_examples = num_features = 0
         for index, example in enumerate(examples):
-            for features in convert_example(example, label_list, max_seq_length, tokenizer,
-                                            is_regression, long_text_stride, index):
+            for features in convert_example(
+                example,
+                label_list,
+                max_seq_length,
+                tokenizer,
+                is_regression,
+                long_text_stride,
+                index,
+            ):
                 if num_features < _NUM_LOGGED_EXAMPLES:
                     _log_example(example, features, tokenizer)
                 writer.write(serialize_features(features, is_regression))
                 num_features += 1
             num_examples += 1
         padding = num_padding(num_features, pad_to_multiple_of)
-        record = serialize_features(padding_features(max_seq_length, is_regression),
-                                    is_regression)
+        record = serialize_features(padding_features(max_seq_length, is_regression), is_regression)
         for _ in range(padding):
             writer.write(record)
         return num_examples, num_features, num_features + padding
+
     return write_records
 
 
-def write_features_tfrecord(examples, label_list, max_seq_length, tokenizer, output_file,
-                            is_regression=False, long_text_stride=None, pad_to_multiple_of=None):
+def write_features_tfrecord(
+    examples,
+    label_list,
+    max_seq_length,
+    tokenizer,
+    output_file,
+    is_regression=False,
+    long_text_stride=None,
+    pad_to_multiple_of=None,
+):
     """Writes the features of `examples` to `output_file` (a tmp file renamed at the end).
 
     `pad_to_multiple_of` (the eval/predict batch size) appends padding records
     (is_real_example=0, example_index=-1) so the record count is a multiple of
     it. Returns the number of records written (features plus padding).
     """
-    return feature_files.write_record_file(output_file, _record_writer(
-        examples, label_list, max_seq_length, tokenizer, is_regression, long_text_stride,
-        pad_to_multiple_of))[2]
+    return feature_files.write_record_file(
+        output_file,
+        _record_writer(
+            examples,
+            label_list,
+            max_seq_length,
+            tokenizer,
+            is_regression,
+            long_text_stride,
+            pad_to_multiple_of,
+        ),
+    )[2]
 
 
 def cached_features_file(output_dir, split):
@@ -206,9 +289,17 @@ def cached_features_file(output_dir, split):
     return os.path.join(output_dir, RECORD_FILES[split])
 
 
-def features_fingerprint(input_files, vocab_file, do_lower_case, max_seq_length, label_list,
-                         is_regression=False, long_text_stride=None, pad_to_multiple_of=None,
-                         extra=None):
+def features_fingerprint(
+    input_files,
+    vocab_file,
+    do_lower_case,
+    max_seq_length,
+    label_list,
+    is_regression=False,
+    long_text_stride=None,
+    pad_to_multiple_of=None,
+    extra=None,
+):
     """The JSON-able description of what a features file is made from."""
     return {
         "version": _CACHE_VERSION,
@@ -224,9 +315,22 @@ def features_fingerprint(input_files, vocab_file, do_lower_case, max_seq_length,
     }
 
 
-def ensure_features(output_dir, split, examples, label_list, max_seq_length, tokenizer, *,
-                    input_files, vocab_file, do_lower_case, is_regression=False,
-                    long_text_stride=None, pad_to_multiple_of=None, extra=None):
+def ensure_features(
+    output_dir,
+    split,
+    examples,
+    label_list,
+    max_seq_length,
+    tokenizer,
+    *,
+    input_files,
+    vocab_file,
+    do_lower_case,
+    is_regression=False,
+    long_text_stride=None,
+    pad_to_multiple_of=None,
+    extra=None,
+):
     """Writes `output_dir/{split}.tf_record` unless an up-to-date one is there.
 
     A JSON sidecar (`<record file>.json`) stores the fingerprint of the inputs
@@ -244,34 +348,70 @@ def ensure_features(output_dir, split, examples, label_list, max_seq_length, tok
       a `FeatureFile`.
     """
     path = cached_features_file(output_dir, split)
-    fingerprint = features_fingerprint(input_files, vocab_file, do_lower_case, max_seq_length,
-                                       label_list, is_regression, long_text_stride,
-                                       pad_to_multiple_of, extra)
+    fingerprint = features_fingerprint(
+        input_files,
+        vocab_file,
+        do_lower_case,
+        max_seq_length,
+        label_list,
+        is_regression,
+        long_text_stride,
+        pad_to_multiple_of,
+        extra,
+    )
 
     def write_records(writer):
-        return _record_writer(examples() if callable(examples) else examples, label_list,
-                              max_seq_length, tokenizer, is_regression, long_text_stride,
-                              pad_to_multiple_of)(writer)
+        return _record_writer(
+            examples() if callable(examples) else examples,
+            label_list,
+            max_seq_length,
+            tokenizer,
+            is_regression,
+            long_text_stride,
+            pad_to_multiple_of,
+        )(writer)
 
     return feature_files.ensure_feature_file(path, fingerprint, write_records)
 
 
-def ensure_split_features(processor, data_dir, split, output_dir, max_seq_length, tokenizer, *,
-                          vocab_file, do_lower_case, long_text_stride=None,
-                          pad_to_multiple_of=None):
+def ensure_split_features(
+    processor,
+    data_dir,
+    split,
+    output_dir,
+    max_seq_length,
+    tokenizer,
+    *,
+    vocab_file,
+    do_lower_case,
+    long_text_stride=None,
+    pad_to_multiple_of=None,
+):
     """`ensure_features` for a processor's split ("train", "dev" or "test");
     examples are read only when the cache is stale."""
     data_split = {"eval": "dev", "predict": "test"}.get(split, split)
-    reader = {"train": processor.get_train_examples, "dev": processor.get_dev_examples,
-              "test": processor.get_test_examples}.get(data_split)
+    reader = {
+        "train": processor.get_train_examples,
+        "dev": processor.get_dev_examples,
+        "test": processor.get_test_examples,
+    }.get(data_split)
     if reader is None:
         raise InputError(f"unknown split {split!r}: use train, dev or test")
     return ensure_features(
-        output_dir, data_split, lambda: reader(data_dir), processor.get_labels(),
-        max_seq_length, tokenizer, input_files=processor.input_files(data_dir, data_split),
-        vocab_file=vocab_file, do_lower_case=do_lower_case,
-        is_regression=processor.is_regression, long_text_stride=long_text_stride,
-        pad_to_multiple_of=pad_to_multiple_of, extra=processor.config())
+        output_dir,
+        data_split,
+        lambda: reader(data_dir),
+        processor.get_labels(),
+        max_seq_length,
+        tokenizer,
+        input_files=processor.input_files(data_dir, data_split),
+        vocab_file=vocab_file,
+        do_lower_case=do_lower_case,
+        is_regression=processor.is_regression,
+        long_text_stride=long_text_stride,
+        pad_to_multiple_of=pad_to_multiple_of,
+        extra=processor.config(),
+    )
 
 
 # -- reader ----------------------------------------------------------------------
@@ -283,9 +423,19 @@ def check_features_file(input_file, max_seq_length, is_regression=False):
     return classifier_schema(max_seq_length, is_regression).check_file(input_file)
 
 
-def make_dataset(input_file, max_seq_length, batch_size, is_training, is_regression=False,
-                 input_context=None, seed=None, shuffle_buffer_size=10000, check_file=True,
-                 pad_to_multiple=None, group_by_length=False):
+def make_dataset(
+    input_file,
+    max_seq_length,
+    batch_size,
+    is_training,
+    is_regression=False,
+    input_context=None,
+    seed=None,
+    shuffle_buffer_size=10000,
+    check_file=True,
+    pad_to_multiple=None,
+    group_by_length=False,
+):
     """A `tf.data.Dataset` of classifier batches from one features file
     (`features.make_dataset` sharded by record).
 
@@ -298,7 +448,15 @@ def make_dataset(input_file, max_seq_length, batch_size, is_training, is_regress
     records (see `features.make_dataset`): `example_index` restores the order.
     """
     return feature_files.make_dataset(
-        input_file, classifier_schema(max_seq_length, is_regression), batch_size, is_training,
-        input_context=input_context, seed=seed, shuffle_buffer_size=shuffle_buffer_size,
-        shard_by="records", check_files=check_file, pad_to_multiple=pad_to_multiple,
-        group_by_length=group_by_length)
+        input_file,
+        classifier_schema(max_seq_length, is_regression),
+        batch_size,
+        is_training,
+        input_context=input_context,
+        seed=seed,
+        shuffle_buffer_size=shuffle_buffer_size,
+        shard_by="records",
+        check_files=check_file,
+        pad_to_multiple=pad_to_multiple,
+        group_by_length=group_by_length,
+    )

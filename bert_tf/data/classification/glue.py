@@ -64,8 +64,9 @@ def _decode_delimiter(delimiter):
     aliases = {"\\t": "\t", "tab": "\t", "tsv": "\t", "comma": ",", "csv": ","}
     delimiter = aliases.get(delimiter, delimiter)
     if not isinstance(delimiter, str) or len(delimiter) != 1:
-        raise InputError(f"delimiter {delimiter!r} must be one character "
-                         "(a tab or ',' for instance)")
+        raise InputError(
+            f"delimiter {delimiter!r} must be one character (a tab or ',' for instance)"
+        )
     return delimiter
 
 
@@ -151,8 +152,12 @@ class DataProcessor:
 
     def config(self):
         """A JSON-able dict of what decides the examples besides the files."""
-        return {"task": self.name, "labels": list(self.get_labels()),
-                "is_regression": self.is_regression, "skip_malformed": self.skip_malformed}
+        return {
+            "task": self.name,
+            "labels": list(self.get_labels()),
+            "is_regression": self.is_regression,
+            "skip_malformed": self.skip_malformed,
+        }
 
     def get_examples(self, data_dir, split):
         """The `InputExample`s of split "train", "dev" or "test"."""
@@ -166,8 +171,10 @@ class DataProcessor:
                 continue
             expected = len(header) if header is not None else self.num_columns(split)
             if len(fields) < expected:
-                problem = (f"{path}:{line_number}: {len(fields)} columns, expected at least "
-                           f"{expected}" + (" (as in the header)" if header is not None else ""))
+                problem = (
+                    f"{path}:{line_number}: {len(fields)} columns, expected at least "
+                    f"{expected}" + (" (as in the header)" if header is not None else "")
+                )
                 if self.skip_malformed:
                     skipped.append(line_number)
                     continue
@@ -178,8 +185,13 @@ class DataProcessor:
             example.label = self.check_label(example.label, path, line_number, split)
             examples.append(example)
         if skipped:
-            logging.warning("%s: skipped %d malformed rows (lines %s%s)", path, len(skipped),
-                            ", ".join(map(str, skipped[:10])), ", ..." if len(skipped) > 10 else "")
+            logging.warning(
+                "%s: skipped %d malformed rows (lines %s%s)",
+                path,
+                len(skipped),
+                ", ".join(map(str, skipped[:10])),
+                ", ..." if len(skipped) > 10 else "",
+            )
         return examples
 
     def has_header(self, split):  # noqa: ARG002
@@ -204,12 +216,16 @@ class DataProcessor:
             try:
                 return float(label)
             except (TypeError, ValueError):
-                raise InputError(f"{path}:{line_number}: label {label!r} is not a number "
-                                 f"(task {self.name} is a regression)") from None
+                raise InputError(
+                    f"{path}:{line_number}: label {label!r} is not a number "
+                    f"(task {self.name} is a regression)"
+                ) from None
         labels = self.get_labels()
         if label not in labels:
-            raise InputError(f"{path}:{line_number}: unknown label {label!r}; "
-                             f"the labels of task {self.name} are {', '.join(map(repr, labels))}")
+            raise InputError(
+                f"{path}:{line_number}: unknown label {label!r}; "
+                f"the labels of task {self.name} are {', '.join(map(repr, labels))}"
+            )
         return label
 
 
@@ -406,8 +422,11 @@ class XnliProcessor(DataProcessor):
 
     @property
     def files(self):
-        return {"train": os.path.join("multinli", f"multinli.train.{self.language}.tsv"),
-                "dev": "xnli.dev.tsv", "test": "xnli.test.tsv"}
+        return {
+            "train": os.path.join("multinli", f"multinli.train.{self.language}.tsv"),
+            "dev": "xnli.dev.tsv",
+            "test": "xnli.test.tsv",
+        }
 
     def config(self):
         return {**super().config(), "language": self.language}
@@ -471,10 +490,22 @@ class GenericProcessor(DataProcessor):
 
     name = "generic"
 
-    def __init__(self, text_a_column=None, text_b_column=None, label_column=None, labels=None,
-                 delimiter="\t", has_header=True, train_file="train.tsv", dev_file="dev.tsv",
-                 test_file="test.tsv", is_regression=False, test_has_labels=False,
-                 metric=None, skip_malformed=None):
+    def __init__(
+        self,
+        text_a_column=None,
+        text_b_column=None,
+        label_column=None,
+        labels=None,
+        delimiter="\t",
+        has_header=True,
+        train_file="train.tsv",
+        dev_file="dev.tsv",
+        test_file="test.tsv",
+        is_regression=False,
+        test_has_labels=False,
+        metric=None,
+        skip_malformed=None,
+    ):
         super().__init__(skip_malformed)
         self.text_a_column = _parse_column(text_a_column)
         self.text_b_column = _parse_column(text_b_column)
@@ -487,29 +518,39 @@ class GenericProcessor(DataProcessor):
         self.labels = [] if self.is_regression else _parse_labels(labels)
         self.metric = metric or ("pearson_spearman" if self.is_regression else "accuracy")
         if self.text_a_column is None:
-            raise InputError("the generic task needs --text_a_column (a header name or a "
-                             "0-based index)")
+            raise InputError(
+                "the generic task needs --text_a_column (a header name or a 0-based index)"
+            )
         if self.label_column is None:
-            raise InputError("the generic task needs --label_column (a header name or a "
-                             "0-based index)")
+            raise InputError(
+                "the generic task needs --label_column (a header name or a 0-based index)"
+            )
         if not self.is_regression and not self.labels:
-            raise InputError("the generic task needs --labels (comma-separated, in output "
-                             "order), unless it is a regression")
+            raise InputError(
+                "the generic task needs --labels (comma-separated, in output "
+                "order), unless it is a regression"
+            )
         if self.metric not in METRICS:
             raise InputError(f"unknown metric {self.metric!r}: use one of {', '.join(METRICS)}")
         columns = (self.text_a_column, self.text_b_column, self.label_column)
         if not self.header and any(isinstance(c, str) for c in columns):
-            raise InputError("columns are named but has_header is false: use 0-based "
-                             "column indexes for files without a header")
+            raise InputError(
+                "columns are named but has_header is false: use 0-based "
+                "column indexes for files without a header"
+            )
 
     def get_labels(self):
         return list(self.labels)
 
     def config(self):
-        return {**super().config(), "columns": [self.text_a_column, self.text_b_column,
-                                                self.label_column],
-                "delimiter": self.delimiter, "has_header": self.header, "files": self.files,
-                "test_has_labels": self.has_test_labels}
+        return {
+            **super().config(),
+            "columns": [self.text_a_column, self.text_b_column, self.label_column],
+            "delimiter": self.delimiter,
+            "has_header": self.header,
+            "files": self.files,
+            "test_has_labels": self.has_test_labels,
+        }
 
     def get_examples(self, data_dir, split):
         (path,) = self.input_files(data_dir, split)
@@ -529,18 +570,26 @@ class GenericProcessor(DataProcessor):
                 if self.skip_malformed:
                     skipped.append(line_number)
                     continue
-                raise InputError(f"{path}:{line_number}: {len(fields)} columns, "
-                                 f"expected {expected}")
+                raise InputError(
+                    f"{path}:{line_number}: {len(fields)} columns, expected {expected}"
+                )
             a, b, label = index
             example = InputExample(
-                "%s-%d" % (self.set_types[split], i), fields[a],
+                "%s-%d" % (self.set_types[split], i),
+                fields[a],
                 None if b is None else fields[b],
-                fields[label] if label is not None else self.test_label())
+                fields[label] if label is not None else self.test_label(),
+            )
             example.label = self.check_label(example.label, path, line_number, split)
             examples.append(example)
         if skipped:
-            logging.warning("%s: skipped %d malformed rows (lines %s%s)", path, len(skipped),
-                            ", ".join(map(str, skipped[:10])), ", ..." if len(skipped) > 10 else "")
+            logging.warning(
+                "%s: skipped %d malformed rows (lines %s%s)",
+                path,
+                len(skipped),
+                ", ".join(map(str, skipped[:10])),
+                ", ..." if len(skipped) > 10 else "",
+            )
         return examples
 
     def _column_indexes(self, header, path, with_label):
@@ -549,18 +598,25 @@ class GenericProcessor(DataProcessor):
                 return None
             if isinstance(column, int):
                 if header is not None and column >= len(header):
-                    raise InputError(f"{path}: {what} column {column} is out of range: "
-                                     f"the header has {len(header)} columns")
+                    raise InputError(
+                        f"{path}: {what} column {column} is out of range: "
+                        f"the header has {len(header)} columns"
+                    )
                 return column
             if column not in header:
                 if not required:
                     return None
-                raise InputError(f"{path}: no {what} column {column!r} in the header "
-                                 f"({', '.join(map(repr, header))})")
+                raise InputError(
+                    f"{path}: no {what} column {column!r} in the header "
+                    f"({', '.join(map(repr, header))})"
+                )
             return header.index(column)
 
-        return (resolve(self.text_a_column, "text_a"), resolve(self.text_b_column, "text_b"),
-                resolve(self.label_column, "label") if with_label else None)
+        return (
+            resolve(self.text_a_column, "text_a"),
+            resolve(self.text_b_column, "text_b"),
+            resolve(self.label_column, "label") if with_label else None,
+        )
 
 
 _PROCESSORS = {
@@ -579,17 +635,37 @@ _PROCESSORS = {
     "generic": GenericProcessor,
 }
 _ALIASES = {
-    "sst2": "sst-2", "sst": "sst-2", "stsb": "sts-b", "sts": "sts-b",
-    "mnli-m": "mnli", "mnli_matched": "mnli", "mnli-matched": "mnli", "mnlim": "mnli",
-    "mnli_mismatched": "mnli-mm", "mnli-mismatched": "mnli-mm", "mnli_mm": "mnli-mm",
-    "mnlimm": "mnli-mm", "diagnostic": "ax",
+    "sst2": "sst-2",
+    "sst": "sst-2",
+    "stsb": "sts-b",
+    "sts": "sts-b",
+    "mnli-m": "mnli",
+    "mnli_matched": "mnli",
+    "mnli-matched": "mnli",
+    "mnlim": "mnli",
+    "mnli_mismatched": "mnli-mm",
+    "mnli-mismatched": "mnli-mm",
+    "mnli_mm": "mnli-mm",
+    "mnlimm": "mnli-mm",
+    "diagnostic": "ax",
 }
 # Options get_processor passes to the processors that take them.
 _OPTIONS = {
     "xnli": {"language"},
-    "generic": {"text_a_column", "text_b_column", "label_column", "labels", "delimiter",
-                "has_header", "train_file", "dev_file", "test_file", "is_regression",
-                "test_has_labels", "metric"},
+    "generic": {
+        "text_a_column",
+        "text_b_column",
+        "label_column",
+        "labels",
+        "delimiter",
+        "has_header",
+        "train_file",
+        "dev_file",
+        "test_file",
+        "is_regression",
+        "test_has_labels",
+        "metric",
+    },
 }
 _ALL_OPTIONS = set().union(*_OPTIONS.values()) | {"skip_malformed"}
 _OPTION_ALIASES = {"xnli_language": "language"}
@@ -612,8 +688,10 @@ def get_processor(task_name, **options):
     key = str(task_name).strip().lower()
     key = _ALIASES.get(key, key)
     if key not in _PROCESSORS:
-        raise InputError(f"unknown task_name {task_name!r}: use one of {', '.join(task_names())} "
-                         "(case-insensitive)")
+        raise InputError(
+            f"unknown task_name {task_name!r}: use one of {', '.join(task_names())} "
+            "(case-insensitive)"
+        )
     kwargs = {}
     for name, value in options.items():
         name = _OPTION_ALIASES.get(name, name)

@@ -18,8 +18,10 @@ def _rows(values, name):
     if values.ndim == 1:
         return values[:, None]
     if values.ndim != 2:
-        raise ValueError(f"{name} must be [num_examples, num_labels] (or [num_examples] for "
-                         f"regression), got shape {values.shape}")
+        raise ValueError(
+            f"{name} must be [num_examples, num_labels] (or [num_examples] for "
+            f"regression), got shape {values.shape}"
+        )
     return values
 
 
@@ -29,8 +31,9 @@ def write_test_results(path, probabilities):
     original writes the Estimator's float32 outputs); for regression
     (`probabilities` of shape [n] or [n, 1]) one value per line."""
     rows = _rows(probabilities, "probabilities")
-    write_text_atomically(path, "".join("\t".join(str(value) for value in row) + "\n"
-                                        for row in rows))
+    write_text_atomically(
+        path, "".join("\t".join(str(value) for value in row) + "\n" for row in rows)
+    )
 
 
 def submission_path(output_dir, processor):
@@ -65,5 +68,7 @@ def write_glue_submission(path, processor, predictions, label_list):
         if len(ids) and (ids.min() < 0 or ids.max() >= len(label_list)):
             raise ValueError(f"prediction ids must be in [0, {len(label_list)})")
         cells = [str(label_list[int(i)]) for i in ids]
-    write_text_atomically(path, "index\tprediction\n" + "".join(
-        f"{index}\t{cell}\n" for index, cell in enumerate(cells)))
+    write_text_atomically(
+        path,
+        "index\tprediction\n" + "".join(f"{index}\t{cell}\n" for index, cell in enumerate(cells)),
+    )

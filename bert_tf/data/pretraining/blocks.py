@@ -60,8 +60,9 @@ def load_word_segmenter(name):
     try:
         import jieba  # An optional extra: bert_tf[jieba].
     except ImportError:
-        raise InputError("--word_segmenter=jieba needs the jieba package: "
-                         "pip install 'bert_tf[jieba]'") from None
+        raise InputError(
+            "--word_segmenter=jieba needs the jieba package: pip install 'bert_tf[jieba]'"
+        ) from None
     jieba.setLogLevel(logging.WARNING)
     return jieba.lcut
 
@@ -83,19 +84,25 @@ class SentenceTokenizer:
         if tokenization.MASK_TOKEN not in vocab:
             raise InputError(f"vocab file {options.vocab_file} lacks {tokenization.MASK_TOKEN}")
         self.special = pretraining_instances.SpecialTokens.from_vocab(
-            vocab, tokenization.CLS_TOKEN, tokenization.SEP_TOKEN, tokenization.MASK_TOKEN)
+            vocab, tokenization.CLS_TOKEN, tokenization.SEP_TOKEN, tokenization.MASK_TOKEN
+        )
         self._packed = tokenization.WordCache(self._pack_word)
 
     def _pack_word(self, raw_word):
         vocab = self.tokenizer.vocab
-        return tuple(pretraining_instances.pack_token(vocab[piece], piece.startswith("##"))
-                     for piece in self.tokenizer.word_pieces(raw_word))
+        return tuple(
+            pretraining_instances.pack_token(vocab[piece], piece.startswith("##"))
+            for piece in self.tokenizer.word_pieces(raw_word)
+        )
 
     def __call__(self, line):
         if self._segment is None:
             packed = self._packed
-            return [token for word in self.tokenizer.basic_tokenizer.raw_words(line)
-                    for token in packed[word]]
+            return [
+                token
+                for word in self.tokenizer.basic_tokenizer.raw_words(line)
+                for token in packed[word]
+            ]
         vocab = self.tokenizer.vocab
         pack = pretraining_instances.pack_token
         tokens = []
@@ -112,8 +119,9 @@ class BlockProcessor:
         self.tokenize = SentenceTokenizer(tokenizer_options)
         self.instance_options = instance_options
         self.random_seed = random_seed
-        self.encode = InstanceEncoder(instance_options.max_seq_length,
-                                      instance_options.max_predictions_per_seq)
+        self.encode = InstanceEncoder(
+            instance_options.max_seq_length, instance_options.max_predictions_per_seq
+        )
 
     def __call__(self, block_index, raw_documents):
         options = self.instance_options
@@ -130,7 +138,8 @@ class BlockProcessor:
 
         rng = random.Random(block_seed(self.random_seed, block_index))
         records = pretraining_instances.create_training_instances(
-            documents, options, self.tokenize.special, rng, serialize)
+            documents, options, self.tokenize.special, rng, serialize
+        )
         return BlockResult(records, summary)
 
 

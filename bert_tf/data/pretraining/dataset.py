@@ -20,15 +20,29 @@ def check_record_files(files, max_seq_length, max_predictions_per_seq):
         schema.check_file(path)
 
 
-def make_dataset(input_patterns, max_seq_length, max_predictions_per_seq, batch_size,
-                 is_training, input_context=None, seed=None, shuffle_buffer_size=10000,
-                 check_files=True):
+def make_dataset(
+    input_patterns,
+    max_seq_length,
+    max_predictions_per_seq,
+    batch_size,
+    is_training,
+    input_context=None,
+    seed=None,
+    shuffle_buffer_size=10000,
+    check_files=True,
+):
     """A `tf.data.Dataset` of pre-training batches from comma-separated globs
     (or a list of them): `features.make_dataset` sharded by file. `seed`
     makes the training order reproducible; `check_files` checks the first
     record of every file first."""
     return features.make_dataset(
         expand_input_patterns(input_patterns),
-        pretraining_schema(max_seq_length, max_predictions_per_seq), batch_size, is_training,
-        input_context=input_context, seed=seed, shuffle_buffer_size=shuffle_buffer_size,
-        shard_by="files", check_files=check_files)
+        pretraining_schema(max_seq_length, max_predictions_per_seq),
+        batch_size,
+        is_training,
+        input_context=input_context,
+        seed=seed,
+        shuffle_buffer_size=shuffle_buffer_size,
+        shard_by="files",
+        check_files=check_files,
+    )

@@ -47,9 +47,12 @@ class SpecialTokens:
     @classmethod
     def from_vocab(cls, vocab, cls_token, sep_token, mask_token):
         """From a token -> id dict."""
-        return cls(pack_token(vocab[cls_token], False), pack_token(vocab[sep_token], False),
-                   pack_token(vocab[mask_token], False),
-                   tuple(pack_token(i, False) for i in vocab.values()))
+        return cls(
+            pack_token(vocab[cls_token], False),
+            pack_token(vocab[sep_token], False),
+            pack_token(vocab[mask_token], False),
+            tuple(pack_token(i, False) for i in vocab.values()),
+        )
 
 
 @dataclasses.dataclass(slots=True)
@@ -157,7 +160,8 @@ class _InstanceMaker:
         # Masked positions per instance length, as the original rounds them.
         self.num_to_predict = [
             min(options.max_predictions_per_seq, max(1, int(round(n * options.masked_lm_prob))))
-            for n in range(options.max_seq_length + 1)]
+            for n in range(options.max_seq_length + 1)
+        ]
 
     def from_document(self, document_index):
         """The instances of one document (the original's
@@ -239,7 +243,7 @@ class _InstanceMaker:
             # shuffle the same as [i] lists, and only the first
             # `num_to_predict` are taken.
             positions = self.positions
-            masked_positions = positions[1:num_a + 1] + positions[num_a + 2:len(tokens) - 1]
+            masked_positions = positions[1 : num_a + 1] + positions[num_a + 2 : len(tokens) - 1]
             shuffle(masked_positions, self.rng, keep=num_to_predict)
             del masked_positions[num_to_predict:]
         input_tokens = tokens.copy()
@@ -250,11 +254,17 @@ class _InstanceMaker:
                 input_tokens[index] = mask
             elif random() >= 0.5:  # < 0.5 keeps the original token
                 input_tokens[index] = self.replacements[
-                    randint(self.rng.getrandbits, 0, len(self.replacements) - 1)]
+                    randint(self.rng.getrandbits, 0, len(self.replacements) - 1)
+                ]
         masked_positions.sort()
         segment_ids = bytes(num_a + 2) + b"\x01" * (len(tokens) - num_a - 2)
-        return TrainingInstance(input_tokens, segment_ids, masked_positions,
-                                list(map(tokens.__getitem__, masked_positions)), is_random_next)
+        return TrainingInstance(
+            input_tokens,
+            segment_ids,
+            masked_positions,
+            list(map(tokens.__getitem__, masked_positions)),
+            is_random_next,
+        )
 
     def _whole_word_positions(self, tokens, num_to_predict):
         """The positions whole-word masking takes, in the order chosen: the

@@ -28,20 +28,28 @@ class InstanceEncoder:
         # The bytes before each feature's packed list, by the list's length in bytes.
         self._input_ids_prefixes = WordCache(lambda length: _entry_prefix("input_ids", length))
         self._masked_lm_ids_prefixes = WordCache(
-            lambda length: _entry_prefix("masked_lm_ids", length))
+            lambda length: _entry_prefix("masked_lm_ids", length)
+        )
         self._positions_prefixes = WordCache(
-            lambda length: _entry_prefix("masked_lm_positions", length))
+            lambda length: _entry_prefix("masked_lm_positions", length)
+        )
         self._example_prefixes = WordCache(lambda length: b"\x0a" + varint(length))
         # Everything that depends only on the length n or the count m of masked
         # positions, by n or m: padding, input_mask, masked_lm_weights.
         self._pads = [b"\x00" * (max_seq_length - n) for n in range(max_seq_length + 1)]
-        self._prediction_pads = [b"\x00" * (max_predictions_per_seq - m)
-                                 for m in range(max_predictions_per_seq + 1)]
-        self._input_masks = [_entry_prefix("input_mask", max_seq_length) + b"\x01" * n + pad
-                             for n, pad in enumerate(self._pads)]
-        self._weights = [_entry_prefix("masked_lm_weights", 4 * max_predictions_per_seq)
-                         + _ONE_FLOAT * m + _ZERO_FLOAT * (max_predictions_per_seq - m)
-                         for m in range(max_predictions_per_seq + 1)]
+        self._prediction_pads = [
+            b"\x00" * (max_predictions_per_seq - m) for m in range(max_predictions_per_seq + 1)
+        ]
+        self._input_masks = [
+            _entry_prefix("input_mask", max_seq_length) + b"\x01" * n + pad
+            for n, pad in enumerate(self._pads)
+        ]
+        self._weights = [
+            _entry_prefix("masked_lm_weights", 4 * max_predictions_per_seq)
+            + _ONE_FLOAT * m
+            + _ZERO_FLOAT * (max_predictions_per_seq - m)
+            for m in range(max_predictions_per_seq + 1)
+        ]
         label_prefix = _entry_prefix("next_sentence_labels", 1)
         self._labels = (label_prefix + b"\x00", label_prefix + b"\x01")
         self._segment_ids_prefix = _entry_prefix("segment_ids", max_seq_length)
@@ -59,15 +67,22 @@ class InstanceEncoder:
             positions = bytes(positions) + prediction_pad
         else:
             positions = b"".join(map(self._varints.__getitem__, positions)) + prediction_pad
-        entries = b"".join((
-            self._input_ids_prefixes[len(input_ids)], input_ids,
-            self._input_masks[n],
-            self._masked_lm_ids_prefixes[len(masked_lm_ids)], masked_lm_ids,
-            self._positions_prefixes[len(positions)], positions,
-            self._weights[m],
-            self._labels[instance.is_random_next],
-            self._segment_ids_prefix, bytes(instance.segment_ids), pad,
-        ))
+        entries = b"".join(
+            (
+                self._input_ids_prefixes[len(input_ids)],
+                input_ids,
+                self._input_masks[n],
+                self._masked_lm_ids_prefixes[len(masked_lm_ids)],
+                masked_lm_ids,
+                self._positions_prefixes[len(positions)],
+                positions,
+                self._weights[m],
+                self._labels[instance.is_random_next],
+                self._segment_ids_prefix,
+                bytes(instance.segment_ids),
+                pad,
+            )
+        )
         return self._example_prefixes[len(entries)] + entries
 
 

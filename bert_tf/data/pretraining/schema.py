@@ -16,18 +16,20 @@ import tensorflow as tf
 from bert_tf.data.features import Feature, FeatureSchema, input_features
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def pretraining_schema(max_seq_length, max_predictions_per_seq):
     """The `FeatureSchema` of pre-training records at these sizes."""
+
     def predictions(name, dtype=tf.int64):
-        return Feature(name, max_predictions_per_seq, dtype,
-                       length_flag="max_predictions_per_seq")
+        return Feature(name, max_predictions_per_seq, dtype, length_flag="max_predictions_per_seq")
 
-    return FeatureSchema([
-        *input_features(max_seq_length),
-        predictions("masked_lm_positions"),
-        predictions("masked_lm_ids"),
-        predictions("masked_lm_weights", tf.float32),
-        Feature("next_sentence_labels", 1),
-    ], description="pre-training")
-
+    return FeatureSchema(
+        [
+            *input_features(max_seq_length),
+            predictions("masked_lm_positions"),
+            predictions("masked_lm_ids"),
+            predictions("masked_lm_weights", tf.float32),
+            Feature("next_sentence_labels", 1),
+        ],
+        description="pre-training",
+    )

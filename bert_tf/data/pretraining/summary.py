@@ -57,15 +57,17 @@ class PretrainingSummary:
         for lo in range(1, max_seq_length + 1, width):
             hi = min(lo + width - 1, max_seq_length)
             histogram[f"{lo}-{hi}"] = sum(
-                count for length, count in self.length_counts.items() if lo <= length <= hi)
+                count for length, count in self.length_counts.items() if lo <= length <= hi
+            )
         return histogram
 
     def to_json_dict(self, max_seq_length):
         """The summary written next to the output."""
         return {
             "instances": self.instances,
-            "instances_per_second":
-                round(self.instances / self.seconds, 1) if self.seconds else None,
+            "instances_per_second": round(self.instances / self.seconds, 1)
+            if self.seconds
+            else None,
             "seconds": round(self.seconds, 2),
             "mean_masked_positions": round(self.mean_masked_positions, 4),
             "random_next_share": round(self.random_next_share, 4),

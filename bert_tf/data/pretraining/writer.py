@@ -46,11 +46,15 @@ from absl import logging
 from bert_tf.data import tfrecord
 from bert_tf.data.pretraining import blocks as pretraining_blocks
 from bert_tf.data.pretraining.corpus import CorpusReader
-from bert_tf.files import (atomic_output, check_output_file, expand_input_patterns,
-                           write_text_atomically)
 from bert_tf.data.pretraining.instances import InstanceOptions, randint
 from bert_tf.data.pretraining.summary import PretrainingSummary
 from bert_tf.errors import InputError
+from bert_tf.files import (
+    atomic_output,
+    check_output_file,
+    expand_input_patterns,
+    write_text_atomically,
+)
 from bert_tf.options import option
 
 
@@ -59,43 +63,59 @@ class PretrainingDataOptions:
     """The flags of create_pretraining_data.py (the original's, then the new ones)."""
 
     input_patterns: tuple = option(
-        help="Input raw text file (or comma-separated list of files or globs).",
-        flag="input_file")
+        help="Input raw text file (or comma-separated list of files or globs).", flag="input_file"
+    )
     output_files: tuple = option(
-        help="Output TF example file (or comma-separated list of files).", flag="output_file")
+        help="Output TF example file (or comma-separated list of files).", flag="output_file"
+    )
     vocab_file: str = option(help="The vocabulary file that the BERT model was trained on.")
     do_lower_case: bool = option(
-        True, "Whether to lower case the input text. Should be True for uncased models and "
-              "False for cased models.")
+        True,
+        "Whether to lower case the input text. Should be True for uncased models and "
+        "False for cased models.",
+    )
     do_whole_word_mask: bool = option(
-        False, "Whether to use whole word masking rather than per-WordPiece masking.")
+        False, "Whether to use whole word masking rather than per-WordPiece masking."
+    )
     max_seq_length: int = option(128, "Maximum sequence length.")
     max_predictions_per_seq: int = option(
-        20, "Maximum number of masked LM predictions per sequence.")
+        20, "Maximum number of masked LM predictions per sequence."
+    )
     random_seed: int = option(12345, "Random seed for data generation.")
     dupe_factor: int = option(
-        10, "Number of times to duplicate the input data (with different masks).")
+        10, "Number of times to duplicate the input data (with different masks)."
+    )
     masked_lm_prob: float = option(0.15, "Masked LM probability.")
     short_seq_prob: float = option(
-        0.1, "Probability of creating sequences which are shorter than the maximum length.")
+        0.1, "Probability of creating sequences which are shorter than the maximum length."
+    )
     # Beyond the original.
     word_segmenter: str | None = option(
-        None, "With --do_whole_word_mask: mask the pieces of each word of this segmenter "
-              f"together (one of: {', '.join(pretraining_blocks.WORD_SEGMENTERS)}; text "
-              "without ## pieces, e.g. Chinese; needs the jieba extra).")
+        None,
+        "With --do_whole_word_mask: mask the pieces of each word of this segmenter "
+        f"together (one of: {', '.join(pretraining_blocks.WORD_SEGMENTERS)}; text "
+        "without ## pieces, e.g. Chinese; needs the jieba extra).",
+    )
     num_workers: int = option(
-        1, "Processes that tokenize and make instances: this one and num_workers - 1 spawned "
-           "ones; the output does not depend on it.")
+        1,
+        "Processes that tokenize and make instances: this one and num_workers - 1 spawned "
+        "ones; the output does not depend on it.",
+    )
     sentences_per_block: int = option(
-        10000, "Documents are processed in blocks, each ending with the document that brings "
-               "it to this many lines; random next sentences come from the same block. A "
-               "corpus of one block gives exactly the original's output.")
+        10000,
+        "Documents are processed in blocks, each ending with the document that brings "
+        "it to this many lines; random next sentences come from the same block. A "
+        "corpus of one block gives exactly the original's output.",
+    )
     interleave_blocks: int = option(
-        4, "The instances of this many consecutive blocks are merged at random.")
+        4, "The instances of this many consecutive blocks are merged at random."
+    )
     skip_invalid_utf8: bool = option(
-        False, "Skip (and count) lines that are not UTF-8 instead of stopping.")
+        False, "Skip (and count) lines that are not UTF-8 instead of stopping."
+    )
     show_progress: bool = option(
-        True, "Show documents, instances and rate on stderr while running.")
+        True, "Show documents, instances and rate on stderr while running."
+    )
 
     def __post_init__(self):
         # "a.txt,b.txt," names two files, as it always has.
@@ -107,14 +127,19 @@ class PretrainingDataOptions:
         return InstanceOptions(
             max_seq_length=self.max_seq_length,
             max_predictions_per_seq=self.max_predictions_per_seq,
-            masked_lm_prob=self.masked_lm_prob, short_seq_prob=self.short_seq_prob,
-            dupe_factor=self.dupe_factor, do_whole_word_mask=self.do_whole_word_mask)
+            masked_lm_prob=self.masked_lm_prob,
+            short_seq_prob=self.short_seq_prob,
+            dupe_factor=self.dupe_factor,
+            do_whole_word_mask=self.do_whole_word_mask,
+        )
 
     @property
     def tokenizer_options(self):
         return pretraining_blocks.TokenizerOptions(
-            vocab_file=self.vocab_file, do_lower_case=self.do_lower_case,
-            word_segmenter=self.word_segmenter)
+            vocab_file=self.vocab_file,
+            do_lower_case=self.do_lower_case,
+            word_segmenter=self.word_segmenter,
+        )
 
     @property
     def summary_file(self):
@@ -145,11 +170,15 @@ def validate_options(options):
     for path in o.output_files:
         check_output_file(path, "--output_file")
     if o.max_seq_length < 5:
-        raise InputError(f"--max_seq_length={o.max_seq_length}: expected at least 5 "
-                         "([CLS] A [SEP] B [SEP] with A and B of at least one token)")
+        raise InputError(
+            f"--max_seq_length={o.max_seq_length}: expected at least 5 "
+            "([CLS] A [SEP] B [SEP] with A and B of at least one token)"
+        )
     if not 1 <= o.max_predictions_per_seq <= o.max_seq_length:
-        raise InputError(f"--max_predictions_per_seq={o.max_predictions_per_seq}: expected "
-                         f"1 to --max_seq_length={o.max_seq_length}")
+        raise InputError(
+            f"--max_predictions_per_seq={o.max_predictions_per_seq}: expected "
+            f"1 to --max_seq_length={o.max_seq_length}"
+        )
     if not 0 < o.masked_lm_prob < 1:
         raise InputError(f"--masked_lm_prob={o.masked_lm_prob}: expected a value in (0, 1)")
     if not 0 <= o.short_seq_prob <= 1:
@@ -158,8 +187,10 @@ def validate_options(options):
         if getattr(o, flag) < 1:
             raise InputError(f"--{flag}={getattr(o, flag)}: expected at least 1")
     if o.word_segmenter is not None and not o.do_whole_word_mask:
-        raise InputError(f"--word_segmenter={o.word_segmenter} only affects masking: "
-                         "pass --do_whole_word_mask too")
+        raise InputError(
+            f"--word_segmenter={o.word_segmenter} only affects masking: "
+            "pass --do_whole_word_mask too"
+        )
 
 
 def create_pretraining_data(options):
@@ -175,28 +206,35 @@ def create_pretraining_data(options):
     files = expand_input_patterns(options.input_patterns)
     # Built here even for worker processes: it checks the vocab and the segmenter first.
     processor = pretraining_blocks.BlockProcessor(
-        options.tokenizer_options, options.instance_options, options.random_seed)
+        options.tokenizer_options, options.instance_options, options.random_seed
+    )
     start = time.monotonic()
     summary = PretrainingSummary()
     reader = CorpusReader(files, options.skip_invalid_utf8)
-    interleaver = BlockInterleaver(options.interleave_blocks,
-                                   random.Random(f"interleave:{options.random_seed}"))
+    interleaver = BlockInterleaver(
+        options.interleave_blocks, random.Random(f"interleave:{options.random_seed}")
+    )
     blocks = reader.blocks(options.sentences_per_block)
-    with _RecordFiles(options.output_files) as output, \
-            _Progress(options.show_progress) as progress, \
-            contextlib.closing(_block_results(blocks, processor, options)) as results:
+    with (
+        _RecordFiles(options.output_files) as output,
+        _Progress(options.show_progress) as progress,
+        contextlib.closing(_block_results(blocks, processor, options)) as results,
+    ):
         for result in results:
             summary.add(result.summary)
             output.write(interleaver.add(result.records))
             progress.update(reader.documents_read, summary.instances)
         output.write(interleaver.drain())
         if not summary.instances:
-            raise InputError(f"--input_file: no text in {', '.join(files)} "
-                             "(expected one sentence per line, blank lines between documents)")
+            raise InputError(
+                f"--input_file: no text in {', '.join(files)} "
+                "(expected one sentence per line, blank lines between documents)"
+            )
     summary.skipped_lines = reader.skipped_lines
     summary.seconds = time.monotonic() - start
-    write_text_atomically(options.summary_file,
-                          json.dumps(summary.to_json_dict(options.max_seq_length), indent=2))
+    write_text_atomically(
+        options.summary_file, json.dumps(summary.to_json_dict(options.max_seq_length), indent=2)
+    )
     _log_summary(summary, options)
     return summary
 
@@ -256,9 +294,11 @@ def _block_results(blocks, processor, options):
         return
     workers = options.num_workers - 1
     pool = concurrent.futures.ProcessPoolExecutor(
-        workers, mp_context=multiprocessing.get_context("spawn"),
+        workers,
+        mp_context=multiprocessing.get_context("spawn"),
         initializer=pretraining_blocks.init_worker,
-        initargs=(options.tokenizer_options, options.instance_options, options.random_seed))
+        initargs=(options.tokenizer_options, options.instance_options, options.random_seed),
+    )
     pending = collections.deque()  # Futures of the workers' blocks and results made here
 
     def busy(item):
@@ -272,8 +312,9 @@ def _block_results(blocks, processor, options):
     try:
         for index, block in enumerate(blocks):
             if sum(map(busy, pending)) <= workers:
-                pending.append(pool.submit(pretraining_blocks.process_block_in_worker,
-                                           index, block))
+                pending.append(
+                    pool.submit(pretraining_blocks.process_block_in_worker, index, block)
+                )
             else:
                 pending.append(processor(index, block))
             while pending and (len(pending) > 2 * options.num_workers or not busy(pending[0])):
@@ -327,8 +368,9 @@ class _RecordFiles:
                 try:
                     writer = tfrecord.TFRecordFile(stack.enter_context(atomic_output(path)))
                 except OSError as e:
-                    raise InputError(f"--output_file: cannot write {path}: "
-                                     f"{e.strerror or e}") from None
+                    raise InputError(
+                        f"--output_file: cannot write {path}: {e.strerror or e}"
+                    ) from None
                 stack.callback(writer.close)  # closed before its file is renamed
                 self._writers.append(writer)
             self._stack = stack.pop_all()
@@ -341,7 +383,7 @@ class _RecordFiles:
         records = iter(framed_records)
         while batch := list(itertools.islice(records, 4096)):
             for k, writer in enumerate(self._writers):
-                chunk = batch[(k - self._count) % n::n]
+                chunk = batch[(k - self._count) % n :: n]
                 if chunk:
                     writer.write_framed(b"".join(chunk))
             self._count += len(batch)
@@ -382,20 +424,33 @@ class _Progress:
 
 
 def _log_summary(summary, options):
-    logging.info("Wrote %d instances to %s in %.1f s (%.0f instances/s)", summary.instances,
-                 ", ".join(options.output_files), summary.seconds,
-                 summary.instances / max(summary.seconds, 1e-9))
-    logging.info("Mean masked positions %.2f, random next %.1f%%, lengths %s",
-                 summary.mean_masked_positions, 100 * summary.random_next_share,
-                 summary.length_histogram(options.max_seq_length))
+    logging.info(
+        "Wrote %d instances to %s in %.1f s (%.0f instances/s)",
+        summary.instances,
+        ", ".join(options.output_files),
+        summary.seconds,
+        summary.instances / max(summary.seconds, 1e-9),
+    )
+    logging.info(
+        "Mean masked positions %.2f, random next %.1f%%, lengths %s",
+        summary.mean_masked_positions,
+        100 * summary.random_next_share,
+        summary.length_histogram(options.max_seq_length),
+    )
     if summary.long_sentences:
-        logging.info("%d sentences longer than %d tokens were truncated",
-                     summary.long_sentences, options.max_seq_length - 3)
+        logging.info(
+            "%d sentences longer than %d tokens were truncated",
+            summary.long_sentences,
+            options.max_seq_length - 3,
+        )
     if summary.skipped_lines:
         logging.warning("Skipped %d lines that are not UTF-8", summary.skipped_lines)
     if summary.single_sentence_documents * 2 > summary.documents:
-        logging.warning("%d of %d documents have a single sentence, whose next sentence is "
-                        "always random: is the input one sentence per line with blank lines "
-                        "only between documents?", summary.single_sentence_documents,
-                        summary.documents)
+        logging.warning(
+            "%d of %d documents have a single sentence, whose next sentence is "
+            "always random: is the input one sentence per line with blank lines "
+            "only between documents?",
+            summary.single_sentence_documents,
+            summary.documents,
+        )
     logging.info("Summary: %s", options.summary_file)

@@ -43,8 +43,9 @@ def answer_token_span(example, all_doc_tokens, orig_to_tok_index, tokenizer):
         tok_end = orig_to_tok_index[example.end_position + 1] - 1
     else:
         tok_end = len(all_doc_tokens) - 1
-    return improve_answer_span(all_doc_tokens, tok_start, tok_end, tokenizer,
-                               example.orig_answer_text)
+    return improve_answer_span(
+        all_doc_tokens, tok_start, tok_end, tokenizer, example.orig_answer_text
+    )
 
 
 def improve_answer_span(all_doc_tokens, tok_start, tok_end, tokenizer, orig_answer_text):
@@ -61,7 +62,7 @@ def improve_answer_span(all_doc_tokens, tok_start, tok_end, tokenizer, orig_answ
     answer = " ".join(tokenizer.tokenize(orig_answer_text))
     for new_start in range(tok_start, tok_end + 1):
         for new_end in range(tok_end, new_start - 1, -1):
-            if " ".join(all_doc_tokens[new_start:new_end + 1]) == answer:
+            if " ".join(all_doc_tokens[new_start : new_end + 1]) == answer:
                 return new_start, new_end
     return tok_start, tok_end
 

@@ -64,8 +64,9 @@ def f1_v2(prediction, gold):
 
 def _token_f1(prediction_tokens, gold_tokens):
     """F1 of the multiset overlap of two token lists (0 without overlap)."""
-    num_same = sum((collections.Counter(prediction_tokens)
-                    & collections.Counter(gold_tokens)).values())
+    num_same = sum(
+        (collections.Counter(prediction_tokens) & collections.Counter(gold_tokens)).values()
+    )
     if num_same == 0:
         return 0
     precision = 1.0 * num_same / len(prediction_tokens)
@@ -87,8 +88,9 @@ def evaluate_v1(examples_or_dataset, predictions):
             missing += 1
             continue
         if not answers:
-            raise InputError(f"question {qas_id!r} has no gold answer; evaluate SQuAD 2.0 data "
-                             "with evaluate_v2")
+            raise InputError(
+                f"question {qas_id!r} has no gold answer; evaluate SQuAD 2.0 data with evaluate_v2"
+            )
         prediction = predictions[qas_id]
         exact += max(exact_match(prediction, gold) for gold in answers)
         f1 += max(f1_v1(prediction, gold) for gold in answers)
@@ -163,9 +165,11 @@ def _apply_null_threshold(scores, na_probs, has_answer, threshold):
 def _averages(exact, f1, qas_ids):
     """{"exact", "f1", "total"} over `qas_ids` (percentages)."""
     total = len(qas_ids)
-    return {"exact": 100.0 * sum(exact[k] for k in qas_ids) / total,
-            "f1": 100.0 * sum(f1[k] for k in qas_ids) / total,
-            "total": total}
+    return {
+        "exact": 100.0 * sum(exact[k] for k in qas_ids) / total,
+        "f1": 100.0 * sum(f1[k] for k in qas_ids) / total,
+        "total": total,
+    }
 
 
 def _best_threshold(predictions, scores, na_probs, has_answer):
@@ -211,9 +215,13 @@ def _gold_answers(examples_or_dataset):
     if source and not isinstance(source[0], dict):
         golds = [(str(example.qas_id), list(example.answers)) for example in source]
     else:
-        golds = [(reader.question_id(qa, name, where),
-                  reader.answer_texts(qa, name, where, required=True))
-                 for where, qa in reader.iter_questions(source, name)]
+        golds = [
+            (
+                reader.question_id(qa, name, where),
+                reader.answer_texts(qa, name, where, required=True),
+            )
+            for where, qa in reader.iter_questions(source, name)
+        ]
     if not golds:
         raise InputError(f"{name} has no questions")
     return golds

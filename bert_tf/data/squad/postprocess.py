@@ -71,10 +71,10 @@ class WindowMeta:
 
 # One kept answer: `rank` orders equal scores as the original's stable sort.
 _Candidate = collections.namedtuple(
-    "_Candidate", ["score", "window", "rank", "text", "start_logit", "end_logit"])
+    "_Candidate", ["score", "window", "rank", "text", "start_logit", "end_logit"]
+)
 
-SquadPredictions = collections.namedtuple("SquadPredictions",
-                                          ["predictions", "nbest", "null_odds"])
+SquadPredictions = collections.namedtuple("SquadPredictions", ["predictions", "nbest", "null_odds"])
 SquadPredictions.__doc__ = """What `SquadPostprocessor.finish` returns.
 
 predictions: {qas_id: answer text} (predictions.json).
@@ -99,9 +99,16 @@ class SquadPostprocessor:
       verbose_logging: log why `get_final_text` falls back.
     """
 
-    def __init__(self, examples, n_best_size=20, max_answer_length=30, do_lower_case=True,
-                 version_2_with_negative=False, null_score_diff_threshold=0.0,
-                 verbose_logging=False):
+    def __init__(
+        self,
+        examples,
+        n_best_size=20,
+        max_answer_length=30,
+        do_lower_case=True,
+        version_2_with_negative=False,
+        null_score_diff_threshold=0.0,
+        verbose_logging=False,
+    ):
         self.examples = examples
         self.n_best_size = n_best_size
         self.max_answer_length = max_answer_length
@@ -127,8 +134,10 @@ class SquadPostprocessor:
         start_logits = [float(x) for x in start_logits]
         end_logits = [float(x) for x in end_logits]
         if min(len(start_logits), len(end_logits)) < len(feature.tokens):
-            raise ValueError(f"{len(start_logits)} start / {len(end_logits)} end logits for a "
-                             f"window of {len(feature.tokens)} tokens")
+            raise ValueError(
+                f"{len(start_logits)} start / {len(end_logits)} end logits for a "
+                f"window of {len(feature.tokens)} tokens"
+            )
         index = feature.example_index
         window = self._num_windows[index]
         self._num_windows[index] += 1
@@ -145,8 +154,9 @@ class SquadPostprocessor:
             text = self._answer_text(feature, start, end)
             if text not in seen:
                 seen.add(text)
-                kept.append(_Candidate(score, window, len(seen), text, start_logits[start],
-                                       end_logits[end]))
+                kept.append(
+                    _Candidate(score, window, len(seen), text, start_logits[start], end_logits[end])
+                )
 
     def finish(self):
         """Returns `SquadPredictions(predictions, nbest, null_odds)`, keyed by
@@ -162,7 +172,8 @@ class SquadPostprocessor:
             probabilities = _softmax([start + end for _, start, end in nbest])
             nbest_json[example.qas_id] = [
                 {"text": text, "probability": p, "start_logit": start, "end_logit": end}
-                for (text, start, end), p in zip(nbest, probabilities)]
+                for (text, start, end), p in zip(nbest, probabilities)
+            ]
             if not self.version_2_with_negative:
                 predictions[example.qas_id] = nbest[0][0]
                 continue
@@ -183,12 +194,19 @@ class SquadPostprocessor:
         num_tokens = len(feature.tokens)
         pairs = []
         for start in starts:
-            if (start >= num_tokens or start not in feature.token_to_orig_map
-                    or not feature.token_is_max_context.get(start, False)):
+            if (
+                start >= num_tokens
+                or start not in feature.token_to_orig_map
+                or not feature.token_is_max_context.get(start, False)
+            ):
                 continue
             for end in ends:
-                if (end >= num_tokens or end not in feature.token_to_orig_map
-                        or end < start or end - start + 1 > self.max_answer_length):
+                if (
+                    end >= num_tokens
+                    or end not in feature.token_to_orig_map
+                    or end < start
+                    or end - start + 1 > self.max_answer_length
+                ):
                     continue
                 pairs.append((start_logits[start] + end_logits[end], start, end))
         return pairs
@@ -196,19 +214,21 @@ class SquadPostprocessor:
     def _answer_text(self, feature, start, end):
         """The original-text answer of window positions [start, end]."""
         example = self.examples[feature.example_index]
-        pieces = " ".join(feature.tokens[start:end + 1])
+        pieces = " ".join(feature.tokens[start : end + 1])
         # Undo WordPiece: "un ##aff ##able" -> "unaffable".
         pred_text = " ".join(pieces.replace(" ##", "").replace("##", "").split())
         first_word = feature.token_to_orig_map[start]
         last_word = feature.token_to_orig_map[end]
-        orig_text = " ".join(example.doc_tokens[first_word:last_word + 1])
+        orig_text = " ".join(example.doc_tokens[first_word : last_word + 1])
         return get_final_text(pred_text, orig_text, self.do_lower_case, self.verbose_logging)
 
     def _nbest(self, index):
         """[(text, start_logit, end_logit)] of one example, best first; with
         SQuAD 2.0 the null answer "" is always included."""
-        ranked = [((-c.score, 0, c.window, c.rank), c.text, c.start_logit, c.end_logit)
-                  for c in self._candidates[index]]
+        ranked = [
+            ((-c.score, 0, c.window, c.rank), c.text, c.start_logit, c.end_logit)
+            for c in self._candidates[index]
+        ]
         null_entry = None
         if self.version_2_with_negative:
             score_null, null_start, null_end = self._null[index]
@@ -241,25 +261,31 @@ def get_final_text(pred_text, orig_text, do_lower_case, verbose_logging=False):
     in the tokenized text or tokenization changed the number of non-space
     characters (e.g. decomposed accents).
     """
-    tok_text = " ".join(tokenization.BasicTokenizer(do_lower_case=do_lower_case)
-                        .tokenize(orig_text))
+    tok_text = " ".join(
+        tokenization.BasicTokenizer(do_lower_case=do_lower_case).tokenize(orig_text)
+    )
     start = tok_text.find(pred_text)
     if start == -1:
-        return _fallback(verbose_logging, orig_text, "unable to find text '%s' in '%s'",
-                         pred_text, orig_text)
+        return _fallback(
+            verbose_logging, orig_text, "unable to find text '%s' in '%s'", pred_text, orig_text
+        )
     end = start + len(pred_text) - 1
     orig_ns_text, orig_positions = _strip_spaces(orig_text)
     tok_ns_text, tok_positions = _strip_spaces(tok_text)
     if len(orig_ns_text) != len(tok_ns_text):
-        return _fallback(verbose_logging, orig_text,
-                         "length not equal after stripping spaces: '%s' vs '%s'",
-                         orig_ns_text, tok_ns_text)
+        return _fallback(
+            verbose_logging,
+            orig_text,
+            "length not equal after stripping spaces: '%s' vs '%s'",
+            orig_ns_text,
+            tok_ns_text,
+        )
     tok_to_ns = {position: i for i, position in enumerate(tok_positions)}
     if start not in tok_to_ns:
         return _fallback(verbose_logging, orig_text, "couldn't map start position")
     if end not in tok_to_ns:
         return _fallback(verbose_logging, orig_text, "couldn't map end position")
-    return orig_text[orig_positions[tok_to_ns[start]]:orig_positions[tok_to_ns[end]] + 1]
+    return orig_text[orig_positions[tok_to_ns[start]] : orig_positions[tok_to_ns[end]] + 1]
 
 
 def _fallback(verbose_logging, orig_text, message, *args):

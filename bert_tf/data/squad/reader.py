@@ -38,8 +38,8 @@ import collections
 import dataclasses
 import json
 
-from absl import logging
 import tensorflow as tf
+from absl import logging
 
 from bert_tf import tokenization
 from bert_tf.errors import InputError
@@ -111,24 +111,39 @@ def read_squad_examples(input_file, is_training, version_2_with_negative=False):
         text = _field(paragraph, "context", str, input_file, where)
         context = _Context(text, *context_to_words(text))
         for k, qa in enumerate(qas):
-            example = _read_question(qa, f"{where}.qas[{k}]", input_file, context, is_training,
-                                     version_2_with_negative, result)
+            example = _read_question(
+                qa,
+                f"{where}.qas[{k}]",
+                input_file,
+                context,
+                is_training,
+                version_2_with_negative,
+                result,
+            )
             if example is None:
                 result.num_skipped += 1
             else:
                 result.examples.append(example)
     if result.num_unrecoverable:
-        logging.warning("%s: skipped %d training questions whose answer text is not in the "
-                        "context", input_file, result.num_unrecoverable)
+        logging.warning(
+            "%s: skipped %d training questions whose answer text is not in the context",
+            input_file,
+            result.num_unrecoverable,
+        )
     if result.num_without_is_impossible:
-        logging.warning("%s: %d questions have no is_impossible (SQuAD v1.1 data?) although "
-                        "version_2_with_negative is set; they are read as answerable",
-                        input_file, result.num_without_is_impossible)
+        logging.warning(
+            "%s: %d questions have no is_impossible (SQuAD v1.1 data?) although "
+            "version_2_with_negative is set; they are read as answerable",
+            input_file,
+            result.num_without_is_impossible,
+        )
     if result.num_unexpected_impossible:
         logging.warning(
             "%s: %d questions are marked is_impossible but version_2_with_negative is False; %s",
-            input_file, result.num_unexpected_impossible,
-            "they are skipped" if is_training else "they are read as answerable questions")
+            input_file,
+            result.num_unexpected_impossible,
+            "they are skipped" if is_training else "they are read as answerable questions",
+        )
     return result
 
 
@@ -201,8 +216,7 @@ def answer_texts(qa, source, where, required=False):
     if "answers" not in qa and not required:
         return []
     answers = _field(qa, "answers", list, source, where)
-    return [_field(a, "text", str, source, f"{where}.answers[{n}]")
-            for n, a in enumerate(answers)]
+    return [_field(a, "text", str, source, f"{where}.answers[{n}]") for n, a in enumerate(answers)]
 
 
 def _read_question(qa, where, source, context, is_training, version_2_with_negative, result):
@@ -222,16 +236,24 @@ def _read_question(qa, where, source, context, is_training, version_2_with_negat
         if is_training:
             return None
         is_impossible = False
-    example = SquadExample(qas_id=qas_id, question_text=question, doc_tokens=context.doc_tokens,
-                           is_impossible=is_impossible, answers=texts, context_text=context.text)
+    example = SquadExample(
+        qas_id=qas_id,
+        question_text=question,
+        doc_tokens=context.doc_tokens,
+        is_impossible=is_impossible,
+        answers=texts,
+        context_text=context.text,
+    )
     if not is_training:
         return example
     if is_impossible:
         example.orig_answer_text, example.start_position, example.end_position = "", -1, -1
         return example
     if len(texts) != 1:
-        raise InputError(f"{source}: {where}: {len(texts)} answers; for training an answerable "
-                         "question needs exactly 1")
+        raise InputError(
+            f"{source}: {where}: {len(texts)} answers; for training an answerable "
+            "question needs exactly 1"
+        )
     span = _answer_word_span(qa["answers"][0], texts[0], f"{where}.answers[0]", source, context)
     if span is None:
         result.num_unrecoverable += 1
@@ -249,20 +271,29 @@ def _answer_word_span(answer, text, where, source, context):
     if not cleaned:
         raise InputError(f"{source}: {where}: answer text is empty")
     if offset < 0 or offset + len(text) > len(context.text):
-        raise InputError(f"{source}: {where}: answer_start {offset} + {len(text)} characters is "
-                         f"outside the context ({len(context.text)} characters)")
+        raise InputError(
+            f"{source}: {where}: answer_start {offset} + {len(text)} characters is "
+            f"outside the context ({len(context.text)} characters)"
+        )
     start = context.char_to_word[offset]
     end = context.char_to_word[offset + len(text) - 1]
-    actual = " ".join(context.doc_tokens[start:end + 1]) if start >= 0 else ""
+    actual = " ".join(context.doc_tokens[start : end + 1]) if start >= 0 else ""
     if cleaned not in actual:
-        logging.warning("%s: %s: could not find answer: '%s' vs. '%s'", source, where, actual,
-                        cleaned)
+        logging.warning(
+            "%s: %s: could not find answer: '%s' vs. '%s'", source, where, actual, cleaned
+        )
         return None
     return start, end
 
 
-_JSON_KINDS = ((bool, "a boolean"), (str, "a string"), (int, "an integer"),
-               (float, "a number"), (list, "a list"), (dict, "an object"))
+_JSON_KINDS = (
+    (bool, "a boolean"),
+    (str, "a string"),
+    (int, "an integer"),
+    (float, "a number"),
+    (list, "a list"),
+    (dict, "an object"),
+)
 
 
 def _json_kind(value):
