@@ -20,7 +20,7 @@ from bert_tf.cli import (
     run_main,
     training_options_from_flags,
 )
-from bert_tf.tasks.features import FeatureOptions, extract_features
+from bert_tf.tasks.feature_extraction import FeatureOptions, extract_features
 
 FLAGS = flags.FLAGS
 

@@ -102,13 +102,13 @@ def write_features(root, data_dir):
             tokenizer,
             vocab_file=vocab_file(),
             do_lower_case=True,
-            pad_to_multiple_of=None if split == "train" else BATCH_SIZE,
+            pad_examples_to_multiple_of=None if split == "train" else BATCH_SIZE,
         ).path
         for split in ("train", "predict")
     ]
 
 
-def run_epochs(config, train_file, predict_file, pad_to_multiple, group_by_length, output_dir):
+def run_epochs(config, train_file, predict_file, length_multiple, group_by_length, output_dir):
     """Seconds of two epochs as run_classifier runs them (a fresh model trained
     over `train_file` at batch 32 in one tf.function call, then predicting
     `predict_file`): the first includes tracing; the second is warm."""
@@ -131,8 +131,8 @@ def run_epochs(config, train_file, predict_file, pad_to_multiple, group_by_lengt
             is_training,
             input_context=context,
             seed=1,
-            pad_to_multiple=pad_to_multiple,
-            group_by_length=bool(pad_to_multiple) and (group_by_length or not is_training),
+            length_multiple=length_multiple,
+            group_by_length=bool(length_multiple) and (group_by_length or not is_training),
         )
 
     iterator = iter(trainer.distribute(dataset_fn(train_file, True)))

@@ -239,7 +239,7 @@ def pack_example_windows(
     max_fixed_length=None,
     pad_id=0,
     pad_to_longest=False,
-    pad_multiple=1,
+    length_multiple=1,
 ):
     """In-graph `pack_windows` for a batch of examples.
 
@@ -248,7 +248,7 @@ def pack_example_windows(
       pad_to_longest: pad to the longest window of the batch instead of
         `max_seq_length` (the model's results are the same: padding is
         masked; the cost follows the real lengths).
-      pad_multiple: with `pad_to_longest`, round that length up to a
+      length_multiple: with `pad_to_longest`, round that length up to a
         multiple of this (at most `max_seq_length`), so that a compiled
         model sees few shapes.
       Others: as `pack_windows`.
@@ -304,7 +304,7 @@ def pack_example_windows(
     if pad_to_longest:
         longest = tf.reduce_max(tf.concat([word_ids.row_lengths(), [0]], 0))
         width = tf.minimum(
-            (longest + pad_multiple - 1) // pad_multiple * pad_multiple, max_seq_length
+            (longest + length_multiple - 1) // length_multiple * length_multiple, max_seq_length
         )
         shape = tf.stack([tf.cast(count, tf.int64), width])
     else:

@@ -11,7 +11,7 @@ import bert_tf
 from bert_tf import checkpoints
 from bert_tf.errors import CheckpointError
 from bert_tf.modeling import BertClassifier, BertEncoder, BertPretrainingModel
-from bert_tf.training.checkpointing import CheckpointManager
+from bert_tf.training.checkpoint_manager import CheckpointManager
 from bert_tf.training.optimization import create_optimizer
 
 # The variables of an original BERT pre-training checkpoint, per layer and

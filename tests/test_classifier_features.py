@@ -211,7 +211,7 @@ def test_tfrecord_round_trip(tmp_path, tokenizer):
     examples = make_examples(9)
     path = str(tmp_path / "eval.tf_record")
     n = cf.write_features_tfrecord(
-        examples, LABELS, 16, tokenizer, path, long_text_stride=6, pad_to_multiple_of=4
+        examples, LABELS, 16, tokenizer, path, long_text_stride=6, pad_examples_to_multiple_of=4
     )
     features = list(cf.convert_examples(examples, LABELS, 16, tokenizer, long_text_stride=6))
     assert len(features) > len(examples)  # some windows
@@ -349,14 +349,14 @@ def test_feature_cache(tmp_path, tokenizer):
     assert not changed.reused and changed.num_examples == 3
     # And a stride / padding / lower-casing change; padding counts are stored.
     # "dogs ran fast across green hills" -> windows [0:4], [2:6].
-    padded = ensure(max_seq_length=6, long_text_stride=2, pad_to_multiple_of=3)
+    padded = ensure(max_seq_length=6, long_text_stride=2, pad_examples_to_multiple_of=3)
     assert not padded.reused and padded.num_features == 4 and padded.num_records == 6
-    assert ensure(max_seq_length=6, long_text_stride=2, pad_to_multiple_of=3).reused
-    assert not ensure(max_seq_length=6, long_text_stride=3, pad_to_multiple_of=3).reused
+    assert ensure(max_seq_length=6, long_text_stride=2, pad_examples_to_multiple_of=3).reused
+    assert not ensure(max_seq_length=6, long_text_stride=3, pad_examples_to_multiple_of=3).reused
     # A damaged record file is rebuilt.
     with open(padded.path, "ab") as f:
         f.write(b"x")
-    assert not ensure(max_seq_length=6, long_text_stride=3, pad_to_multiple_of=3).reused
+    assert not ensure(max_seq_length=6, long_text_stride=3, pad_examples_to_multiple_of=3).reused
     # The examples callable is not called when the cache is valid.
     calls = []
     kwargs = dict(

@@ -55,7 +55,7 @@ def test_batches_are_cut_to_their_longest_example_rounded_up(tmp_path):
     lengths = [3, 5, 9, 2, 17, 4, 40, 6, 1, 8, 11, 7]
     write_records(tmp_path / "r", lengths)
     full = read(tmp_path / "r", 4)
-    trimmed = read(tmp_path / "r", 4, pad_to_multiple=8)
+    trimmed = read(tmp_path / "r", 4, length_multiple=8)
     assert [b["input_word_ids"].shape for b in full] == [(4, MAX_SEQ_LENGTH)] * 3
     assert [b["input_word_ids"].shape[1] for b in trimmed] == [16, 40, 16]
     for f, t in zip(full, trimmed):
@@ -76,7 +76,7 @@ def test_grouping_sorts_within_windows_and_keeps_every_record(tmp_path):
     num = batch_size * SORT_WINDOW_BATCHES + 3 * batch_size - 2
     lengths = rng.integers(1, MAX_SEQ_LENGTH + 1, num).tolist()
     write_records(tmp_path / "r", lengths, padding=2)
-    batches = read(tmp_path / "r", batch_size, pad_to_multiple=8, group_by_length=True)
+    batches = read(tmp_path / "r", batch_size, length_multiple=8, group_by_length=True)
     index = np.concatenate([b["example_index"] for b in batches])
     real = np.concatenate([b["is_real_example"] for b in batches]) == 1
     assert sorted(index[real]) == list(range(num)) and (index[~real] == -1).all()
@@ -103,7 +103,7 @@ def test_training_groups_shuffle_batches_of_similar_length(tmp_path):
         4,
         True,
         seed=1,
-        pad_to_multiple=8,
+        length_multiple=8,
         group_by_length=True,
     )
     widths = [b["input_mask"].shape[1] for b in dataset.take(60)]
@@ -159,7 +159,7 @@ def test_trainer_predicts_the_same_with_grouped_short_batches(tmp_path, tiny_con
         return out["logits"][np.argsort(out["example_index"])]
 
     np.testing.assert_allclose(
-        predict(pad_to_multiple=8, group_by_length=True), predict(), atol=1e-5
+        predict(length_multiple=8, group_by_length=True), predict(), atol=1e-5
     )
 
 
@@ -178,7 +178,7 @@ def test_xla_prediction_equals_the_uncompiled_one(tmp_path, tiny_config):
                 4,
                 False,
                 input_context=context,
-                pad_to_multiple=8,
+                length_multiple=8,
                 group_by_length=True,
             )
         )
@@ -211,7 +211,7 @@ def test_xla_training_on_short_batches_equals_padded_training(tmp_path, tiny_con
     rng = np.random.default_rng(4)
     write_records(tmp_path / "r", rng.integers(1, 25, 64).tolist())
 
-    def train(pad_to_multiple):
+    def train(length_multiple):
         keras.utils.set_random_seed(0)
         model = BertClassifier(tiny_config, 2)
         trainer = Trainer(
@@ -220,7 +220,7 @@ def test_xla_training_on_short_batches_equals_padded_training(tmp_path, tiny_con
             model,
             create_optimizer("adamw", 1e-3, 6, 0),
             LoopConfig(
-                output_dir=str(tmp_path / f"out{pad_to_multiple}"),
+                output_dir=str(tmp_path / f"out{length_multiple}"),
                 num_train_steps=6,
                 jit_compile=True,
             ),
@@ -235,7 +235,7 @@ def test_xla_training_on_short_batches_equals_padded_training(tmp_path, tiny_con
                     True,
                     input_context=context,
                     seed=1,
-                    pad_to_multiple=pad_to_multiple,
+                    length_multiple=length_multiple,
                 )
             )
 
@@ -279,7 +279,7 @@ def predict(**kwargs):
         widths.add(batch["input_mask"].shape[1])
     out = trainer.predict(dataset_fn, passthrough=("example_index",))
     return out["logits"][np.argsort(out["example_index"])], widths
-short, widths = predict(pad_to_multiple=4, group_by_length=True)
+short, widths = predict(length_multiple=4, group_by_length=True)
 padded, _ = predict()
 assert len(widths) > 2, widths
 np.testing.assert_allclose(short, padded, atol=1e-5)
@@ -411,7 +411,7 @@ def _embedding_shapes(loaded, signature):
 def test_padding_multiple_defaults_to_8_and_to_16_under_xla():
     from types import SimpleNamespace
 
-    from bert_tf.tasks.common import _pad_to_multiple
+    from bert_tf.tasks.common import _length_multiple
     from bert_tf.training.distribution import TrainingOptions
 
     def multiple(padding_multiple=None, jit_compile=False, dynamic_padding=True):
@@ -420,7 +420,7 @@ def test_padding_multiple_defaults_to_8_and_to_16_under_xla():
             padding_multiple=padding_multiple,
             training=TrainingOptions(jit_compile=jit_compile),
         )
-        return _pad_to_multiple(options, tf.distribute.get_strategy())
+        return _length_multiple(options, tf.distribute.get_strategy())
 
     assert (multiple(), multiple(jit_compile=True)) == (8, 16)
     assert (multiple(4), multiple(4, jit_compile=True)) == (4, 4)

@@ -144,7 +144,7 @@ def test_eval_batches_grouped_by_longest_pair_carry_their_example_index(tmp_path
                 )
             )
     batches = list(
-        mc_data.make_dataset(path, seq, 2, False, pad_to_multiple=1, group_by_length=True)
+        mc_data.make_dataset(path, seq, 2, False, length_multiple=1, group_by_length=True)
     )
     indexes = [int(i) for b in batches for i in b["example_index"]]
     assert sorted(indexes) == list(range(len(lengths)))

@@ -135,7 +135,7 @@ def test_longest_rounded_up_to_a_multiple_and_capped_at_max_seq_length():
     segments = [tf.ragged.constant([[7] * 3, [8] * 9], tf.int32)]
     widths = {
         multiple: packing.pack_example_windows(
-            segments, 13, 101, 102, pad_to_longest=True, pad_multiple=multiple
+            segments, 13, 101, 102, pad_to_longest=True, length_multiple=multiple
         )[0]
         for multiple in (1, 4, 16)
     }
@@ -144,7 +144,7 @@ def test_longest_rounded_up_to_a_multiple_and_capped_at_max_seq_length():
         np.testing.assert_array_equal(widths[4][key][:, :11], widths[1][key])
         assert not widths[4][key][:, 11:].numpy().any()
     empty = packing.pack_example_windows(
-        [segments[0][:0]], 13, 101, 102, pad_to_longest=True, pad_multiple=4
+        [segments[0][:0]], 13, 101, 102, pad_to_longest=True, length_multiple=4
     )[0]
     assert empty["input_mask"].shape == (0, 0)
 

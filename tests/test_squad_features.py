@@ -96,7 +96,7 @@ def test_records_round_trip_with_padding_windows(tokenizer, tmp_path):
         doc_stride=32,
         max_query_length=64,
         is_training=False,
-        pad_to_multiple_of=4,
+        pad_examples_to_multiple_of=4,
     )
     assert (written.num_examples, written.num_features, written.num_records) == (1, 9, 12)
     batches = list(features.make_dataset(written.path, 64, 4, False).as_numpy_iterator())

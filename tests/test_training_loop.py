@@ -26,8 +26,8 @@ from tensorflow.python.eager import context
 
 from bert_tf.data.pretraining import dataset as pretraining_data
 from bert_tf.tasks.pretraining import PretrainingTask
-from bert_tf.training import checkpointing
-from bert_tf.training.checkpointing import CheckpointManager
+from bert_tf.training import checkpoint_manager
+from bert_tf.training.checkpoint_manager import CheckpointManager
 from bert_tf.training.grappler import lean_rewrites
 from bert_tf.training.loop import LoopConfig, Trainer, TrainingError
 
@@ -294,7 +294,7 @@ def test_crash_during_save_keeps_the_latest_and_old_ones_are_pruned(tmp_path, mo
             f.write(b"partial")
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(checkpointing, "write_checkpoint", dies_while_writing)
+    monkeypatch.setattr(checkpoint_manager, "write_checkpoint", dies_while_writing)
     trainer.global_step.assign(5)
     bias.assign([5, -5])
     with pytest.raises(KeyboardInterrupt):

@@ -178,7 +178,7 @@ def make_dataset(
     shuffle_buffer_size=10000,
     shard_by="files",
     check_files=True,
-    pad_to_multiple=None,
+    length_multiple=None,
     group_by_length=False,
     lengths_of=None,
 ):
@@ -198,7 +198,7 @@ def make_dataset(
     fine-tuning task): each pipeline reads every n-th record; training
     shuffles each epoch anew, then repeats.
 
-    Dynamic padding: with `pad_to_multiple=m` the `per_token` features of
+    Dynamic padding: with `length_multiple=m` the `per_token` features of
     each batch are cut to its longest example rounded up to a multiple of `m`
     (`trim_to_longest`), so the sequence axis varies (at most
     `length / m` shapes); None keeps every shape static (TPUs).
@@ -247,10 +247,10 @@ def make_dataset(
                 dataset = dataset.shuffle(SORT_WINDOW_BATCHES, seed=seed)
     else:
         raise ValueError(f"shard_by must be 'files' or 'records', got {shard_by!r}")
-    if pad_to_multiple:
+    if length_multiple:
         names = schema.per_token_names()
         dataset = dataset.map(
-            lambda batch: trim_to_longest(batch, pad_to_multiple, names),
+            lambda batch: trim_to_longest(batch, length_multiple, names),
             num_parallel_calls=tf.data.AUTOTUNE,
             deterministic=True,
         )

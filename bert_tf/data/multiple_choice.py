@@ -162,12 +162,12 @@ def ensure_swag_features(
     vocab_file,
     do_lower_case,
     max_seq_length,
-    pad_to_multiple_of=None,
+    pad_examples_to_multiple_of=None,
 ):
     """Writes `output_dir/{split}.tf_record` from SWAG's file of `split`
     ("train", "eval" or "predict") unless an up-to-date one is there
     (fingerprint: the CSV and vocab stamps and the settings); padding records
-    make the record count a multiple of `pad_to_multiple_of`. Returns a
+    make the record count a multiple of `pad_examples_to_multiple_of`. Returns a
     `FeatureFile`."""
     input_file = os.path.join(data_dir, DATA_FILES[split])
     schema = multiple_choice_schema(max_seq_length)
@@ -178,14 +178,14 @@ def ensure_swag_features(
         "do_lower_case": bool(do_lower_case),
         "max_seq_length": int(max_seq_length),
         "num_choices": NUM_CHOICES,
-        "pad_to_multiple_of": pad_to_multiple_of,
+        "pad_examples_to_multiple_of": pad_examples_to_multiple_of,
     }
 
     def write_records(writer):
         examples = read_swag_examples(input_file)
         for example in examples:
             writer.write(schema.serialize(convert_example(example, max_seq_length, tokenizer)))
-        padding = -len(examples) % pad_to_multiple_of if pad_to_multiple_of else 0
+        padding = -len(examples) % pad_examples_to_multiple_of if pad_examples_to_multiple_of else 0
         record = schema.serialize(padding_record(max_seq_length))
         for _ in range(padding):
             writer.write(record)
@@ -203,12 +203,12 @@ def make_dataset(
     is_training,
     input_context=None,
     seed=None,
-    pad_to_multiple=None,
+    length_multiple=None,
     group_by_length=False,
 ):
     """Batches of the records at `path` (`features.make_dataset` sharded by
     record): int32 `input_word_ids`, `input_mask`, `input_type_ids`
-    `[batch, num_choices, max_seq_length]` (with `pad_to_multiple`: the
+    `[batch, num_choices, max_seq_length]` (with `length_multiple`: the
     batch's longest pair rounded up to a multiple of it), `label_ids`,
     `is_real_example` and `example_index` (the record's position) `[batch]`.
     Pad eval / predict files to a multiple of the batch size.
@@ -227,8 +227,8 @@ def make_dataset(
             name: by_choice(value) if value.shape.rank == 2 else value
             for name, value in batch.items()
         }
-        if pad_to_multiple:
-            batch = feature_files.trim_to_longest(batch, pad_to_multiple, schema.per_token_names())
+        if length_multiple:
+            batch = feature_files.trim_to_longest(batch, length_multiple, schema.per_token_names())
         return batch
 
     dataset = feature_files.make_dataset(

@@ -275,7 +275,13 @@ def padding_record(max_seq_length):
 
 
 def _record_writer(
-    path, documents, labels, tokenizer, max_seq_length, document_context, pad_to_multiple_of
+    path,
+    documents,
+    labels,
+    tokenizer,
+    max_seq_length,
+    document_context,
+    pad_examples_to_multiple_of,
 ):
     schema = tagging_schema(max_seq_length)
     label_map = {label: i for i, label in enumerate(labels)}
@@ -305,7 +311,7 @@ def _record_writer(
                 num_sentences,
                 max_seq_length,
             )
-        padding = -num_windows % pad_to_multiple_of if pad_to_multiple_of else 0
+        padding = -num_windows % pad_examples_to_multiple_of if pad_examples_to_multiple_of else 0
         record = schema.serialize(padding_record(max_seq_length))
         for _ in range(padding):
             writer.write(record)
@@ -326,7 +332,7 @@ def ensure_tagging_features(
     do_lower_case,
     max_seq_length,
     document_context,
-    pad_to_multiple_of=None,
+    pad_examples_to_multiple_of=None,
 ):
     """Writes (or reuses) `output_dir/<split>.tf_record` with the windows of
     `documents` (read from `input_file`); returns a `FeatureFile` counting
@@ -341,13 +347,19 @@ def ensure_tagging_features(
         "labels": list(labels),
         "max_seq_length": max_seq_length,
         "document_context": document_context,
-        "pad_to": pad_to_multiple_of,
+        "pad_to": pad_examples_to_multiple_of,
     }
     return feature_files.ensure_feature_file(
         path,
         fingerprint,
         _record_writer(
-            path, documents, labels, tokenizer, max_seq_length, document_context, pad_to_multiple_of
+            path,
+            documents,
+            labels,
+            tokenizer,
+            max_seq_length,
+            document_context,
+            pad_examples_to_multiple_of,
         ),
     )
 
@@ -359,12 +371,12 @@ def make_dataset(
     is_training,
     input_context=None,
     seed=None,
-    pad_to_multiple=None,
+    length_multiple=None,
     group_by_length=False,
 ):
     """Batches of tagging records: int32 `[batch, max_seq_length]` `input_word_ids`,
     `input_mask`, `input_type_ids`, `label_ids`, `word_ids` (with
-    `pad_to_multiple`, `[batch, longest rounded up]`; see
+    `length_multiple`, `[batch, longest rounded up]`; see
     `features.make_dataset`), and int32 `[batch]` `sentence_index`,
     `is_real_example`."""
     return feature_files.make_dataset(
@@ -375,7 +387,7 @@ def make_dataset(
         input_context=input_context,
         seed=seed,
         shard_by="records",
-        pad_to_multiple=pad_to_multiple,
+        length_multiple=length_multiple,
         group_by_length=group_by_length,
     )
 

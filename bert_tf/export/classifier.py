@@ -19,7 +19,7 @@ from bert_tf.export.common import (
     check_export_dir,
     classification_outputs,
     model_call,
-    pad_multiple,
+    request_length_multiple,
     serving_tokenizer,
     write_archive,
 )
@@ -71,7 +71,7 @@ def export_classifier(
             tokenizer.sep_id,
             long_text_stride,
             pad_to_longest=True,
-            pad_multiple=pad_multiple(jit_compile),
+            length_multiple=request_length_multiple(jit_compile),
         )
         logits = infer(inputs)
         logits = average_windows(logits, example_ids, tf.shape(text_a)[0])

@@ -60,7 +60,7 @@ def model_call(model, jit_compile=False):
     return tf.function(call, jit_compile=True) if jit_compile else call
 
 
-def pad_multiple(jit_compile):
+def request_length_multiple(jit_compile):
     """What text requests' lengths are rounded up to (`pack_example_windows`)."""
     return XLA_PAD_MULTIPLE if jit_compile else 1
 

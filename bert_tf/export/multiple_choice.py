@@ -19,7 +19,7 @@ from bert_tf.export.common import (
     check_export_dir,
     classification_outputs,
     model_call,
-    pad_multiple,
+    request_length_multiple,
     serving_tokenizer,
     write_archive,
 )
@@ -41,7 +41,7 @@ def pack_choices(tokenizer, context, endings, max_seq_length, multiple=1):
         tokenizer.cls_id,
         tokenizer.sep_id,
         pad_to_longest=True,
-        pad_multiple=multiple,
+        length_multiple=multiple,
     )
     return {
         name: tf.reshape(value, [-1, num_choices, tf.shape(value)[1]])
@@ -74,7 +74,7 @@ def export_multiple_choice(
 
     def choose_text(context, *endings):
         inputs = pack_choices(
-            tokenizer, context, list(endings), max_seq_length, pad_multiple(jit_compile)
+            tokenizer, context, list(endings), max_seq_length, request_length_multiple(jit_compile)
         )
         return classification_outputs(infer(inputs))
 

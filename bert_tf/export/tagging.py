@@ -19,7 +19,7 @@ from bert_tf.data.tagging import window_stride
 from bert_tf.export.common import (
     check_export_dir,
     model_call,
-    pad_multiple,
+    request_length_multiple,
     serving_tokenizer,
     whitespace_words,
     write_archive,
@@ -111,7 +111,7 @@ def tag_sentences(infer, tokenizer, labels, max_seq_length, text, multiple=1):
         tokenizer.sep_id,
         stride=window_stride(max_seq_length),
         pad_to_longest=True,
-        pad_multiple=multiple,
+        length_multiple=multiple,
     )
     predicted = tf.argmax(infer(inputs), axis=-1, output_type=tf.int32)
     chosen, token = labelled_positions(
@@ -150,7 +150,7 @@ def export_tagger(
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
     def serve(text):
         return tag_sentences(
-            infer, tokenizer, labels, max_seq_length, text, pad_multiple(jit_compile)
+            infer, tokenizer, labels, max_seq_length, text, request_length_multiple(jit_compile)
         )
 
     return write_archive(export_dir, model, tokenizer, {"serving_default": serve})

@@ -115,7 +115,7 @@ class ClassifierRunner(TaskRunner):
             vocab_file=options.vocab_file,
             do_lower_case=options.do_lower_case,
             long_text_stride=options.long_text_stride,
-            pad_to_multiple_of=pad_to,
+            pad_examples_to_multiple_of=pad_to,
         )
 
     def _dataset_fn(self, path, batch_size, is_training):
@@ -130,7 +130,7 @@ class ClassifierRunner(TaskRunner):
                 is_regression=self.processor.is_regression,
                 input_context=input_context,
                 seed=options.training.seed,
-                pad_to_multiple=self.pad_to_multiple,
+                length_multiple=self.length_multiple,
                 group_by_length=self.group_by_length(is_training),
             )
 

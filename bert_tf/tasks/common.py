@@ -193,7 +193,7 @@ class TaskRunner:
         self.written = []  # (what, path) of each output, listed when the run ends
         # Set by run_task: the multiple batches are padded to under
         # --dynamic_padding, None for static --max_seq_length shapes.
-        self.pad_to_multiple = None
+        self.length_multiple = None
 
     def wrote(self, what, path):
         """Records an output file or folder for the run's closing list."""
@@ -206,7 +206,7 @@ class TaskRunner:
         uses it puts eval / predict results back in example order (the
         classifier and multiple choice by example_index, NER by
         sentence_index and word_ids)."""
-        return self.pad_to_multiple is not None and (
+        return self.length_multiple is not None and (
             self.options.group_by_length or not is_training
         )
 
@@ -329,7 +329,7 @@ def _check_vocab_fits(options, config):
         )
 
 
-def _pad_to_multiple(options, strategy):
+def _length_multiple(options, strategy):
     """--padding_multiple (or its default) under --dynamic_padding off TPUs, else None."""
     if not options.dynamic_padding:
         return None
@@ -375,7 +375,7 @@ def _run(runner):
     with training_environment(training) as strategy:
         for name in runner.batch_size_options:
             distribution.check_batch_divisible(getattr(options, name), strategy, name)
-        runner.pad_to_multiple = _pad_to_multiple(options, strategy)
+        runner.length_multiple = _length_multiple(options, strategy)
         num_train_steps, optimizer = 1, None
         with strategy.scope():
             model = runner.build_model(config)

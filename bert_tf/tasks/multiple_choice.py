@@ -66,7 +66,7 @@ class MultipleChoiceRunner(TaskRunner):
             vocab_file=options.vocab_file,
             do_lower_case=options.do_lower_case,
             max_seq_length=options.max_seq_length,
-            pad_to_multiple_of=pad_to,
+            pad_examples_to_multiple_of=pad_to,
         )
 
     def _dataset_fn(self, path, batch_size, is_training):
@@ -80,7 +80,7 @@ class MultipleChoiceRunner(TaskRunner):
                 is_training,
                 input_context=input_context,
                 seed=options.training.seed,
-                pad_to_multiple=self.pad_to_multiple,
+                length_multiple=self.length_multiple,
                 group_by_length=self.group_by_length(is_training),
             )
 

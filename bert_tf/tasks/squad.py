@@ -149,7 +149,7 @@ class SquadRunner(TaskRunner):
             doc_stride=options.doc_stride,
             max_query_length=options.max_query_length,
             is_training=is_training,
-            pad_to_multiple_of=pad_to,
+            pad_examples_to_multiple_of=pad_to,
         )
 
     def _dataset_fn(self, path, batch_size, is_training):

@@ -181,7 +181,7 @@ class NerRunner(TaskRunner):
             do_lower_case=options.do_lower_case,
             max_seq_length=options.max_seq_length,
             document_context=options.document_context,
-            pad_to_multiple_of=pad_to,
+            pad_examples_to_multiple_of=pad_to,
         )
 
     def _dataset_fn(self, path, batch_size, is_training):
@@ -195,7 +195,7 @@ class NerRunner(TaskRunner):
                 is_training,
                 input_context=input_context,
                 seed=options.training.seed,
-                pad_to_multiple=self.pad_to_multiple,
+                length_multiple=self.length_multiple,
                 group_by_length=self.group_by_length(is_training),
             )
 

@@ -25,7 +25,7 @@ from absl import logging
 
 from bert_tf.errors import BertTfError
 from bert_tf.files import write_text_atomically
-from bert_tf.training.checkpointing import CheckpointManager
+from bert_tf.training.checkpoint_manager import CheckpointManager
 from bert_tf.training.grappler import lean_rewrites
 
 # A training progress line (and TensorBoard point) at least this often.

@@ -220,7 +220,7 @@ def _record_writer(
     tokenizer,
     is_regression,
     long_text_stride,
-    pad_to_multiple_of,
+    pad_examples_to_multiple_of,
 ):
     """`write_records(writer)` for `feature_files`: writes the features of
     `examples` and the padding; returns (examples, features, records)."""
@@ -242,7 +242,7 @@ def _record_writer(
                 writer.write(serialize_features(features, is_regression))
                 num_features += 1
             num_examples += 1
-        padding = num_padding(num_features, pad_to_multiple_of)
+        padding = num_padding(num_features, pad_examples_to_multiple_of)
         record = serialize_features(padding_features(max_seq_length, is_regression), is_regression)
         for _ in range(padding):
             writer.write(record)
@@ -259,11 +259,11 @@ def write_features_tfrecord(
     output_file,
     is_regression=False,
     long_text_stride=None,
-    pad_to_multiple_of=None,
+    pad_examples_to_multiple_of=None,
 ):
     """Writes the features of `examples` to `output_file` (a tmp file renamed at the end).
 
-    `pad_to_multiple_of` (the eval/predict batch size) appends padding records
+    `pad_examples_to_multiple_of` (the eval/predict batch size) appends padding records
     (is_real_example=0, example_index=-1) so the record count is a multiple of
     it. Returns the number of records written (features plus padding).
     """
@@ -276,7 +276,7 @@ def write_features_tfrecord(
             tokenizer,
             is_regression,
             long_text_stride,
-            pad_to_multiple_of,
+            pad_examples_to_multiple_of,
         ),
     )[2]
 
@@ -297,7 +297,7 @@ def features_fingerprint(
     label_list,
     is_regression=False,
     long_text_stride=None,
-    pad_to_multiple_of=None,
+    pad_examples_to_multiple_of=None,
     extra=None,
 ):
     """The JSON-able description of what a features file is made from."""
@@ -310,7 +310,9 @@ def features_fingerprint(
         "labels": list(label_list or ()),
         "is_regression": bool(is_regression),
         "long_text_stride": long_text_stride,
-        "pad_to_multiple_of": pad_to_multiple_of if num_padding(1, pad_to_multiple_of) else None,
+        "pad_examples_to_multiple_of": pad_examples_to_multiple_of
+        if num_padding(1, pad_examples_to_multiple_of)
+        else None,
         "extra": extra,
     }
 
@@ -328,7 +330,7 @@ def ensure_features(
     do_lower_case,
     is_regression=False,
     long_text_stride=None,
-    pad_to_multiple_of=None,
+    pad_examples_to_multiple_of=None,
     extra=None,
 ):
     """Writes `output_dir/{split}.tf_record` unless an up-to-date one is there.
@@ -356,7 +358,7 @@ def ensure_features(
         label_list,
         is_regression,
         long_text_stride,
-        pad_to_multiple_of,
+        pad_examples_to_multiple_of,
         extra,
     )
 
@@ -368,7 +370,7 @@ def ensure_features(
             tokenizer,
             is_regression,
             long_text_stride,
-            pad_to_multiple_of,
+            pad_examples_to_multiple_of,
         )(writer)
 
     return feature_files.ensure_feature_file(path, fingerprint, write_records)
@@ -385,7 +387,7 @@ def ensure_split_features(
     vocab_file,
     do_lower_case,
     long_text_stride=None,
-    pad_to_multiple_of=None,
+    pad_examples_to_multiple_of=None,
 ):
     """`ensure_features` for a processor's split ("train", "dev" or "test");
     examples are read only when the cache is stale."""
@@ -409,7 +411,7 @@ def ensure_split_features(
         do_lower_case=do_lower_case,
         is_regression=processor.is_regression,
         long_text_stride=long_text_stride,
-        pad_to_multiple_of=pad_to_multiple_of,
+        pad_examples_to_multiple_of=pad_examples_to_multiple_of,
         extra=processor.config(),
     )
 
@@ -433,14 +435,14 @@ def make_dataset(
     seed=None,
     shuffle_buffer_size=10000,
     check_file=True,
-    pad_to_multiple=None,
+    length_multiple=None,
     group_by_length=False,
 ):
     """A `tf.data.Dataset` of classifier batches from one features file
     (`features.make_dataset` sharded by record).
 
     Batches are dicts of tensors: int32 `input_word_ids`, `input_mask`,
-    `input_type_ids` [batch, max_seq_length] (with `pad_to_multiple`: the
+    `input_type_ids` [batch, max_seq_length] (with `length_multiple`: the
     batch's longest example rounded up to a multiple of it), `label_ids`
     [batch] (int32, float32 for regression), int32 `is_real_example` and
     `example_index` [batch]. Pad eval/predict files to a multiple of the
@@ -457,6 +459,6 @@ def make_dataset(
         shuffle_buffer_size=shuffle_buffer_size,
         shard_by="records",
         check_files=check_file,
-        pad_to_multiple=pad_to_multiple,
+        length_multiple=length_multiple,
         group_by_length=group_by_length,
     )

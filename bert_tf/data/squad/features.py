@@ -155,7 +155,7 @@ def ensure_squad_features(
     doc_stride,
     max_query_length,
     is_training,
-    pad_to_multiple_of=None,
+    pad_examples_to_multiple_of=None,
 ):
     """Writes `output_dir/{split}.tf_record` unless an up-to-date one is there.
 
@@ -172,7 +172,7 @@ def ensure_squad_features(
         "doc_stride": doc_stride,
         "max_query_length": max_query_length,
         "is_training": is_training,
-        "pad_to_multiple_of": pad_to_multiple_of,
+        "pad_examples_to_multiple_of": pad_examples_to_multiple_of,
     }
 
     def write_records(writer):
@@ -181,7 +181,7 @@ def ensure_squad_features(
             writer.write(_serialize(window, count, is_training, max_seq_length))
             examples.add(window.example_index)
             count += 1
-        padding = -count % pad_to_multiple_of if pad_to_multiple_of else 0
+        padding = -count % pad_examples_to_multiple_of if pad_examples_to_multiple_of else 0
         for _ in range(padding):
             writer.write(
                 _serialize(

@@ -214,7 +214,7 @@ class FeatureRunner(TaskRunner):
                 is_training=False,
                 input_context=input_context,
                 shard_by="records",
-                pad_to_multiple=self.pad_to_multiple,
+                length_multiple=self.length_multiple,
             )
 
         rows = (
