@@ -118,24 +118,6 @@ class ClassifierRunner(TaskRunner):
             pad_examples_to_multiple_of=pad_to,
         )
 
-    def _dataset_fn(self, path, batch_size, is_training):
-        options = self.options
-
-        def dataset_fn(input_context):
-            return classifier_features.make_dataset(
-                path,
-                options.max_seq_length,
-                batch_size,
-                is_training,
-                is_regression=self.processor.is_regression,
-                input_context=input_context,
-                seed=options.training.seed,
-                length_multiple=self.length_multiple,
-                group_by_length=self.group_by_length(is_training),
-            )
-
-        return dataset_fn
-
     def train_schedule(self):
         schedule = epoch_schedule(self.train_file.num_features, self.options)
         logging.info(
@@ -147,7 +129,13 @@ class ClassifierRunner(TaskRunner):
         return schedule
 
     def train_dataset_fn(self):
-        return self._dataset_fn(self.train_file.path, self.options.train_batch_size, True)
+        return self.dataset_fn(
+            classifier_features.make_dataset,
+            self.train_file.path,
+            self.options.train_batch_size,
+            True,
+            is_regression=self.processor.is_regression,
+        )
 
     def build_model(self, config):
         processor = self.processor
@@ -160,7 +148,14 @@ class ClassifierRunner(TaskRunner):
         """Per-example logits and labels of a split (windows averaged, padding dropped)."""
         feature_file = self.split_features(split, batch_size)
         predictions = trainer.predict(
-            self._dataset_fn(feature_file.path, batch_size, False), _PASSTHROUGH
+            self.dataset_fn(
+                classifier_features.make_dataset,
+                feature_file.path,
+                batch_size,
+                False,
+                is_regression=self.processor.is_regression,
+            ),
+            _PASSTHROUGH,
         )
         return combine_windows(predictions)
 

@@ -77,6 +77,13 @@ class RunOptions:
         "do so, and write results in the original order.",
     )
     training: TrainingOptions = dataclasses.field(default_factory=TrainingOptions)
+    # What a task without these flags does: no vocabulary of its own (the
+    # data is already ids), nothing predicted or exported.
+    vocab_file: str | None = None
+    do_lower_case: bool = True
+    do_predict: bool = False
+    export_dir: str | None = None
+    overwrite: bool = False
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -187,6 +194,9 @@ class TaskRunner:
 
     # Batch-size options that every replica count must divide.
     batch_size_options = ("train_batch_size", "eval_batch_size")
+    # Whether the task's batches may be padded only to their longest example
+    # (--dynamic_padding); pre-training and SQuAD always pad to --max_seq_length.
+    pads_dynamically = True
 
     def __init__(self, options):
         self.options = options
@@ -223,9 +233,10 @@ class TaskRunner:
         options = self.options
         if options.do_train:
             self.train_file = self.split_features("train", None)
-        for split, mode in (("eval", "do_eval"), ("predict", "do_predict")):
-            if getattr(options, mode, False):
-                self.split_features(split, getattr(options, f"{split}_batch_size"))
+        if options.do_eval:
+            self.split_features("eval", options.eval_batch_size)
+        if options.do_predict:
+            self.split_features("predict", options.predict_batch_size)
 
     def validate(self):
         """Checks the options before any work (raise InputError)."""
@@ -240,6 +251,31 @@ class TaskRunner:
     def train_dataset_fn(self):
         """`dataset_fn(input_context)` of the training batches."""
         raise NotImplementedError
+
+    def dataset_fn(self, make_dataset, path, batch_size, is_training, **task_arguments):
+        """The Trainer's `dataset_fn(input_context)` over a feature file:
+        `make_dataset(path, max_seq_length, batch_size, is_training, ...)` of
+        the task's data module, with the run's seed and, for a task that
+        `pads_dynamically`, its batch lengths and grouping."""
+        options = self.options
+        if self.pads_dynamically:
+            task_arguments.update(
+                length_multiple=self.length_multiple,
+                group_by_length=self.group_by_length(is_training),
+            )
+
+        def dataset_fn(input_context):
+            return make_dataset(
+                path,
+                options.max_seq_length,
+                batch_size,
+                is_training,
+                input_context=input_context,
+                seed=options.training.seed,
+                **task_arguments,
+            )
+
+        return dataset_fn
 
     def build_model(self, config):
         """The Keras model (called inside the strategy scope)."""
@@ -286,9 +322,9 @@ def _check_shared_options(options):
     check_output_dir(options.output_dir, "--output_dir")
     if options.padding_multiple is not None and options.padding_multiple < 1:
         raise InputError(f"--padding_multiple must be >= 1, got {options.padding_multiple}")
-    if getattr(options, "export_dir", None):
+    if options.export_dir:
         check_export_dir(options.export_dir, options.overwrite)
-    if hasattr(options, "do_lower_case"):
+    if options.vocab_file:
         tokenization.validate_case_matches_checkpoint(
             options.do_lower_case, options.init_checkpoint
         )
@@ -301,11 +337,7 @@ def _check_weights_exist(runner):
     options = runner.options
     if options.init_checkpoint:
         checkpoints.checkpoint_format(options.init_checkpoint)  # reads its index
-    if (
-        options.do_train
-        or options.init_checkpoint
-        or type(runner).restore is not TaskRunner.restore
-    ):
+    if options.do_train or options.init_checkpoint:
         return
     if not tf.train.get_checkpoint_state(options.output_dir):
         raise InputError(
@@ -318,7 +350,7 @@ def _check_weights_exist(runner):
 def _check_vocab_fits(options, config):
     """A vocab with more tokens than the model's embedding rows would fail deep
     in the model on the first unknown id; say so before any work."""
-    if not getattr(options, "vocab_file", None):
+    if not options.vocab_file:
         return
     size = len(tokenization.load_vocab(options.vocab_file))
     if size > config.vocab_size:
@@ -375,7 +407,8 @@ def _run(runner):
     with training_environment(training) as strategy:
         for name in runner.batch_size_options:
             distribution.check_batch_divisible(getattr(options, name), strategy, name)
-        runner.length_multiple = _length_multiple(options, strategy)
+        if runner.pads_dynamically:
+            runner.length_multiple = _length_multiple(options, strategy)
         num_train_steps, optimizer = 1, None
         with strategy.scope():
             model = runner.build_model(config)
@@ -426,9 +459,9 @@ def _run(runner):
             write_results(path, metrics)
             _write_eval_summaries(os.path.join(options.output_dir, "eval"), metrics)
             runner.wrote("eval results", path)
-        if getattr(options, "do_predict", False):
+        if options.do_predict:
             runner.predict(trainer)
-        if getattr(options, "export_dir", None):
+        if options.export_dir:
             runner.wrote("SavedModel", runner.export(model))
         return metrics
 

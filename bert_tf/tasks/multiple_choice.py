@@ -69,23 +69,6 @@ class MultipleChoiceRunner(TaskRunner):
             pad_examples_to_multiple_of=pad_to,
         )
 
-    def _dataset_fn(self, path, batch_size, is_training):
-        options = self.options
-
-        def dataset_fn(input_context):
-            return mc_data.make_dataset(
-                path,
-                options.max_seq_length,
-                batch_size,
-                is_training,
-                input_context=input_context,
-                seed=options.training.seed,
-                length_multiple=self.length_multiple,
-                group_by_length=self.group_by_length(is_training),
-            )
-
-        return dataset_fn
-
     def train_schedule(self):
         schedule = epoch_schedule(self.train_file.num_examples, self.options)
         logging.info(
@@ -94,7 +77,9 @@ class MultipleChoiceRunner(TaskRunner):
         return schedule
 
     def train_dataset_fn(self):
-        return self._dataset_fn(self.train_file.path, self.options.train_batch_size, True)
+        return self.dataset_fn(
+            mc_data.make_dataset, self.train_file.path, self.options.train_batch_size, True
+        )
 
     def build_model(self, config):
         return BertMultipleChoice(config, mc_data.NUM_CHOICES)
@@ -107,7 +92,7 @@ class MultipleChoiceRunner(TaskRunner):
         """Logits `[n, choices]` and labels `[n]` of a split's real examples, in file order."""
         feature_file = self.split_features(split, batch_size)
         predictions = trainer.predict(
-            self._dataset_fn(feature_file.path, batch_size, False),
+            self.dataset_fn(mc_data.make_dataset, feature_file.path, batch_size, False),
             ("label_ids", "is_real_example", "example_index"),
         )
         return combine_windows(predictions)  # one window per example: only the order

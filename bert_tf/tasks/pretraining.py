@@ -73,6 +73,8 @@ class PretrainingRunner(TaskRunner):
     """Pre-training on the run skeleton: records from create_pretraining_data.py in,
     checkpoints and `eval_results.txt` out."""
 
+    pads_dynamically = False
+
     def prepare(self, config):
         options = self.options
         pretraining_data.check_record_files(

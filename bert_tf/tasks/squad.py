@@ -84,6 +84,8 @@ class SquadTask(Task):
 class SquadRunner(TaskRunner):
     """SQuAD on the run skeleton."""
 
+    pads_dynamically = False
+
     batch_size_options = ("train_batch_size", "predict_batch_size")
 
     def __init__(self, options):
@@ -152,21 +154,6 @@ class SquadRunner(TaskRunner):
             pad_examples_to_multiple_of=pad_to,
         )
 
-    def _dataset_fn(self, path, batch_size, is_training):
-        options = self.options
-
-        def dataset_fn(input_context):
-            return squad_features.make_dataset(
-                path,
-                options.max_seq_length,
-                batch_size,
-                is_training,
-                input_context=input_context,
-                seed=options.training.seed,
-            )
-
-        return dataset_fn
-
     def train_schedule(self):
         # As the original: steps from the number of questions, not windows.
         schedule = epoch_schedule(self.train_file.num_examples, self.options)
@@ -179,7 +166,9 @@ class SquadRunner(TaskRunner):
         return schedule
 
     def train_dataset_fn(self):
-        return self._dataset_fn(self.train_file.path, self.options.train_batch_size, True)
+        return self.dataset_fn(
+            squad_features.make_dataset, self.train_file.path, self.options.train_batch_size, True
+        )
 
     def build_model(self, config):
         return BertSpanLabeler(config)
@@ -218,7 +207,9 @@ class SquadRunner(TaskRunner):
     def window_logits(self, trainer, path):
         """Yields `(unique_id, start_logits, end_logits)` of each real window of
         the records at `path`, batch by batch (never all of them at once)."""
-        dataset_fn = self._dataset_fn(path, self.options.predict_batch_size, False)
+        dataset_fn = self.dataset_fn(
+            squad_features.make_dataset, path, self.options.predict_batch_size, False
+        )
         for batch in trainer.predict_batches(dataset_fn, passthrough=("unique_ids",)):
             for unique_id, start, end in zip(
                 batch["unique_ids"], batch["start_logits"], batch["end_logits"]

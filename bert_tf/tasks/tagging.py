@@ -184,23 +184,6 @@ class NerRunner(TaskRunner):
             pad_examples_to_multiple_of=pad_to,
         )
 
-    def _dataset_fn(self, path, batch_size, is_training):
-        options = self.options
-
-        def dataset_fn(input_context):
-            return tagging.make_dataset(
-                path,
-                options.max_seq_length,
-                batch_size,
-                is_training,
-                input_context=input_context,
-                seed=options.training.seed,
-                length_multiple=self.length_multiple,
-                group_by_length=self.group_by_length(is_training),
-            )
-
-        return dataset_fn
-
     def train_schedule(self):
         schedule = epoch_schedule(self.train_file.num_examples, self.options)
         logging.info(
@@ -212,7 +195,9 @@ class NerRunner(TaskRunner):
         return schedule
 
     def train_dataset_fn(self):
-        return self._dataset_fn(self.train_file.path, self.options.train_batch_size, True)
+        return self.dataset_fn(
+            tagging.make_dataset, self.train_file.path, self.options.train_batch_size, True
+        )
 
     def build_model(self, config):
         options = self.options
@@ -239,7 +224,7 @@ class NerRunner(TaskRunner):
         losses = []
 
         def batches():
-            dataset_fn = self._dataset_fn(feature_file.path, batch_size, False)
+            dataset_fn = self.dataset_fn(tagging.make_dataset, feature_file.path, batch_size, False)
             for batch in trainer.predict_batches(dataset_fn, _PASSTHROUGH):
                 log_probs = _log_softmax(batch["logits"])
                 labelled = (batch["label_ids"] >= 0) & (batch["is_real_example"] == 1)[:, None]
