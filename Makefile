@@ -61,7 +61,7 @@ test-portable: $(STAMP)
 # internals, export, training, every output pin). Prints the versions tried.
 NEWEST_VENV := .venv-newest
 NEWEST_PYTHON ?= python3.13
-NEWEST_TESTS := tests/test_layers.py tests/test_config.py tests/test_tokenization.py \
+NEWEST_TESTS := tests/test_layers.py tests/test_cli.py tests/test_config.py tests/test_tokenization.py \
 	tests/test_preprocessing.py tests/test_packing.py tests/test_optimization.py \
 	tests/test_run_classifier.py tests/test_output_pins.py
 test-newest:
