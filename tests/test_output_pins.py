@@ -178,6 +178,18 @@ def test_pretraining_outputs_are_pinned(model_files, calibration):
     assert results == pytest.approx(PRETRAINING_EVAL_RESULTS, rel=EVAL_RESULTS_RTOL), results
 
 
+def _fine_tuning_digests(output_dir, *files):
+    """Digests of a fine-tuning run's train / eval / predict feature records,
+    of `files` in `output_dir` and of its newest checkpoint."""
+    digests = {
+        name: _records_digest(os.path.join(output_dir, name))
+        for name in ("train.tf_record", "eval.tf_record", "predict.tf_record")
+    }
+    digests.update({name: _digest(os.path.join(output_dir, name)) for name in files})
+    digests["checkpoint"] = _checkpoint_digest(tf.train.latest_checkpoint(output_dir))
+    return digests
+
+
 def _write_mrpc(data_dir, rng):
     os.makedirs(data_dir)
     for split, n in (("train", 24), ("dev", 13), ("test", 11)):
@@ -219,17 +231,7 @@ def test_classifier_outputs_are_pinned(model_files, calibration):
             training=TrainingOptions(seed=2, steps_per_loop=3),
         )
     )
-    digests = {
-        name: _records_digest(os.path.join(output_dir, name))
-        for name in ("train.tf_record", "eval.tf_record", "predict.tf_record")
-    }
-    digests["MRPC.tsv"] = _digest(os.path.join(output_dir, "MRPC.tsv"))
-    step = max(
-        int(f.split("-")[1].split(".")[0])
-        for f in os.listdir(output_dir)
-        if f.startswith("model.ckpt-") and f.endswith(".index")
-    )
-    digests["checkpoint"] = _checkpoint_digest(os.path.join(output_dir, f"model.ckpt-{step}"))
+    digests = _fine_tuning_digests(output_dir, "MRPC.tsv")
     assert digests == CLASSIFIER_PINS, digests
 
     results = _key_values(os.path.join(output_dir, "eval_results.txt"))
@@ -242,15 +244,6 @@ def test_classifier_outputs_are_pinned(model_files, calibration):
     assert (
         np.abs(np.asarray(CLASSIFIER_TEST_PROBABILITIES)[:, 1] - 0.5).min() > 100 * PROBABILITY_ATOL
     )
-
-
-def _latest_checkpoint(output_dir):
-    step = max(
-        int(f.split("-")[1].split(".")[0])
-        for f in os.listdir(output_dir)
-        if f.startswith("model.ckpt-") and f.endswith(".index")
-    )
-    return os.path.join(output_dir, f"model.ckpt-{step}")
 
 
 def _read_json(path):
@@ -377,7 +370,7 @@ def test_squad_outputs_are_pinned(model_files, calibration, monkeypatch):
             **settings,
         )
     )
-    checkpoint = _latest_checkpoint(output_dir)
+    checkpoint = tf.train.latest_checkpoint(output_dir)
     run_squad(
         SquadOptions(
             output_dir=output_v2,
@@ -540,12 +533,7 @@ def test_ner_outputs_are_pinned(model_files, calibration, monkeypatch):
             training=TrainingOptions(seed=4, steps_per_loop=2),
         )
     )
-    digests = {
-        name: _records_digest(os.path.join(output_dir, name))
-        for name in ("train.tf_record", "eval.tf_record", "predict.tf_record")
-    }
-    digests["test_predictions.txt"] = _digest(os.path.join(output_dir, "test_predictions.txt"))
-    digests["checkpoint"] = _checkpoint_digest(_latest_checkpoint(output_dir))
+    digests = _fine_tuning_digests(output_dir, "test_predictions.txt")
     results = _key_values(os.path.join(output_dir, "eval_results.txt"))
     min_margin = float(np.concatenate(margins).min())
     calibration.record(**results, min_margin=min_margin)
@@ -636,11 +624,7 @@ def test_multiple_choice_outputs_are_pinned(model_files, calibration, monkeypatc
             training=TrainingOptions(seed=5, steps_per_loop=4),
         )
     )
-    digests = {
-        name: _records_digest(os.path.join(output_dir, name))
-        for name in ("train.tf_record", "eval.tf_record", "predict.tf_record")
-    }
-    digests["checkpoint"] = _checkpoint_digest(_latest_checkpoint(output_dir))
+    digests = _fine_tuning_digests(output_dir)
     assert digests == MULTIPLE_CHOICE_PINS, digests
 
     results = _key_values(os.path.join(output_dir, "eval_results.txt"))
