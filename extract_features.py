@@ -15,23 +15,23 @@ from absl import flags  # noqa: E402
 
 from bert_tf.cli import (
     define_flags,
-    define_training_flags,
+    define_runtime_flags,
     options_from_flags,
     run_main,
-    training_options_from_flags,
+    runtime_options_from_flags,
 )
 from bert_tf.tasks.feature_extraction import FeatureOptions, extract_features
 
 FLAGS = flags.FLAGS
 
 define_flags(FeatureOptions)
-define_training_flags()
+define_runtime_flags()
 
 
 def main(argv):
     del argv
     extract_features(
-        options_from_flags(FeatureOptions, FLAGS, training=training_options_from_flags(FLAGS))
+        options_from_flags(FeatureOptions, FLAGS, runtime=runtime_options_from_flags(FLAGS))
     )
 
 

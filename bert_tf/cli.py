@@ -129,18 +129,42 @@ def options_from_flags(options_class, flag_values, **explicit):
     return options_class(**values, **explicit)
 
 
+def define_runtime_flags(flag_values=flags.FLAGS):
+    """Defines the flags of `RuntimeOptions` (a script that runs a model
+    without training it); later calls do nothing."""
+    from bert_tf.training.distribution import RuntimeOptions  # TensorFlow: model scripts only
+
+    _define_once(RuntimeOptions, flag_values, calling_script())
+
+
 def define_training_flags(flag_values=flags.FLAGS):
     """Defines the flags of `TrainingOptions` (and the original's
     `--iterations_per_loop` for `--steps_per_loop`); later calls do nothing."""
-    if "distribution_strategy" in flag_values:
-        return
-    from bert_tf.training.distribution import TrainingOptions  # TensorFlow: training scripts only
+    from bert_tf.training.distribution import TrainingOptions
 
     module_name = calling_script()
-    define_flags(TrainingOptions, flag_values, module_name)
-    flags.DEFINE_alias(
-        "iterations_per_loop", "steps_per_loop", flag_values=flag_values, module_name=module_name
-    )
+    if _define_once(TrainingOptions, flag_values, module_name):
+        flags.DEFINE_alias(
+            "iterations_per_loop",
+            "steps_per_loop",
+            flag_values=flag_values,
+            module_name=module_name,
+        )
+
+
+def _define_once(options_class, flag_values, module_name):
+    """`define_flags` unless they are defined; returns whether it did."""
+    if "distribution_strategy" in flag_values:
+        return False
+    define_flags(options_class, flag_values, module_name)
+    return True
+
+
+def runtime_options_from_flags(flag_values=flags.FLAGS):
+    """The parsed runtime flags as a validated `RuntimeOptions`."""
+    from bert_tf.training.distribution import RuntimeOptions
+
+    return options_from_flags(RuntimeOptions, flag_values)
 
 
 def training_options_from_flags(flag_values=flags.FLAGS):

@@ -411,16 +411,13 @@ def _embedding_shapes(loaded, signature):
 def test_padding_multiple_defaults_to_8_and_to_16_under_xla():
     from types import SimpleNamespace
 
-    from bert_tf.tasks.common import _length_multiple
-    from bert_tf.training.distribution import TrainingOptions
+    from bert_tf.tasks.common import length_multiple
 
     def multiple(padding_multiple=None, jit_compile=False, dynamic_padding=True):
         options = SimpleNamespace(
-            dynamic_padding=dynamic_padding,
-            padding_multiple=padding_multiple,
-            training=TrainingOptions(jit_compile=jit_compile),
+            dynamic_padding=dynamic_padding, padding_multiple=padding_multiple
         )
-        return _length_multiple(options, tf.distribute.get_strategy())
+        return length_multiple(options, tf.distribute.get_strategy(), jit_compile)
 
     assert (multiple(), multiple(jit_compile=True)) == (8, 16)
     assert (multiple(4), multiple(4, jit_compile=True)) == (4, 4)

@@ -40,7 +40,7 @@ from bert_tf.tasks.multiple_choice import MultipleChoiceOptions, run_multiple_ch
 from bert_tf.tasks.pretraining import PretrainingOptions, run_pretraining
 from bert_tf.tasks.squad import SquadOptions, run_squad
 from bert_tf.tasks.tagging import NerOptions, run_ner
-from bert_tf.training.distribution import TrainingOptions
+from bert_tf.training.distribution import RuntimeOptions, TrainingOptions
 
 WORDS = [
     "the",
@@ -686,7 +686,7 @@ def test_extract_features_outputs_are_pinned(model_files, calibration):
             layers="-1,0",
             max_seq_length=12,
             batch_size=3,
-            training=TrainingOptions(seed=6),
+            runtime=RuntimeOptions(seed=6),
         )
     )
     lines = [json.loads(line) for line in output.read_text().splitlines()]

@@ -4,9 +4,7 @@ import dataclasses
 import os
 
 import numpy as np
-from absl import logging
 
-from bert_tf import tokenization
 from bert_tf.data.classification import features as classifier_features
 from bert_tf.data.classification import glue
 from bert_tf.data.classification import outputs as classifier_outputs
@@ -15,10 +13,9 @@ from bert_tf.export import export_classifier
 from bert_tf.metrics import glue_metrics
 from bert_tf.modeling import BertClassifier
 from bert_tf.options import option
-from bert_tf.tasks.common import FineTuningOptions, TaskRunner, epoch_schedule, run_task
+from bert_tf.tasks.common import run_task
+from bert_tf.tasks.fine_tuning import FineTuningOptions, FineTuningRunner
 from bert_tf.tasks.logits import ClassificationTask, combine_windows, cross_entropy, softmax
-
-_PASSTHROUGH = ("label_ids", "is_real_example", "example_index")
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -80,28 +77,22 @@ def _has_sentence_pairs(processor, data_dir):
     raise InputError(f"--data_dir {data_dir}: no examples of task {processor.name} to export for")
 
 
-class ClassifierRunner(TaskRunner):
+class ClassifierRunner(FineTuningRunner):
     """Classification on the run skeleton: GLUE-style files in, the original's
     output files (and a raw-text SavedModel) out."""
 
-    batch_size_options = ("train_batch_size", "eval_batch_size", "predict_batch_size")
+    make_dataset = staticmethod(classifier_features.make_dataset)
+    epoch_of = "num_features"  # with --long_text_stride, every window
 
     def __init__(self, options):
         super().__init__(options)
         self.processor = None
-        self.tokenizer = None
-        self.train_file = None
 
     def validate(self):
         options = self.options
         if options.long_text_stride is not None and options.long_text_stride < 1:
             raise InputError(f"--long_text_stride must be >= 1, got {options.long_text_stride}")
         self.processor = glue.get_processor(options.task_name, **options.processor_options)
-
-    def prepare(self, config):
-        options = self.options
-        self.tokenizer = tokenization.FullTokenizer(options.vocab_file, options.do_lower_case)
-        self.prepare_split_features()
 
     def split_features(self, split, pad_to):
         options = self.options
@@ -118,24 +109,8 @@ class ClassifierRunner(TaskRunner):
             pad_examples_to_multiple_of=pad_to,
         )
 
-    def train_schedule(self):
-        schedule = epoch_schedule(self.train_file.num_features, self.options)
-        logging.info(
-            "training on %d features (%d examples) for %d steps",
-            self.train_file.num_features,
-            self.train_file.num_examples,
-            schedule[0],
-        )
-        return schedule
-
-    def train_dataset_fn(self):
-        return self.dataset_fn(
-            classifier_features.make_dataset,
-            self.train_file.path,
-            self.options.train_batch_size,
-            True,
-            is_regression=self.processor.is_regression,
-        )
+    def dataset_arguments(self):
+        return {"is_regression": self.processor.is_regression}
 
     def build_model(self, config):
         processor = self.processor
@@ -144,28 +119,12 @@ class ClassifierRunner(TaskRunner):
     def loss_task(self):
         return ClassificationTask(self.processor.is_regression)
 
-    def _predict_examples(self, trainer, split, batch_size):
-        """Per-example logits and labels of a split (windows averaged, padding dropped)."""
-        feature_file = self.split_features(split, batch_size)
-        predictions = trainer.predict(
-            self.dataset_fn(
-                classifier_features.make_dataset,
-                feature_file.path,
-                batch_size,
-                False,
-                is_regression=self.processor.is_regression,
-            ),
-            _PASSTHROUGH,
-        )
-        return combine_windows(predictions)
+    def score(self, predictions):
+        return eval_metrics(self.processor, *combine_windows(predictions))
 
-    def evaluate(self, trainer):
-        logits, labels = self._predict_examples(trainer, "eval", self.options.eval_batch_size)
-        return eval_metrics(self.processor, logits, labels)
-
-    def predict(self, trainer):
+    def write_predictions(self, predictions):
         options, processor = self.options, self.processor
-        logits, _ = self._predict_examples(trainer, "predict", options.predict_batch_size)
+        logits, _ = combine_windows(predictions)
         outputs = logits[:, 0] if processor.is_regression else softmax(logits)
         path = os.path.join(options.output_dir, "test_results.tsv")
         classifier_outputs.write_test_results(path, outputs)

@@ -1,12 +1,14 @@
-"""The run skeleton every task shares, and the options (flags) they share.
+"""The run skeleton every training task shares, and the options (flags) they share.
 
-A task is a `TaskRunner` subclass: it supplies its model, its loss (a
+A task is a `TaskRunner` subclass (a fine-tuning task: a
+`fine_tuning.FineTuningRunner`): it supplies its model, its loss (a
 `training.loop.Task`), its training data and schedule, and what eval,
 predict and export mean for it. `run_task` does the rest, in this order:
 validate -> read the config -> make `output_dir` -> `prepare` (features) ->
 in the strategy scope: model (+ optimizer when training) -> Trainer -> train
-(resuming the newest checkpoint, else warm-starting from `init_checkpoint`)
-or `restore` -> evaluate (writes `eval_results.txt`) -> predict -> export.
+(resuming the newest checkpoint, else warm-starting from `init_checkpoint`),
+or without training the newest checkpoint (else `init_checkpoint`) ->
+evaluate (writes `eval_results.txt`) -> predict -> export.
 """
 
 import contextlib
@@ -36,28 +38,21 @@ PADDING_MULTIPLE = 8
 
 
 @dataclasses.dataclass(kw_only=True)
-class RunOptions:
-    """The flags every training script shares, with the original's defaults."""
+class ModelOptions:
+    """The flags of every script that runs a BERT model: the model, its
+    vocabulary, and how its inputs are padded."""
 
     bert_config_file: str | None = option(
         None,
         "bert_config.json of the model: its architecture. Not needed when "
         "--init_checkpoint is a folder with one (Google's release, Hugging Face).",
     )
-    output_dir: str = option(help="Where checkpoints and results are written.")
     init_checkpoint: str | None = option(
         None,
         "Checkpoint to start from: Google's bert_model.ckpt, a bert_tf or Model "
         "Garden checkpoint, or a Hugging Face folder.",
     )
     max_seq_length: int = option(128, "Tokens per sequence after WordPiece, with [CLS]/[SEP].")
-    do_train: bool = option(False, "Whether to train.")
-    do_eval: bool = option(False, "Whether to evaluate (writes eval_results.txt).")
-    train_batch_size: int = option(32, "Global training batch size.")
-    eval_batch_size: int = option(8, "Global evaluation batch size.")
-    learning_rate: float = option(5e-5, "Peak learning rate.")
-    save_checkpoints_steps: int = option(1000, "Updates between checkpoints.")
-    keep_checkpoint_max: int = option(5, "Checkpoints kept in --output_dir.")
     dynamic_padding: bool = option(
         True,
         "Pad each batch only to its longest example, rounded up to --padding_multiple, "
@@ -70,6 +65,24 @@ class RunOptions:
         f"{PADDING_MULTIPLE}, or {XLA_PAD_MULTIPLE} under --jit_compile (each length is "
         "compiled into its own XLA program).",
     )
+    # What a script without these flags does: no vocabulary of its own (the
+    # data is already ids).
+    vocab_file: str | None = None
+    do_lower_case: bool = True
+
+
+@dataclasses.dataclass(kw_only=True)
+class RunOptions(ModelOptions):
+    """The flags every training script shares, with the original's defaults."""
+
+    output_dir: str = option(help="Where checkpoints and results are written.")
+    do_train: bool = option(False, "Whether to train.")
+    do_eval: bool = option(False, "Whether to evaluate (writes eval_results.txt).")
+    train_batch_size: int = option(32, "Global training batch size.")
+    eval_batch_size: int = option(8, "Global evaluation batch size.")
+    learning_rate: float = option(5e-5, "Peak learning rate.")
+    save_checkpoints_steps: int = option(1000, "Updates between checkpoints.")
+    keep_checkpoint_max: int = option(5, "Checkpoints kept in --output_dir.")
     group_by_length: bool = option(
         False,
         "With --dynamic_padding: train on batches of similar lengths (sorted within "
@@ -77,29 +90,10 @@ class RunOptions:
         "do so, and write results in the original order.",
     )
     training: TrainingOptions = dataclasses.field(default_factory=TrainingOptions)
-    # What a task without these flags does: no vocabulary of its own (the
-    # data is already ids), nothing predicted or exported.
-    vocab_file: str | None = None
-    do_lower_case: bool = True
+    # What a task without these flags does: nothing predicted or exported.
     do_predict: bool = False
     export_dir: str | None = None
     overwrite: bool = False
-
-
-@dataclasses.dataclass(kw_only=True)
-class FineTuningOptions(RunOptions):
-    """The flags every fine-tuning script shares (classifier, multiple choice,
-    SQuAD, NER), with the original's defaults. A task re-declares one only
-    to change its default or to say in its help what it means there."""
-
-    vocab_file: str = option(help="The vocab.txt of the BERT model.")
-    do_lower_case: bool = option(True, "Lower-case the input (uncased models).")
-    do_predict: bool = option(False, "Whether to predict the test set.")
-    predict_batch_size: int = option(8, "Global prediction batch size.")
-    num_train_epochs: float = option(3.0, "Training epochs.")
-    warmup_proportion: float = option(0.1, "Share of training for linear warm-up.")
-    export_dir: str | None = option(None, "Write a SavedModel (raw text in) here.")
-    overwrite: bool = option(False, "Replace an existing --export_dir.")
 
 
 def config_file_of(options):
@@ -151,16 +145,6 @@ def training_environment(options):
         yield strategy
     finally:
         keras.mixed_precision.set_dtype_policy("float32")
-
-
-def epoch_schedule(num_examples, options):
-    """`(num_train_steps, num_warmup_steps)` for `options.num_train_epochs` over
-    `num_examples` at `options.train_batch_size`, with
-    `options.warmup_proportion` of warm-up, as the original fine-tuning scripts."""
-    num_train_steps = max(
-        1, int(num_examples / options.train_batch_size * options.num_train_epochs)
-    )
-    return num_train_steps, int(num_train_steps * options.warmup_proportion)
 
 
 def parse_layers(value):
@@ -220,24 +204,6 @@ class TaskRunner:
             self.options.group_by_length or not is_training
         )
 
-    def split_features(self, split, pad_to):
-        """For tasks read as train / eval / predict splits: the split's
-        feature file, its examples padded with padding rows to a multiple of
-        `pad_to` (None: no padding rows)."""
-        raise NotImplementedError
-
-    def prepare_split_features(self):
-        """Writes the features of every split the run uses (`train_file`
-        for training), so that bad data in any split stops the run before
-        training, not after it."""
-        options = self.options
-        if options.do_train:
-            self.train_file = self.split_features("train", None)
-        if options.do_eval:
-            self.split_features("eval", options.eval_batch_size)
-        if options.do_predict:
-            self.split_features("predict", options.predict_batch_size)
-
     def validate(self):
         """Checks the options before any work (raise InputError)."""
 
@@ -285,13 +251,6 @@ class TaskRunner:
         """The `training.loop.Task` (loss, eval sums) of the model."""
         raise NotImplementedError
 
-    def restore(self, trainer):
-        """Without do_train: the weights to evaluate / predict with. Default:
-        the newest checkpoint in `output_dir`, else `init_checkpoint`
-        (`_check_weights_exist` made sure there is one)."""
-        if not trainer.checkpoints.restore_latest():
-            warm_start(trainer.model, self.options.init_checkpoint)
-
     def evaluate(self, trainer):
         """With do_eval: the metrics to write to `eval_results.txt`."""
         raise NotImplementedError
@@ -320,23 +279,37 @@ def _check_shared_options(options):
         listed = ", ".join(modes[:-1]) + " or " + modes[-1] if len(modes) > 1 else modes[0]
         raise InputError(f"at least one of {listed} must be set")
     check_output_dir(options.output_dir, "--output_dir")
-    if options.padding_multiple is not None and options.padding_multiple < 1:
-        raise InputError(f"--padding_multiple must be >= 1, got {options.padding_multiple}")
+    check_model_options(options)
     if options.export_dir:
         check_export_dir(options.export_dir, options.overwrite)
+
+
+def check_model_options(options):
+    """Checks of `ModelOptions` before any work: `--padding_multiple`, and
+    `--do_lower_case` against a released checkpoint's casing."""
+    if options.padding_multiple is not None and options.padding_multiple < 1:
+        raise InputError(f"--padding_multiple must be >= 1, got {options.padding_multiple}")
     if options.vocab_file:
         tokenization.validate_case_matches_checkpoint(
             options.do_lower_case, options.init_checkpoint
         )
 
 
-def _check_weights_exist(runner):
-    """`--init_checkpoint` reads; and evaluating, predicting or exporting
-    without training needs trained weights: a checkpoint in `--output_dir` or
-    `--init_checkpoint` (a random model's results would look like real ones)."""
-    options = runner.options
+def load_model_config(options):
+    """Reads the model's config and checks the files `ModelOptions` name
+    against it: `--max_seq_length`, the vocab's size, `--init_checkpoint`'s
+    index. Returns the config."""
+    config = load_bert_config(options)
+    _check_vocab_fits(options, config)
     if options.init_checkpoint:
         checkpoints.checkpoint_format(options.init_checkpoint)  # reads its index
+    return config
+
+
+def _check_weights_exist(options):
+    """Evaluating, predicting or exporting without training needs trained
+    weights: a checkpoint in `--output_dir` or `--init_checkpoint` (a random
+    model's results would look like real ones)."""
     if options.do_train or options.init_checkpoint:
         return
     if not tf.train.get_checkpoint_state(options.output_dir):
@@ -361,7 +334,7 @@ def _check_vocab_fits(options, config):
         )
 
 
-def _length_multiple(options, strategy):
+def length_multiple(options, strategy, jit_compile):
     """--padding_multiple (or its default) under --dynamic_padding off TPUs, else None."""
     if not options.dynamic_padding:
         return None
@@ -370,7 +343,7 @@ def _length_multiple(options, strategy):
         return None
     if options.padding_multiple is not None:
         return options.padding_multiple
-    return XLA_PAD_MULTIPLE if options.training.jit_compile else PADDING_MULTIPLE
+    return XLA_PAD_MULTIPLE if jit_compile else PADDING_MULTIPLE
 
 
 def run_task(runner):
@@ -398,9 +371,8 @@ def _run(runner):
     options = runner.options
     _check_shared_options(options)
     runner.validate()
-    config = load_bert_config(options)
-    _check_vocab_fits(options, config)
-    _check_weights_exist(runner)
+    config = load_model_config(options)
+    _check_weights_exist(options)
     tf.io.gfile.makedirs(options.output_dir)
     runner.prepare(config)
     training = options.training
@@ -408,7 +380,7 @@ def _run(runner):
         for name in runner.batch_size_options:
             distribution.check_batch_divisible(getattr(options, name), strategy, name)
         if runner.pads_dynamically:
-            runner.length_multiple = _length_multiple(options, strategy)
+            runner.length_multiple = length_multiple(options, strategy, training.jit_compile)
         num_train_steps, optimizer = 1, None
         with strategy.scope():
             model = runner.build_model(config)
@@ -449,8 +421,8 @@ def _run(runner):
             trainer.train(runner.train_dataset_fn(), options.train_batch_size, init_fn=init_fn)
             if trainer.checkpoints.is_chief:
                 runner.wrote("checkpoint", trainer.checkpoints.latest())
-        else:
-            runner.restore(trainer)
+        elif not trainer.checkpoints.restore_latest():
+            warm_start(model, options.init_checkpoint)  # _check_weights_exist: there is one
         metrics = {}
         if options.do_eval:
             metrics = runner.evaluate(trainer)

@@ -35,20 +35,29 @@ from bert_tf.data.features import (
     write_record_file,
 )
 from bert_tf.errors import CheckpointError, InputError
-from bert_tf.files import atomic_output, check_output_file
+from bert_tf.files import atomic_output, check_output_file, makedirs
 from bert_tf.modeling import BertEncoder
 from bert_tf.options import option
 from bert_tf.packing import pack_inputs
-from bert_tf.tasks.common import RunOptions, TaskRunner, parse_layers, run_task
-from bert_tf.training.loop import Task
+from bert_tf.tasks.common import (
+    ModelOptions,
+    check_model_options,
+    length_multiple,
+    load_model_config,
+    parse_layers,
+    training_environment,
+)
+from bert_tf.training.distribution import RuntimeOptions, check_batch_divisible
+from bert_tf.training.loop import Predictor
 
 _PAIR = re.compile(r"^(.*) \|\|\| (.*)$")
 OUTPUT_FORMATS = ("jsonl", "npz")
 
 
 @dataclasses.dataclass(kw_only=True)
-class FeatureOptions(RunOptions):
-    """The flags of the original extract_features.py, and `output_format`."""
+class FeatureOptions(ModelOptions):
+    """The flags of the original extract_features.py, `output_format`, and
+    how the model runs (`runtime`): nothing is trained."""
 
     input_file: str = option(help="Text, one example per line: text_a or 'text_a ||| text_b'.")
     output_file: str = option(help="Where the features are written (JSON lines or .npz).")
@@ -61,19 +70,7 @@ class FeatureOptions(RunOptions):
     do_lower_case: bool = option(True, "Lower-case the input (uncased models).")
     batch_size: int = option(32, "Global batch size for predictions.")
     output_format: str = option("jsonl", "jsonl (the original's JSON lines) or npz (arrays).")
-    # Not flags here: nothing is trained, the output goes next to output_file.
-    do_predict: bool = True
-    do_train: bool = False
-    do_eval: bool = False
-    output_dir: str = ""
-    save_checkpoints_steps: int = 1000
-    train_batch_size: int = 32
-    eval_batch_size: int = 8
-    learning_rate: float = 5e-5
-    keep_checkpoint_max: int = 5
-
-    def __post_init__(self):
-        self.output_dir = self.output_dir or os.path.dirname(os.path.abspath(self.output_file))
+    runtime: RuntimeOptions = dataclasses.field(default_factory=RuntimeOptions)
 
 
 class LayerOutputs(keras.Model):
@@ -111,124 +108,123 @@ def _schema(max_seq_length):
     )
 
 
-class FeatureRunner(TaskRunner):
-    """Feature extraction on the run skeleton (predict only)."""
-
-    batch_size_options = ("batch_size",)
-
-    def __init__(self, options):
-        super().__init__(options)
-        self.layer_indexes = []
-        self.tokens = []
-        self.records = None
-        self.hidden_size = None
-
-    def validate(self):
-        options = self.options
-        check_output_file(options.output_file, "--output_file")
-        if options.output_format not in OUTPUT_FORMATS:
-            raise InputError(
-                f"--output_format must be one of {', '.join(OUTPUT_FORMATS)}, got "
-                f"{options.output_format!r}"
-            )
-        self.layer_indexes = list(parse_layers(options.layers))
-
-    def prepare(self, config):
-        options = self.options
-        for index in self.layer_indexes:
-            if not -config.num_hidden_layers <= index < config.num_hidden_layers:
-                raise InputError(
-                    f"--layers: {index} is not a layer of a {config.num_hidden_layers}-layer model"
-                )
-        self.hidden_size = config.hidden_size
-        tokenizer = tokenization.FullTokenizer(options.vocab_file, options.do_lower_case)
-        cls_id, sep_id = tokenizer.convert_tokens_to_ids(["[CLS]", "[SEP]"])
-        packed = []
-        for text_a, text_b in read_examples(options.input_file):
-            ids_a = tokenizer.convert_tokens_to_ids(tokenizer.tokenize(text_a))
-            ids_b = (
-                tokenizer.convert_tokens_to_ids(tokenizer.tokenize(text_b))
-                if text_b is not None
-                else None
-            )
-            inputs = pack_inputs(ids_a, ids_b, options.max_seq_length, cls_id, sep_id)
-            length = sum(inputs["input_mask"])
-            self.tokens.append(tokenizer.convert_ids_to_tokens(inputs["input_word_ids"][:length]))
-            packed.append(inputs)
-        schema = _schema(options.max_seq_length)
-        self.records = os.path.join(options.output_dir, "features-input.tf_record")
-        padding = -len(packed) % options.batch_size
-        zeros = [0] * options.max_seq_length
-
-        def write_records(writer):
-            for index, inputs in enumerate(packed):
-                writer.write(
-                    schema.serialize(
-                        {
-                            "input_ids": inputs["input_word_ids"],
-                            "input_mask": inputs["input_mask"],
-                            "segment_ids": inputs["input_type_ids"],
-                            "unique_ids": [index],
-                        }
-                    )
-                )
-            for _ in range(padding):
-                writer.write(
-                    schema.serialize(
-                        {
-                            "input_ids": zeros,
-                            "input_mask": zeros,
-                            "segment_ids": zeros,
-                            "unique_ids": [-1],
-                        }
-                    )
-                )
-
-        write_record_file(self.records, write_records)
-
-    def build_model(self, config):
-        return LayerOutputs(config, self.layer_indexes)
-
-    def loss_task(self):
-        return Task()
-
-    def restore(self, trainer):
-        """Every encoder variable must come from `init_checkpoint` (heads in
-        it are ignored)."""
-        path = self.options.init_checkpoint
-        report = checkpoints.load_checkpoint(trainer.model, path, strict=False)
-        if report.left_initialised:
-            raise CheckpointError(
-                f"--init_checkpoint={path} lacks encoder variables: "
-                f"{', '.join(report.left_initialised[:8])}"
-            )
-
-    def predict(self, trainer):
-        options = self.options
-
-        def dataset_fn(input_context):
-            return make_dataset(
-                self.records,
-                _schema(options.max_seq_length),
-                options.batch_size,
-                is_training=False,
-                input_context=input_context,
-                shard_by="records",
-                length_multiple=self.length_multiple,
-            )
-
-        rows = (
-            (int(uid), values)
-            for batch in trainer.predict_batches(dataset_fn, passthrough=("unique_ids",))
-            for uid, values in zip(batch["unique_ids"], batch["logits"])
-            if uid >= 0
+def _check_options(options):
+    """The options' own checks; returns the layer indexes."""
+    check_output_file(options.output_file, "--output_file")
+    if options.output_format not in OUTPUT_FORMATS:
+        raise InputError(
+            f"--output_format must be one of {', '.join(OUTPUT_FORMATS)}, got "
+            f"{options.output_format!r}"
         )
-        if options.output_format == "npz":
-            _write_npz(options.output_file, rows, self.tokens, self.layer_indexes, self.hidden_size)
-        else:
-            _write_jsonl(options.output_file, rows, self.tokens, self.layer_indexes)
-        tf.io.gfile.remove(self.records)
-        self.wrote("features", options.output_file)
+    check_model_options(options)
+    return list(parse_layers(options.layers))
+
+
+def _write_input_records(path, options):
+    """Packs every line of `--input_file` into records at `path` (padding
+    records with unique id -1 fill the last batch); returns each example's
+    tokens."""
+    tokenizer = tokenization.FullTokenizer(options.vocab_file, options.do_lower_case)
+    cls_id, sep_id = tokenizer.convert_tokens_to_ids(["[CLS]", "[SEP]"])
+    tokens, packed = [], []
+    for text_a, text_b in read_examples(options.input_file):
+        ids_a = tokenizer.convert_tokens_to_ids(tokenizer.tokenize(text_a))
+        ids_b = (
+            tokenizer.convert_tokens_to_ids(tokenizer.tokenize(text_b))
+            if text_b is not None
+            else None
+        )
+        inputs = pack_inputs(ids_a, ids_b, options.max_seq_length, cls_id, sep_id)
+        length = sum(inputs["input_mask"])
+        tokens.append(tokenizer.convert_ids_to_tokens(inputs["input_word_ids"][:length]))
+        packed.append(inputs)
+    schema = _schema(options.max_seq_length)
+    padding = -len(packed) % options.batch_size
+    zeros = [0] * options.max_seq_length
+
+    def write_records(writer):
+        for index, inputs in enumerate(packed):
+            writer.write(
+                schema.serialize(
+                    {
+                        "input_ids": inputs["input_word_ids"],
+                        "input_mask": inputs["input_mask"],
+                        "segment_ids": inputs["input_type_ids"],
+                        "unique_ids": [index],
+                    }
+                )
+            )
+        for _ in range(padding):
+            writer.write(
+                schema.serialize(
+                    {
+                        "input_ids": zeros,
+                        "input_mask": zeros,
+                        "segment_ids": zeros,
+                        "unique_ids": [-1],
+                    }
+                )
+            )
+
+    write_record_file(path, write_records)
+    return tokens
+
+
+def _load_encoder(model, path):
+    """Every encoder variable must come from `--init_checkpoint` (heads in it are ignored)."""
+    report = checkpoints.load_checkpoint(model, path, strict=False)
+    if report.left_initialised:
+        raise CheckpointError(
+            f"--init_checkpoint={path} lacks encoder variables: "
+            f"{', '.join(report.left_initialised[:8])}"
+        )
+
+
+def extract_features(options):
+    """Writes the features of every line of `input_file` to `output_file`."""
+    layer_indexes = _check_options(options)
+    config = load_model_config(options)
+    for index in layer_indexes:
+        if not -config.num_hidden_layers <= index < config.num_hidden_layers:
+            raise InputError(
+                f"--layers: {index} is not a layer of a {config.num_hidden_layers}-layer model"
+            )
+    makedirs(os.path.dirname(options.output_file) or ".")
+    records = options.output_file + ".input.tf_record"
+    tokens = _write_input_records(records, options)
+    try:
+        with training_environment(options.runtime) as strategy:
+            check_batch_divisible(options.batch_size, strategy, "batch_size")
+            with strategy.scope():
+                model = LayerOutputs(config, layer_indexes)
+            _load_encoder(model, options.init_checkpoint)
+            predictor = Predictor(strategy, model, jit_compile=options.runtime.jit_compile)
+            multiple = length_multiple(options, strategy, options.runtime.jit_compile)
+
+            def dataset_fn(input_context):
+                return make_dataset(
+                    records,
+                    _schema(options.max_seq_length),
+                    options.batch_size,
+                    is_training=False,
+                    input_context=input_context,
+                    shard_by="records",
+                    length_multiple=multiple,
+                )
+
+            rows = (
+                (int(uid), values)
+                for batch in predictor.predict_batches(dataset_fn, passthrough=("unique_ids",))
+                for uid, values in zip(batch["unique_ids"], batch["logits"])
+                if uid >= 0
+            )
+            if options.output_format == "npz":
+                _write_npz(options.output_file, rows, tokens, layer_indexes, config.hidden_size)
+            else:
+                _write_jsonl(options.output_file, rows, tokens, layer_indexes)
+    finally:
+        tf.io.gfile.remove(records)
+    print(f"features: {options.output_file}")
 
 
 def _write_jsonl(path, rows, tokens, layer_indexes):
@@ -295,8 +291,3 @@ def _write_npz(path, rows, tokens, layer_indexes, hidden_size):
         _write_npy(archive, "offsets", (len(lengths) + 1,), np.int64, [np.cumsum([0, *lengths])])
         _write_npy(archive, "tokens", flat_tokens.shape, flat_tokens.dtype, [flat_tokens])
         _write_npy(archive, "layers", (len(layer_indexes),), np.int64, [layer_indexes])
-
-
-def extract_features(options):
-    """Writes the features of every line of `input_file` to `output_file`."""
-    run_task(FeatureRunner(options))

@@ -12,15 +12,14 @@ import dataclasses
 import os
 
 import numpy as np
-from absl import logging
 
-from bert_tf import tokenization
 from bert_tf.data import multiple_choice as mc_data
 from bert_tf.data.classification.outputs import write_test_results
 from bert_tf.export.multiple_choice import export_multiple_choice
 from bert_tf.modeling import BertMultipleChoice
 from bert_tf.options import option
-from bert_tf.tasks.common import FineTuningOptions, TaskRunner, epoch_schedule, run_task
+from bert_tf.tasks.common import run_task
+from bert_tf.tasks.fine_tuning import FineTuningOptions, FineTuningRunner
 from bert_tf.tasks.logits import ClassificationTask, combine_windows, cross_entropy, softmax
 
 
@@ -41,20 +40,10 @@ def eval_metrics(logits, labels):
     return {"eval_accuracy": accuracy, "eval_loss": eval_loss, "loss": eval_loss}
 
 
-class MultipleChoiceRunner(TaskRunner):
+class MultipleChoiceRunner(FineTuningRunner):
     """SWAG-style multiple choice on the run skeleton."""
 
-    batch_size_options = ("train_batch_size", "eval_batch_size", "predict_batch_size")
-
-    def __init__(self, options):
-        super().__init__(options)
-        self.tokenizer = None
-        self.train_file = None
-
-    def prepare(self, config):
-        options = self.options
-        self.tokenizer = tokenization.FullTokenizer(options.vocab_file, options.do_lower_case)
-        self.prepare_split_features()
+    make_dataset = staticmethod(mc_data.make_dataset)
 
     def split_features(self, split, pad_to):
         options = self.options
@@ -69,18 +58,6 @@ class MultipleChoiceRunner(TaskRunner):
             pad_examples_to_multiple_of=pad_to,
         )
 
-    def train_schedule(self):
-        schedule = epoch_schedule(self.train_file.num_examples, self.options)
-        logging.info(
-            "training on %d examples for %d steps", self.train_file.num_examples, schedule[0]
-        )
-        return schedule
-
-    def train_dataset_fn(self):
-        return self.dataset_fn(
-            mc_data.make_dataset, self.train_file.path, self.options.train_batch_size, True
-        )
-
     def build_model(self, config):
         return BertMultipleChoice(config, mc_data.NUM_CHOICES)
 
@@ -88,23 +65,13 @@ class MultipleChoiceRunner(TaskRunner):
         # Cross-entropy over the choices: the classifier's loss on [batch, choices] logits.
         return ClassificationTask(is_regression=False)
 
-    def _predict_split(self, trainer, split, batch_size):
-        """Logits `[n, choices]` and labels `[n]` of a split's real examples, in file order."""
-        feature_file = self.split_features(split, batch_size)
-        predictions = trainer.predict(
-            self.dataset_fn(mc_data.make_dataset, feature_file.path, batch_size, False),
-            ("label_ids", "is_real_example", "example_index"),
-        )
-        return combine_windows(predictions)  # one window per example: only the order
+    # One window per example: combine_windows only puts them in file order.
+    def score(self, predictions):
+        return eval_metrics(*combine_windows(predictions))
 
-    def evaluate(self, trainer):
-        logits, labels = self._predict_split(trainer, "eval", self.options.eval_batch_size)
-        return eval_metrics(logits, labels)
-
-    def predict(self, trainer):
-        options = self.options
-        logits, _ = self._predict_split(trainer, "predict", options.predict_batch_size)
-        path = os.path.join(options.output_dir, "test_results.tsv")
+    def write_predictions(self, predictions):
+        logits, _ = combine_windows(predictions)
+        path = os.path.join(self.options.output_dir, "test_results.tsv")
         write_test_results(path, softmax(logits.astype(np.float64)))
         self.wrote("predictions", path)
 

@@ -22,7 +22,8 @@ from bert_tf.export.squad import export_span_labeler
 from bert_tf.files import write_text_atomically
 from bert_tf.modeling import BertSpanLabeler
 from bert_tf.options import option
-from bert_tf.tasks.common import FineTuningOptions, TaskRunner, epoch_schedule, run_task
+from bert_tf.tasks.common import run_task
+from bert_tf.tasks.fine_tuning import FineTuningOptions, FineTuningRunner
 from bert_tf.training.loop import Task
 
 EVAL_RESULTS_FILE = "eval_results.json"
@@ -81,17 +82,16 @@ class SquadTask(Task):
         return {"loss": tf.reduce_sum(start + end) / 2 / totals["examples"]}
 
 
-class SquadRunner(TaskRunner):
-    """SQuAD on the run skeleton."""
+class SquadRunner(FineTuningRunner):
+    """SQuAD on the run skeleton: its one split to predict is --predict_file,
+    scored when it has answers."""
 
+    make_dataset = staticmethod(squad_features.make_dataset)
     pads_dynamically = False
-
     batch_size_options = ("train_batch_size", "predict_batch_size")
 
     def __init__(self, options):
         super().__init__(options)
-        self.tokenizer = None
-        self.train_file = None
         self.eval_results = {}
 
     def validate(self):
@@ -111,10 +111,16 @@ class SquadRunner(TaskRunner):
                 raise InputError(f"--{name} must be >= 1, got {getattr(options, name)}")
 
     def prepare(self, config):
+        # The predict file's windows are made when predicting: post-processing
+        # needs them then, and holding them during training costs memory.
         options = self.options
         self.tokenizer = tokenization.FullTokenizer(options.vocab_file, options.do_lower_case)
         if options.do_train:
-            self.train_file = self._features(options.train_file, "train", is_training=True)
+            self.train_file = self.split_features("train", None)
+
+    def split_features(self, split, pad_to):
+        # Only "train": the predict split is written by `predict_split`.
+        return self._features(self.options.train_file, split, is_training=True)
 
     def _read(self, path, is_training):
         result = reader.read_squad_examples(path, is_training, self.options.version_2_with_negative)
@@ -154,38 +160,20 @@ class SquadRunner(TaskRunner):
             pad_examples_to_multiple_of=pad_to,
         )
 
-    def train_schedule(self):
-        # As the original: steps from the number of questions, not windows.
-        schedule = epoch_schedule(self.train_file.num_examples, self.options)
-        logging.info(
-            "training on %d windows of %d questions for %d steps",
-            self.train_file.num_features,
-            self.train_file.num_examples,
-            schedule[0],
-        )
-        return schedule
-
-    def train_dataset_fn(self):
-        return self.dataset_fn(
-            squad_features.make_dataset, self.train_file.path, self.options.train_batch_size, True
-        )
-
     def build_model(self, config):
         return BertSpanLabeler(config)
 
     def loss_task(self):
         return SquadTask()
 
-    def predict(self, trainer):
+    def predict_split(self, trainer, split, batch_size):
+        """`(examples, outputs)`: the questions of --predict_file and their
+        post-processed answers (`postprocess.SquadPostprocessor.finish`)."""
         options = self.options
         examples = self._read(options.predict_file, is_training=False)
         windows = list(self._windows(examples, is_training=False))
         feature_file = self._features(
-            options.predict_file,
-            "predict",
-            False,
-            windows=windows,
-            pad_to=options.predict_batch_size,
+            options.predict_file, split, False, windows=windows, pad_to=batch_size
         )
         processor = postprocess.SquadPostprocessor(
             examples,
@@ -198,8 +186,11 @@ class SquadRunner(TaskRunner):
         )
         for unique_id, start_logits, end_logits in self.window_logits(trainer, feature_file.path):
             processor.add(windows[unique_id], start_logits, end_logits)
-        outputs = processor.finish()
-        for path in postprocess.write_prediction_files(options.output_dir, outputs):
+        return examples, processor.finish()
+
+    def write_predictions(self, predictions):
+        examples, outputs = predictions
+        for path in postprocess.write_prediction_files(self.options.output_dir, outputs):
             self.wrote("predictions", path)
         if squad_features.has_answers(examples):
             self.eval_results = self._score(examples, outputs)
@@ -207,9 +198,7 @@ class SquadRunner(TaskRunner):
     def window_logits(self, trainer, path):
         """Yields `(unique_id, start_logits, end_logits)` of each real window of
         the records at `path`, batch by batch (never all of them at once)."""
-        dataset_fn = self.dataset_fn(
-            squad_features.make_dataset, path, self.options.predict_batch_size, False
-        )
+        dataset_fn = self.split_dataset_fn(path, self.options.predict_batch_size, False)
         for batch in trainer.predict_batches(dataset_fn, passthrough=("unique_ids",)):
             for unique_id, start, end in zip(
                 batch["unique_ids"], batch["start_logits"], batch["end_logits"]

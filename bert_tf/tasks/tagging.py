@@ -17,25 +17,18 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import tokenization
 from bert_tf.data import tagging
 from bert_tf.errors import InputError
 from bert_tf.export.tagging import export_tagger
 from bert_tf.metrics_ner import entity_scores
 from bert_tf.modeling.tagging import COMBINE_MODES, BertFeatureTagger, BertTokenClassifier
 from bert_tf.options import option
-from bert_tf.tasks.common import (
-    FineTuningOptions,
-    TaskRunner,
-    epoch_schedule,
-    parse_layers,
-    run_task,
-)
+from bert_tf.tasks.common import parse_layers, run_task
+from bert_tf.tasks.fine_tuning import FineTuningOptions, FineTuningRunner
 from bert_tf.training.loop import Task
 
 PREDICTIONS_FILE = "test_predictions.txt"
 _SPLIT_FILES = {"train": ("train.txt",), "eval": ("dev.txt", "valid.txt"), "predict": ("test.txt",)}
-_PASSTHROUGH = ("label_ids", "word_ids", "sentence_index", "is_real_example")
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -116,16 +109,15 @@ def eval_metrics(gold_tags, predicted_tags, losses):
     return metrics
 
 
-class NerRunner(TaskRunner):
+class NerRunner(FineTuningRunner):
     """CoNLL-2003 NER on the run skeleton."""
 
-    batch_size_options = ("train_batch_size", "eval_batch_size", "predict_batch_size")
+    make_dataset = staticmethod(tagging.make_dataset)
+    passthrough = ("label_ids", "word_ids", "sentence_index", "is_real_example")
 
     def __init__(self, options):
         super().__init__(options)
-        self.tokenizer = None
         self.labels = None
-        self.train_file = None
 
     def validate(self):
         options = self.options
@@ -149,9 +141,8 @@ class NerRunner(TaskRunner):
                 return path
         raise InputError(f"--data_dir {self.options.data_dir} has no {' or '.join(names)}")
 
-    def prepare(self, config):
+    def read_inputs(self):
         options = self.options
-        self.tokenizer = tokenization.FullTokenizer(options.vocab_file, options.do_lower_case)
         if options.labels:
             self.labels = tagging.parse_labels(options.labels)
         else:
@@ -163,7 +154,6 @@ class NerRunner(TaskRunner):
                 )
             self.labels = tagging.label_list(tagging.read_conll(train))
         logging.info("labels: %s", ", ".join(self.labels))
-        self.prepare_split_features()
 
     def split_features(self, split, pad_to, documents=None):
         options = self.options
@@ -184,21 +174,6 @@ class NerRunner(TaskRunner):
             pad_examples_to_multiple_of=pad_to,
         )
 
-    def train_schedule(self):
-        schedule = epoch_schedule(self.train_file.num_examples, self.options)
-        logging.info(
-            "training on %d windows of %d sentences for %d steps",
-            self.train_file.num_features,
-            self.train_file.num_examples,
-            schedule[0],
-        )
-        return schedule
-
-    def train_dataset_fn(self):
-        return self.dataset_fn(
-            tagging.make_dataset, self.train_file.path, self.options.train_batch_size, True
-        )
-
     def build_model(self, config):
         options = self.options
         if options.feature_based:
@@ -214,18 +189,18 @@ class NerRunner(TaskRunner):
     def loss_task(self):
         return TaggingTask()
 
-    def _tag_split(self, trainer, split, batch_size):
-        """Tags a split's sentences; returns `(sentences, predicted tags, word
-        losses)`: tags one list of strings per sentence, losses float64
-        `[words]` the cross-entropy of each word's gold tag."""
+    def predict_split(self, trainer, split, batch_size):
+        """Tags a split's sentences, batch by batch; returns `(sentences,
+        predicted tags, word losses)`: tags one list of strings per sentence,
+        losses float64 `[words]` the cross-entropy of each word's gold tag."""
         documents = tagging.read_conll(self.input_file(split))
         sentences = tagging.sentences_of(documents)
         feature_file = self.split_features(split, batch_size, documents)
         losses = []
 
         def batches():
-            dataset_fn = self.dataset_fn(tagging.make_dataset, feature_file.path, batch_size, False)
-            for batch in trainer.predict_batches(dataset_fn, _PASSTHROUGH):
+            dataset_fn = self.split_dataset_fn(feature_file.path, batch_size, False)
+            for batch in trainer.predict_batches(dataset_fn, self.passthrough):
                 log_probs = _log_softmax(batch["logits"])
                 labelled = (batch["label_ids"] >= 0) & (batch["is_real_example"] == 1)[:, None]
                 gold = np.take_along_axis(
@@ -238,14 +213,13 @@ class NerRunner(TaskRunner):
         tags = [[self.labels[i] for i in ids] for ids in predicted]
         return sentences, tags, np.concatenate(losses)
 
-    def evaluate(self, trainer):
-        sentences, tags, losses = self._tag_split(trainer, "eval", self.options.eval_batch_size)
+    def score(self, predictions):
+        sentences, tags, losses = predictions
         return eval_metrics([s.tags for s in sentences], tags, losses)
 
-    def predict(self, trainer):
-        options = self.options
-        sentences, tags, _ = self._tag_split(trainer, "predict", options.predict_batch_size)
-        path = os.path.join(options.output_dir, PREDICTIONS_FILE)
+    def write_predictions(self, predictions):
+        sentences, tags, _ = predictions
+        path = os.path.join(self.options.output_dir, PREDICTIONS_FILE)
         tagging.write_predictions(path, self.input_file("predict"), sentences, tags)
         self.wrote("predictions", path)
 

@@ -1,6 +1,7 @@
-"""Distribution strategy, numeric precision and seeding: `TrainingOptions`
-(the training flags every script shares, defined by `cli.define_training_flags`)
-and what they set up::
+"""Distribution strategy, numeric precision and seeding: `RuntimeOptions`
+(the flags of every script that runs a model, defined by
+`cli.define_runtime_flags`), `TrainingOptions` (those and the training
+flags, by `cli.define_training_flags`) and what they set up::
 
     set_seed(options.seed, options.deterministic)
     strategy = strategy_from_options(options)
@@ -23,9 +24,9 @@ DTYPES = ("float32", "mixed_float16", "mixed_bfloat16")
 
 
 @dataclasses.dataclass(frozen=True)
-class TrainingOptions:
-    """How and where to train: strategy, precision, loop and optimizer (the
-    training flags every script shares; validated)."""
+class RuntimeOptions:
+    """Where and how a model runs: strategy, precision, XLA and seeds
+    (validated)."""
 
     distribution_strategy: str = option("default", f"One of: {', '.join(STRATEGY_NAMES)}.")
     num_gpus: int = option(0, "GPUs to mirror over (0: the CPU).")
@@ -42,6 +43,27 @@ class TrainingOptions:
         "exported SavedModel (TF Serving on CPU then needs "
         "--xla_cpu_compilation_enabled).",
     )
+    seed: int | None = option(None, "Random seed (Python, NumPy, TensorFlow, Keras).")
+    deterministic: bool = option(False, "Make TensorFlow ops deterministic (needs --seed).")
+
+    def __post_init__(self):
+        _check_choice("distribution_strategy", self.distribution_strategy, STRATEGY_NAMES)
+        _check_choice("dtype", self.dtype, DTYPES)
+        if self.num_gpus < 0:
+            raise InputError(f"--num_gpus must be >= 0, got {self.num_gpus}")
+        if self.use_tpu and self.distribution_strategy not in ("default", "tpu"):
+            raise InputError(
+                f"--use_tpu conflicts with --distribution_strategy={self.distribution_strategy}"
+            )
+        if self.deterministic and self.seed is None:
+            raise InputError("--deterministic needs --seed")
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainingOptions(RuntimeOptions):
+    """How and where to train: `RuntimeOptions`, the loop and the optimizer
+    (the training flags every script shares; validated)."""
+
     steps_per_loop: int = option(
         1000,
         "At most this many train steps per tf.function call (fewer when a progress "
@@ -49,26 +71,16 @@ class TrainingOptions:
     )
     optimizer: str = option("adamw", f"One of: {', '.join(OPTIMIZERS)}.")
     gradient_accumulation_steps: int = option(1, "Batches averaged per update.")
-    seed: int | None = option(None, "Random seed (Python, NumPy, TensorFlow, Keras).")
-    deterministic: bool = option(False, "Make TensorFlow ops deterministic (needs --seed).")
     weight_decay_rate: float = option(0.01, "Weight decay (not on LayerNorm or biases).")
 
     def __post_init__(self):
-        _check_choice("distribution_strategy", self.distribution_strategy, STRATEGY_NAMES)
-        _check_choice("dtype", self.dtype, DTYPES)
+        super().__post_init__()
         _check_choice("optimizer", self.optimizer, tuple(OPTIMIZERS))
-        for name in ("num_gpus", "weight_decay_rate"):
-            if getattr(self, name) < 0:
-                raise InputError(f"--{name} must be >= 0, got {getattr(self, name)}")
+        if self.weight_decay_rate < 0:
+            raise InputError(f"--weight_decay_rate must be >= 0, got {self.weight_decay_rate}")
         for name in ("steps_per_loop", "gradient_accumulation_steps"):
             if getattr(self, name) < 1:
                 raise InputError(f"--{name} must be >= 1, got {getattr(self, name)}")
-        if self.use_tpu and self.distribution_strategy not in ("default", "tpu"):
-            raise InputError(
-                f"--use_tpu conflicts with --distribution_strategy={self.distribution_strategy}"
-            )
-        if self.deterministic and self.seed is None:
-            raise InputError("--deterministic needs --seed")
 
 
 def _check_choice(flag_name, value, choices):
@@ -128,7 +140,7 @@ def _tpu_strategy(tpu_address, tpu_zone, gcp_project):
 
 
 def strategy_from_options(options):
-    """Returns the strategy for `TrainingOptions`, honouring the original TF1 flags.
+    """Returns the strategy for `RuntimeOptions`, honouring the original TF1 flags.
 
     ``--use_tpu`` selects ``tpu`` on ``--tpu_name`` (else ``--master``) in
     ``--tpu_zone`` / ``--gcp_project``; ``--num_tpu_cores`` is only checked.

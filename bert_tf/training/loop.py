@@ -111,8 +111,66 @@ def _sum_over_replicas(strategy, values):
     return {k: strategy.reduce(tf.distribute.ReduceOp.SUM, v, axis=None) for k, v in values.items()}
 
 
-class Trainer:
-    """Runs a task's train and eval steps on a strategy.
+class Predictor:
+    """Runs a model over a dataset on a strategy, batch by batch.
+
+    Create the model inside `strategy.scope()` and load its weights before
+    predicting. `jit_compile`: the model's forward pass compiled with XLA."""
+
+    def __init__(self, strategy, model, jit_compile=False):
+        self.strategy = strategy
+        self.model = model
+        self._infer = tf.function(self._model_outputs, jit_compile=jit_compile)
+        self._predict_step = tf.function(self._predict_batch)
+
+    def _model_outputs(self, features):
+        return self.model(features, training=False)
+
+    def _predict_batch(self, iterator, passthrough):
+        def replica(features):
+            outputs = self._infer(features)
+            outputs = outputs if isinstance(outputs, dict) else {"logits": outputs}
+            return {**outputs, **{k: features[k] for k in passthrough}}
+
+        return self.strategy.run(replica, (next(iterator),))
+
+    def distribute(self, dataset_fn, skip_batches=0):
+        """The distributed dataset of `dataset_fn(input_context)` (per-replica
+        batches), without its first `skip_batches` batches."""
+
+        def per_replica(context):
+            dataset = dataset_fn(context)
+            return dataset.skip(skip_batches) if skip_batches else dataset
+
+        return self.strategy.distribute_datasets_from_function(per_replica)
+
+    def predict_batches(self, dataset_fn, passthrough=()):
+        """Runs the model once over the dataset, yielding one dict of numpy
+        arrays per replica batch, in order: the model's outputs (`logits`
+        when the model returns a single tensor) and the feature keys in
+        `passthrough`. (Replicas' batches are not concatenated: with dynamic
+        padding their sequence lengths differ.) Nothing is kept between
+        batches, so callers can stream results of any size."""
+        iterator = iter(self.distribute(dataset_fn))
+        while True:
+            try:
+                result = self._predict_step(iterator, tuple(passthrough))
+            except (StopIteration, tf.errors.OutOfRangeError):
+                return
+            local = {k: self.strategy.experimental_local_results(v) for k, v in result.items()}
+            for index in range(len(next(iter(local.values())))):
+                yield {k: np.asarray(values[index]) for k, values in local.items()}
+
+    def predict(self, dataset_fn, passthrough=()):
+        """`predict_batches` concatenated over all batches."""
+        chunks = list(self.predict_batches(dataset_fn, passthrough))
+        if not chunks:
+            raise TrainingError("the prediction data is empty")
+        return {k: np.concatenate([c[k] for c in chunks]) for k in chunks[0]}
+
+
+class Trainer(Predictor):
+    """Runs a task's train and eval steps on a strategy (and predicts).
 
     Create the model and the optimizer inside `strategy.scope()` before
     constructing the Trainer. Without an optimizer (None) it only evaluates
@@ -120,9 +178,8 @@ class Trainer:
     """
 
     def __init__(self, strategy, task, model, optimizer, config):
-        self.strategy = strategy
+        super().__init__(strategy, model, config.inference_jit_compile)
         self.task = task
-        self.model = model
         self.optimizer = optimizer
         self.config = config
         with strategy.scope():
@@ -150,8 +207,6 @@ class Trainer:
         self._step = tf.function(self._one_step, autograph=False)
         self._train_loop = tf.function(self._train_steps, autograph=False)
         self._eval_step = tf.function(self._eval_batch)
-        self._infer = tf.function(self._model_outputs, jit_compile=config.inference_jit_compile)
-        self._predict_step = tf.function(self._predict_batch)
 
     # -- steps ------------------------------------------------------------
 
@@ -220,34 +275,13 @@ class Trainer:
         means = {k: v / tf.cast(num_steps, v.dtype) for k, v in sums.items()}
         return means, first_bad
 
-    def _model_outputs(self, features):
-        return self.model(features, training=False)
-
     def _eval_batch(self, iterator):
         def replica(features):
             return self.task.eval_sums(self._infer(features), features)
 
         return _sum_over_replicas(self.strategy, self.strategy.run(replica, (next(iterator),)))
 
-    def _predict_batch(self, iterator, passthrough):
-        def replica(features):
-            outputs = self._infer(features)
-            outputs = outputs if isinstance(outputs, dict) else {"logits": outputs}
-            return {**outputs, **{k: features[k] for k in passthrough}}
-
-        return self.strategy.run(replica, (next(iterator),))
-
     # -- loops ------------------------------------------------------------
-
-    def distribute(self, dataset_fn, skip_batches=0):
-        """The distributed dataset of `dataset_fn(input_context)` (per-replica
-        batches), without its first `skip_batches` batches."""
-
-        def per_replica(context):
-            dataset = dataset_fn(context)
-            return dataset.skip(skip_batches) if skip_batches else dataset
-
-        return self.strategy.distribute_datasets_from_function(per_replica)
 
     def train(self, dataset_fn, global_batch_size, init_fn=None):
         """Trains to `num_train_steps`, resuming from the newest checkpoint in
@@ -358,30 +392,6 @@ class Trainer:
             tf.summary.scalar("learning_rate", learning_rate)
             tf.summary.scalar("examples_per_second", steps_per_second * global_batch_size)
             tf.summary.scalar("global_step/sec", steps_per_second)
-
-    def predict_batches(self, dataset_fn, passthrough=()):
-        """Runs the model once over the dataset, yielding one dict of numpy
-        arrays per replica batch, in order: the model's outputs (`logits`
-        when the model returns a single tensor) and the feature keys in
-        `passthrough`. (Replicas' batches are not concatenated: with dynamic
-        padding their sequence lengths differ.) Nothing is kept between
-        batches, so callers can stream results of any size."""
-        iterator = iter(self.distribute(dataset_fn))
-        while True:
-            try:
-                result = self._predict_step(iterator, tuple(passthrough))
-            except (StopIteration, tf.errors.OutOfRangeError):
-                return
-            local = {k: self.strategy.experimental_local_results(v) for k, v in result.items()}
-            for index in range(len(next(iter(local.values())))):
-                yield {k: np.asarray(values[index]) for k, values in local.items()}
-
-    def predict(self, dataset_fn, passthrough=()):
-        """`predict_batches` concatenated over all batches."""
-        chunks = list(self.predict_batches(dataset_fn, passthrough))
-        if not chunks:
-            raise TrainingError("the prediction data is empty")
-        return {k: np.concatenate([c[k] for c in chunks]) for k in chunks[0]}
 
     def evaluate(self, dataset_fn, max_steps=None):
         """Evaluates over the dataset (at most `max_steps` batches); returns

@@ -1,0 +1,144 @@
+"""What every fine-tuning task shares (classifier, multiple choice, NER,
+SQuAD): its flags, and `FineTuningRunner`, the plumbing written once.
+
+A task supplies what only it decides (CONTRIBUTING.md has the recipe):
+
+* `make_dataset`: its data module's `make_dataset(path, max_seq_length,
+  batch_size, is_training, ...)` over its feature files (a staticmethod);
+* `split_features(split, pad_to)`: the feature file of "train", "eval" or
+  "predict" (`data.features.FeatureFile`), written or reused;
+* `build_model(config)` and `loss_task()`;
+* `score(predictions)`: the eval metrics (eval_results.txt) from
+  `predict_split` of the eval split;
+* `write_predictions(predictions)`: the prediction files of the predict split;
+
+and, where it has them, `validate()`, `read_inputs()` and `export(model)`.
+The runner does the rest: the tokenizer, every split's features before
+training, the epoch schedule, the datasets (with dynamic padding and
+grouping by length), and predict-then-score for eval.
+"""
+
+import dataclasses
+
+from absl import logging
+
+from bert_tf import tokenization
+from bert_tf.options import option
+from bert_tf.tasks.common import RunOptions, TaskRunner
+
+
+@dataclasses.dataclass(kw_only=True)
+class FineTuningOptions(RunOptions):
+    """The flags every fine-tuning script shares, with the original's
+    defaults. A task re-declares one only to change its default or to say
+    in its help what it means there."""
+
+    vocab_file: str = option(help="The vocab.txt of the BERT model.")
+    do_lower_case: bool = option(True, "Lower-case the input (uncased models).")
+    do_predict: bool = option(False, "Whether to predict the test set.")
+    predict_batch_size: int = option(8, "Global prediction batch size.")
+    num_train_epochs: float = option(3.0, "Training epochs.")
+    warmup_proportion: float = option(0.1, "Share of training for linear warm-up.")
+    export_dir: str | None = option(None, "Write a SavedModel (raw text in) here.")
+    overwrite: bool = option(False, "Replace an existing --export_dir.")
+
+
+def epoch_schedule(num_examples, options):
+    """`(num_train_steps, num_warmup_steps)` for `options.num_train_epochs` over
+    `num_examples` at `options.train_batch_size`, with
+    `options.warmup_proportion` of warm-up, as the original fine-tuning scripts."""
+    num_train_steps = max(
+        1, int(num_examples / options.train_batch_size * options.num_train_epochs)
+    )
+    return num_train_steps, int(num_train_steps * options.warmup_proportion)
+
+
+class FineTuningRunner(TaskRunner):
+    """A fine-tuning task on the run skeleton (see the module docstring for
+    what a task supplies). `self.options` is a `FineTuningOptions`."""
+
+    batch_size_options = ("train_batch_size", "eval_batch_size", "predict_batch_size")
+    # The feature keys `predict_split` returns beside the model's outputs.
+    passthrough = ("label_ids", "is_real_example", "example_index")
+    # What an epoch goes over: "num_examples" (the original's steps) or
+    # "num_features" (every window of a long example counts).
+    epoch_of = "num_examples"
+
+    make_dataset = None
+
+    def __init__(self, options):
+        super().__init__(options)
+        self.tokenizer = None
+        self.train_file = None  # the train split's FeatureFile, with do_train
+
+    def split_features(self, split, pad_to):
+        """The split's `FeatureFile`, its examples padded with padding rows
+        to a multiple of `pad_to` (None: no padding rows)."""
+        raise NotImplementedError
+
+    def read_inputs(self):
+        """Work after the tokenizer is made, before any feature file (e.g.
+        the label list)."""
+
+    def dataset_arguments(self):
+        """More keyword arguments of `make_dataset`."""
+        return {}
+
+    def score(self, predictions):
+        """The eval metrics from `predict_split` of the eval split."""
+        raise NotImplementedError
+
+    def write_predictions(self, predictions):
+        """Writes the prediction files from `predict_split` of the predict split."""
+        raise NotImplementedError
+
+    def prepare(self, config):
+        """The tokenizer, `read_inputs`, then the features of every split
+        the run uses, so that bad data in any split stops the run before
+        training, not after it."""
+        options = self.options
+        self.tokenizer = tokenization.FullTokenizer(options.vocab_file, options.do_lower_case)
+        self.read_inputs()
+        if options.do_train:
+            self.train_file = self.split_features("train", None)
+        if options.do_eval:
+            self.split_features("eval", options.eval_batch_size)
+        if options.do_predict:
+            self.split_features("predict", options.predict_batch_size)
+
+    def split_dataset_fn(self, path, batch_size, is_training):
+        """The Trainer's `dataset_fn` over the feature file at `path`."""
+        return self.dataset_fn(
+            self.make_dataset, path, batch_size, is_training, **self.dataset_arguments()
+        )
+
+    def train_schedule(self):
+        train = self.train_file
+        schedule = epoch_schedule(getattr(train, self.epoch_of), self.options)
+        logging.info(
+            "training on %d features of %d examples for %d steps",
+            train.num_features,
+            train.num_examples,
+            schedule[0],
+        )
+        return schedule
+
+    def train_dataset_fn(self):
+        return self.split_dataset_fn(self.train_file.path, self.options.train_batch_size, True)
+
+    def predict_split(self, trainer, split, batch_size):
+        """What `score` and `write_predictions` take. Default: the model's
+        outputs and the `passthrough` features of every record of the split's
+        feature file, as numpy arrays, in record order."""
+        feature_file = self.split_features(split, batch_size)
+        return trainer.predict(
+            self.split_dataset_fn(feature_file.path, batch_size, False), self.passthrough
+        )
+
+    def evaluate(self, trainer):
+        return self.score(self.predict_split(trainer, "eval", self.options.eval_batch_size))
+
+    def predict(self, trainer):
+        self.write_predictions(
+            self.predict_split(trainer, "predict", self.options.predict_batch_size)
+        )
