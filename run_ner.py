@@ -22,7 +22,7 @@ from bert_tf.cli import (
     run_main,
     training_options_from_flags,
 )
-from bert_tf.tasks.tagging import NerOptions, run_ner
+from bert_tf.tasks.ner import NerOptions, run_ner
 
 FLAGS = flags.FLAGS
 

@@ -38,7 +38,7 @@ from bert_tf.data.classification import glue  # noqa: E402
 from bert_tf.export import classifier as export_module  # noqa: E402
 from bert_tf.modeling import BertClassifier  # noqa: E402
 from bert_tf.tasks.common import PADDING_MULTIPLE  # noqa: E402
-from bert_tf.tasks.logits import ClassificationTask  # noqa: E402
+from bert_tf.tasks.logits import ClassificationObjective  # noqa: E402
 from bert_tf.training.loop import LoopConfig, Trainer  # noqa: E402
 from bert_tf.training.optimization import create_optimizer  # noqa: E402
 
@@ -117,7 +117,7 @@ def run_epochs(config, train_file, predict_file, length_multiple, group_by_lengt
     num_steps = FLAGS.train_examples // BATCH_SIZE
     trainer = Trainer(
         tf.distribute.get_strategy(),
-        ClassificationTask(False),
+        ClassificationObjective(False),
         model,
         create_optimizer("adamw", 2e-5, 2 * num_steps, num_steps // 10),
         LoopConfig(output_dir=output_dir, num_train_steps=2 * num_steps),

@@ -7,7 +7,7 @@ import tensorflow as tf
 
 from bert_tf.config import preset
 from bert_tf.modeling import BertPretrainingModel
-from bert_tf.tasks.pretraining import PretrainingTask
+from bert_tf.tasks.pretraining import PretrainingObjective
 from bert_tf.training.loop import LoopConfig, Trainer
 from bert_tf.training.optimization import create_optimizer
 
@@ -52,7 +52,7 @@ def bert_tf_trainer(model, batch, xla):
     optimizer = create_optimizer("adamw", 1e-4, 10_000, 100)
     trainer = Trainer(
         tf.distribute.get_strategy(),
-        PretrainingTask(),
+        PretrainingObjective(),
         model,
         optimizer,
         LoopConfig(output_dir="/tmp/bench_unused", num_train_steps=10**9, jit_compile=xla),

@@ -16,6 +16,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
+from bert_tf import files
 from bert_tf.config import BertConfig
 from bert_tf.errors import CheckpointError
 from bert_tf.files import atomic_output
@@ -142,14 +143,14 @@ def load_weights(model, weights, strict=True, source="checkpoint"):
 
 def resolve_checkpoint_prefix(path):
     """Maps a checkpoint prefix or a directory holding one to its prefix."""
-    if tf.io.gfile.exists(path + ".index"):
+    if files.exists(path + ".index"):
         return path
-    if tf.io.gfile.isdir(path):
+    if files.isdir(path):
         latest = tf.train.latest_checkpoint(path)
         if latest:
             return latest
         prefix = os.path.join(path, "bert_model.ckpt")
-        if tf.io.gfile.exists(prefix + ".index"):
+        if files.exists(prefix + ".index"):
             return prefix
     raise CheckpointError(
         f"no checkpoint at {path!r} (expected the prefix of "
@@ -370,7 +371,7 @@ def write_checkpoint(prefix, tensors):
     Written to a temporary prefix first and renamed, index last: a crash never
     leaves a half-written checkpoint under `prefix`.
     """
-    tf.io.gfile.makedirs(os.path.dirname(prefix) or ".")
+    files.makedirs(os.path.dirname(prefix) or ".")
     names = sorted(tensors)
     with atomic_output(prefix, suffixes=(".data-00000-of-00001", ".index")) as tmp:
         tf.raw_ops.SaveV2(

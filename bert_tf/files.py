@@ -1,4 +1,5 @@
-"""File helpers shared by every writer: input globs and atomic outputs.
+"""All file access: local paths, and paths with a scheme (`gs://...`), input
+globs and atomic outputs.
 
 Local paths use the standard library; paths with a scheme (`gs://...`) go
 through `tf.io.gfile`, so TensorFlow is imported only for them (a process
@@ -25,10 +26,11 @@ def is_remote(path):
 
 
 def open_file(path, mode="r"):
-    """`open(path, mode)`, through `tf.io.gfile.GFile` for remote paths."""
+    """`open(path, mode)`, through `tf.io.gfile.GFile` for remote paths. Text
+    is UTF-8 with its line ends as they are (as GFile reads them)."""
     if is_remote(path):
         return _gfile().GFile(path, mode)
-    return open(path, mode, **({} if "b" in mode else {"encoding": "utf-8"}))
+    return open(path, mode, **({} if "b" in mode else {"encoding": "utf-8", "newline": ""}))
 
 
 def exists(path):
@@ -39,6 +41,20 @@ def isdir(path):
     return _gfile().isdir(path) if is_remote(path) else os.path.isdir(path)
 
 
+def listdir(path):
+    """The names in folder `path`."""
+    return _gfile().listdir(path) if is_remote(path) else os.listdir(path)
+
+
+def size_and_mtime(path):
+    """`(bytes, modification time in ns)` of file `path`."""
+    if is_remote(path):
+        stat = _gfile().stat(path)
+        return stat.length, stat.mtime_nsec
+    stat = os.stat(path)
+    return stat.st_size, stat.st_mtime_ns
+
+
 def makedirs(path):
     """Creates folder `path` and its parents if missing."""
     if is_remote(path):
@@ -47,7 +63,8 @@ def makedirs(path):
         os.makedirs(path, exist_ok=True)
 
 
-def _glob(pattern):
+def matching(pattern):
+    """The paths that match the glob `pattern`, unsorted."""
     # include_hidden: tf.io.gfile.glob's `*` matches dot files too.
     if is_remote(pattern):
         return _gfile().glob(pattern)
@@ -68,7 +85,7 @@ def expand_input_patterns(patterns, flag="--input_file"):
         raise InputError(f"{flag} names no file")
     files, unmatched = [], []
     for pattern in patterns:
-        matches = sorted(_glob(pattern))
+        matches = sorted(matching(pattern))
         files.extend(matches)
         if not matches:
             unmatched.append(pattern)
@@ -89,7 +106,8 @@ def check_output_dir(path, flag):
         raise InputError(f"{flag}={path} is a file; expected a folder")
 
 
-def _remove(path):
+def remove(path):
+    """Removes file or folder `path` (and what it holds), if it is there."""
     if is_remote(path):
         gfile = _gfile()
         if gfile.isdir(path):
@@ -127,11 +145,11 @@ def atomic_output(path, suffixes=("",)):
         yield tmp
         for suffix in suffixes:
             if isdir(tmp + suffix):
-                _remove(path + suffix)
+                remove(path + suffix)
             _rename(tmp + suffix, path + suffix)
     finally:
         for suffix in suffixes:
-            _remove(tmp + suffix)
+            remove(tmp + suffix)
 
 
 def write_text_atomically(path, text):

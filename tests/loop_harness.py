@@ -12,7 +12,7 @@ import tensorflow as tf
 from bert_tf.config import BertConfig
 from bert_tf.data.pretraining import dataset as pretraining_data
 from bert_tf.modeling import BertPretrainingModel
-from bert_tf.tasks.pretraining import PretrainingTask
+from bert_tf.tasks.pretraining import PretrainingObjective
 from bert_tf.training.loop import LoopConfig, Trainer
 from bert_tf.training.optimization import create_optimizer
 
@@ -81,7 +81,7 @@ def make_trainer(
         inference_jit_compile=jit_compile,
         gradient_accumulation_steps=gradient_accumulation_steps,
     )
-    return Trainer(strategy, PretrainingTask(), model, opt, config)
+    return Trainer(strategy, PretrainingObjective(), model, opt, config)
 
 
 def losses_of(history):

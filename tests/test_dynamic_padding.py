@@ -18,7 +18,7 @@ from bert_tf.data.features import SORT_WINDOW_BATCHES, trim_to_longest
 from bert_tf.export import export_classifier
 from bert_tf.modeling import BertClassifier
 from bert_tf.packing import pack_inputs
-from bert_tf.tasks.logits import ClassificationTask
+from bert_tf.tasks.logits import ClassificationObjective
 from bert_tf.training.loop import LoopConfig, Trainer
 from bert_tf.training.optimization import create_optimizer
 
@@ -216,7 +216,7 @@ def test_xla_training_on_short_batches_equals_padded_training(tmp_path, tiny_con
         model = BertClassifier(tiny_config, 2)
         trainer = Trainer(
             tf.distribute.get_strategy(),
-            ClassificationTask(False),
+            ClassificationObjective(False),
             model,
             create_optimizer("adamw", 1e-3, 6, 0),
             LoopConfig(

@@ -26,7 +26,7 @@ from bert_tf.modeling import BertEncoder
 from bert_tf.modeling.tagging import BertFeatureTagger, BertTokenClassifier
 from bert_tf.packing import pack_example_windows
 from bert_tf.preprocessing import BertTokenizer
-from bert_tf.tasks.tagging import NerOptions, TaggingTask, run_ner
+from bert_tf.tasks.ner import NerOptions, TaggingObjective, run_ner
 from bert_tf.training.distribution import TrainingOptions
 
 CONLL = """-DOCSTART- -X- -X- O
@@ -370,7 +370,7 @@ def test_loss_is_the_mean_cross_entropy_over_labelled_positions(tiny_config):
     model = BertTokenClassifier(tiny_config, num_labels)
     logits = model(inputs, training=False)
 
-    task = TaggingTask()
+    task = TaggingObjective()
     totals = {k: tf.cast(v, tf.float32) for k, v in task.totals(features).items()}
     loss = float(task.loss(logits, features, totals)["loss"])
 

@@ -6,7 +6,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.errors import InputError
-from bert_tf.training.loop import LoopConfig, Task, Trainer
+from bert_tf.training.loop import LoopConfig, Objective, Trainer
 from bert_tf.training.optimization import (
     OPTIMIZERS,
     AdamW,
@@ -275,7 +275,7 @@ class LinearModel(keras.Model):
         return self.dense(features["x"])
 
 
-class SquaredErrorTask(Task):
+class SquaredErrorObjective(Objective):
     """Squared error summed per example, averaged over the batch's examples."""
 
     def totals(self, features):
@@ -300,7 +300,7 @@ def test_gradient_accumulation_averages_the_micro_batch_gradients(tmp_path, accu
     optimizer = keras.optimizers.SGD(learning_rate=0.1)
     trainer = Trainer(
         tf.distribute.get_strategy(),
-        SquaredErrorTask(),
+        SquaredErrorObjective(),
         model,
         optimizer,
         LoopConfig(

@@ -37,9 +37,9 @@ from bert_tf.tasks import multiple_choice as multiple_choice_task
 from bert_tf.tasks.classifier import ClassifierOptions, run_classifier
 from bert_tf.tasks.feature_extraction import FeatureOptions, extract_features
 from bert_tf.tasks.multiple_choice import MultipleChoiceOptions, run_multiple_choice
+from bert_tf.tasks.ner import NerOptions, run_ner
 from bert_tf.tasks.pretraining import PretrainingOptions, run_pretraining
 from bert_tf.tasks.squad import SquadOptions, run_squad
-from bert_tf.tasks.tagging import NerOptions, run_ner
 from bert_tf.training.distribution import RuntimeOptions, TrainingOptions
 
 WORDS = [

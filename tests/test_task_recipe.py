@@ -20,7 +20,7 @@ from bert_tf.options import option
 from bert_tf.packing import pack_inputs
 from bert_tf.tasks.common import run_task
 from bert_tf.tasks.fine_tuning import FineTuningOptions, FineTuningRunner
-from bert_tf.tasks.logits import ClassificationTask, combine_windows, softmax
+from bert_tf.tasks.logits import ClassificationObjective, combine_windows, softmax
 from bert_tf.training.distribution import TrainingOptions
 
 # --- 1. The data module (bert_tf/data/<task>.py) -----------------------------
@@ -101,8 +101,8 @@ class SentenceLabelRunner(FineTuningRunner):
     def build_model(self, config):
         return BertClassifier(config, 2)
 
-    def loss_task(self):
-        return ClassificationTask(is_regression=False)
+    def objective(self):
+        return ClassificationObjective(is_regression=False)
 
     def score(self, predictions):
         logits, labels = combine_windows(predictions)

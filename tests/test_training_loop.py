@@ -25,7 +25,7 @@ from tensorflow.core.protobuf import config_pb2
 from tensorflow.python.eager import context
 
 from bert_tf.data.pretraining import dataset as pretraining_data
-from bert_tf.tasks.pretraining import PretrainingTask
+from bert_tf.tasks.pretraining import PretrainingObjective
 from bert_tf.training import checkpoint_manager
 from bert_tf.training.checkpoint_manager import CheckpointManager
 from bert_tf.training.grappler import lean_rewrites
@@ -178,7 +178,7 @@ def test_train_step_compiles_with_xla_and_matches(tmp_path, float32_run):
     # Eval runs the model compiled too, with the uncompiled metrics.
     plain = Trainer(
         tf.distribute.get_strategy(),
-        PretrainingTask(),
+        PretrainingObjective(),
         xla.model,
         None,
         LoopConfig(output_dir=str(tmp_path / "plain"), num_train_steps=1),

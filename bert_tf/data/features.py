@@ -17,7 +17,16 @@ from absl import logging
 from google.protobuf.message import DecodeError
 
 from bert_tf.errors import InputError
-from bert_tf.files import atomic_output, write_text_atomically
+from bert_tf.files import (
+    atomic_output,
+    exists,
+    is_remote,
+    makedirs,
+    open_file,
+    remove,
+    size_and_mtime,
+    write_text_atomically,
+)
 
 _MAX_PARALLEL_FILES = 16
 # group_by_length sorts records by length within windows of this many batches.
@@ -137,7 +146,7 @@ class FeatureSchema:
     def check_file(self, path):
         """Raises InputError naming `path` unless its first record fits the
         schema; returns whether the file holds any record."""
-        if not tf.io.gfile.exists(path):
+        if not exists(path):
             raise InputError(f"{path} does not exist")
         try:
             first = [r.numpy() for r in tf.data.TFRecordDataset(path).take(1)]
@@ -322,18 +331,19 @@ class FeatureFile:
 
 def file_stamp(path):
     """`[absolute path, size, mtime_ns]` of an input file, for fingerprints."""
-    try:
-        stat = tf.io.gfile.stat(path)
-    except tf.errors.NotFoundError:
-        raise InputError(f"input file {path} does not exist") from None
-    return [os.path.abspath(path) if "://" not in path else path, stat.length, stat.mtime_nsec]
+    if not exists(path):
+        raise InputError(f"input file {path} does not exist")
+    size, mtime = size_and_mtime(path)
+    return [path if is_remote(path) else os.path.abspath(path), size, mtime]
 
 
 def _read_sidecar(path):
+    if not exists(path):
+        return None
     try:
-        with tf.io.gfile.GFile(path, "r") as f:
+        with open_file(path) as f:
             return json.load(f)
-    except (tf.errors.OpError, ValueError):
+    except ValueError:  # not JSON: rewritten
         return None
 
 
@@ -359,11 +369,11 @@ def ensure_feature_file(path, fingerprint, write_records):
     sidecar = path + ".json"
     # Round-trip through JSON so tuples compare equal to the stored lists.
     fingerprint = json.loads(json.dumps(fingerprint))
-    stored = _read_sidecar(sidecar) if tf.io.gfile.exists(path) else None
+    stored = _read_sidecar(sidecar) if exists(path) else None
     if (
         stored
         and stored.get("fingerprint") == fingerprint
-        and stored.get("record_file_size") == tf.io.gfile.stat(path).length
+        and stored.get("record_file_size") == size_and_mtime(path)[0]
     ):
         logging.info(
             "Reusing %s (%d examples, %d features)",
@@ -374,9 +384,8 @@ def ensure_feature_file(path, fingerprint, write_records):
         return FeatureFile(
             path, stored["num_examples"], stored["num_features"], stored["num_records"], reused=True
         )
-    if tf.io.gfile.exists(sidecar):
-        tf.io.gfile.remove(sidecar)
-    tf.io.gfile.makedirs(os.path.dirname(path) or ".")
+    remove(sidecar)
+    makedirs(os.path.dirname(path) or ".")
     logging.info("Writing %s", path)
     num_examples, num_features, num_records = write_record_file(path, write_records)
     write_text_atomically(
@@ -384,7 +393,7 @@ def ensure_feature_file(path, fingerprint, write_records):
         json.dumps(
             {
                 "fingerprint": fingerprint,
-                "record_file_size": tf.io.gfile.stat(path).length,
+                "record_file_size": size_and_mtime(path)[0],
                 "num_examples": num_examples,
                 "num_features": num_features,
                 "num_records": num_records,

@@ -21,6 +21,7 @@ import os
 
 import tensorflow as tf
 
+from bert_tf import files
 from bert_tf.data import features as feature_files
 from bert_tf.data.features import Feature, FeatureSchema, file_stamp, input_features
 from bert_tf.errors import InputError
@@ -83,9 +84,9 @@ def read_swag_examples(path):
     """Reads a SWAG CSV file (with or without the label column) into a list
     of `MultipleChoiceExample`; a row with the wrong number of columns or a
     bad label raises InputError naming the file and line."""
-    if not tf.io.gfile.exists(path):
+    if not files.exists(path):
         raise InputError(f"input file {path} does not exist")
-    with tf.io.gfile.GFile(path, "r") as f:
+    with files.open_file(path) as f:
         rows = csv.reader(f)
         has_label = _check_header(path, next(rows, None))
         width = len(COLUMNS) + has_label

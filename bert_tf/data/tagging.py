@@ -28,13 +28,12 @@ import dataclasses
 import functools
 import os
 
-import tensorflow as tf
 from absl import logging
 
 from bert_tf.data import features as feature_files
 from bert_tf.data.features import Feature, FeatureSchema, file_stamp, input_features
 from bert_tf.errors import InputError
-from bert_tf.files import write_text_atomically
+from bert_tf.files import exists, open_file, write_text_atomically
 from bert_tf.packing import is_max_context, pack_windows
 
 DOCSTART = "-DOCSTART-"
@@ -78,11 +77,10 @@ def read_conll(path):
             documents.append(list(sentences))
             sentences.clear()
 
-    try:
-        with tf.io.gfile.GFile(path, "r") as f:
-            lines = f.read().splitlines()
-    except tf.errors.NotFoundError:
-        raise InputError(f"{path} does not exist") from None
+    if not exists(path):
+        raise InputError(f"{path} does not exist")
+    with open_file(path) as f:
+        lines = f.read().splitlines()
     for number, line in enumerate(lines, start=1):
         fields = line.split()
         if not fields:
@@ -436,7 +434,7 @@ def write_predictions(path, input_file, sentences, tags):
         for sentence, sentence_tags in zip(sentences, tags)
         for number, tag in zip(sentence.line_numbers, sentence_tags)
     }
-    with tf.io.gfile.GFile(input_file, "r") as f:
+    with open_file(input_file) as f:
         lines = f.read().splitlines()
     out = []
     for number, line in enumerate(lines, start=1):

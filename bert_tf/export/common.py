@@ -8,7 +8,7 @@ import tensorflow as tf
 
 from bert_tf.data.squad.reader import CONTEXT_WHITESPACE
 from bert_tf.errors import InputError
-from bert_tf.files import atomic_output
+from bert_tf.files import atomic_output, exists
 from bert_tf.preprocessing import BertTokenizer
 
 # Under XLA, text requests are padded to a multiple of this many tokens, so a
@@ -20,7 +20,7 @@ _WHITESPACE_CODE_POINTS = sorted(ord(char) for char in CONTEXT_WHITESPACE)
 
 def check_export_dir(export_dir, overwrite):
     """Refuses an existing export dir unless `overwrite` (checked before training)."""
-    if tf.io.gfile.exists(export_dir) and not overwrite:
+    if exists(export_dir) and not overwrite:
         raise InputError(
             f"--export_dir {export_dir!r} already exists; pass --overwrite to replace it"
         )

@@ -15,7 +15,7 @@ from bert_tf.modeling import BertClassifier
 from bert_tf.options import option
 from bert_tf.tasks.common import run_task
 from bert_tf.tasks.fine_tuning import FineTuningOptions, FineTuningRunner
-from bert_tf.tasks.logits import ClassificationTask, combine_windows, cross_entropy, softmax
+from bert_tf.tasks.logits import ClassificationObjective, combine_windows, cross_entropy, softmax
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -116,8 +116,8 @@ class ClassifierRunner(FineTuningRunner):
         processor = self.processor
         return BertClassifier(config, 1 if processor.is_regression else len(processor.get_labels()))
 
-    def loss_task(self):
-        return ClassificationTask(self.processor.is_regression)
+    def objective(self):
+        return ClassificationObjective(self.processor.is_regression)
 
     def score(self, predictions):
         return eval_metrics(self.processor, *combine_windows(predictions))

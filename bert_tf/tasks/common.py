@@ -2,7 +2,7 @@
 
 A task is a `TaskRunner` subclass (a fine-tuning task: a
 `fine_tuning.FineTuningRunner`): it supplies its model, its loss (a
-`training.loop.Task`), its training data and schedule, and what eval,
+`training.loop.Objective`), its training data and schedule, and what eval,
 predict and export mean for it. `run_task` does the rest, in this order:
 validate -> read the config -> make `output_dir` -> `prepare` (features) ->
 in the strategy scope: model (+ optimizer when training) -> Trainer -> train
@@ -20,7 +20,7 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import checkpoints, tokenization
+from bert_tf import checkpoints, files, tokenization
 from bert_tf.accelerators import is_tpu_strategy
 from bert_tf.config import CONFIG_FILE_NAMES, BertConfig, config_file_beside
 from bert_tf.errors import BertTfError, InputError
@@ -247,8 +247,8 @@ class TaskRunner:
         """The Keras model (called inside the strategy scope)."""
         raise NotImplementedError
 
-    def loss_task(self):
-        """The `training.loop.Task` (loss, eval sums) of the model."""
+    def objective(self):
+        """The model's `training.loop.Objective`: its loss (and eval sums)."""
         raise NotImplementedError
 
     def evaluate(self, trainer):
@@ -351,16 +351,16 @@ def run_task(runner):
     returns the eval metrics (empty without do_eval). An error before any
     output was written leaves no new `--output_dir` behind."""
     options = runner.options
-    created_output_dir = not tf.io.gfile.exists(options.output_dir)
+    created_output_dir = not files.exists(options.output_dir)
     try:
         metrics = _run(runner)
     except BertTfError:
         if (
             created_output_dir
-            and tf.io.gfile.isdir(options.output_dir)
-            and not tf.io.gfile.listdir(options.output_dir)
+            and files.isdir(options.output_dir)
+            and not files.listdir(options.output_dir)
         ):
-            tf.io.gfile.rmtree(options.output_dir)
+            files.remove(options.output_dir)
         raise
     for what, path in runner.written:
         print(f"{what}: {path}")
@@ -373,7 +373,7 @@ def _run(runner):
     runner.validate()
     config = load_model_config(options)
     _check_weights_exist(options)
-    tf.io.gfile.makedirs(options.output_dir)
+    files.makedirs(options.output_dir)
     runner.prepare(config)
     training = options.training
     with training_environment(training) as strategy:
@@ -398,7 +398,7 @@ def _run(runner):
                 )
         trainer = Trainer(
             strategy,
-            runner.loss_task(),
+            runner.objective(),
             model,
             optimizer,
             LoopConfig(

@@ -23,7 +23,6 @@ import zipfile
 
 import keras
 import numpy as np
-import tensorflow as tf
 from keras import ops
 
 from bert_tf import checkpoints, tokenization
@@ -35,7 +34,7 @@ from bert_tf.data.features import (
     write_record_file,
 )
 from bert_tf.errors import CheckpointError, InputError
-from bert_tf.files import atomic_output, check_output_file, makedirs
+from bert_tf.files import atomic_output, check_output_file, makedirs, open_file, remove
 from bert_tf.modeling import BertEncoder
 from bert_tf.options import option
 from bert_tf.packing import pack_inputs
@@ -223,13 +222,13 @@ def extract_features(options):
             else:
                 _write_jsonl(options.output_file, rows, tokens, layer_indexes)
     finally:
-        tf.io.gfile.remove(records)
+        remove(records)
     print(f"features: {options.output_file}")
 
 
 def _write_jsonl(path, rows, tokens, layer_indexes):
     """The original's JSON lines; `rows` yields `(example index, values [seq, layers, hidden])`."""
-    with atomic_output(path) as tmp, tf.io.gfile.GFile(tmp, "w") as f:
+    with atomic_output(path) as tmp, open_file(tmp, "w") as f:
         for index, values in rows:
             features = [
                 {
@@ -259,7 +258,7 @@ def _write_npy(zip_file, name, shape, dtype, chunks):
 
 class _WriteOnly:
     """Only `write` and `flush` of a file: zipfile then streams its entries
-    instead of seeking back (which a tf.io.gfile writer cannot)."""
+    instead of seeking back (which a remote file's writer cannot)."""
 
     def __init__(self, file):
         self._file = file
@@ -278,7 +277,7 @@ def _write_npz(path, rows, tokens, layer_indexes, hidden_size):
     flat_tokens = np.array([t for example in tokens for t in example])
     with (
         atomic_output(path) as tmp,
-        tf.io.gfile.GFile(tmp, "wb") as f,
+        open_file(tmp, "wb") as f,
         zipfile.ZipFile(_WriteOnly(f), "w", zipfile.ZIP_STORED, allowZip64=True) as archive,
     ):
         _write_npy(

@@ -7,7 +7,7 @@ A task supplies what only it decides (CONTRIBUTING.md has the recipe):
   batch_size, is_training, ...)` over its feature files (a staticmethod);
 * `split_features(split, pad_to)`: the feature file of "train", "eval" or
   "predict" (`data.features.FeatureFile`), written or reused;
-* `build_model(config)` and `loss_task()`;
+* `build_model(config)` and `objective()`;
 * `score(predictions)`: the eval metrics (eval_results.txt) from
   `predict_split` of the eval split;
 * `write_predictions(predictions)`: the prediction files of the predict split;

@@ -6,10 +6,10 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf.packing import average_windows
-from bert_tf.training.loop import Task
+from bert_tf.training.loop import Objective
 
 
-class ClassificationTask(Task):
+class ClassificationObjective(Objective):
     """Cross-entropy over labels, or squared error for regression, averaged
     over the global batch."""
 

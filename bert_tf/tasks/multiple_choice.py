@@ -20,7 +20,7 @@ from bert_tf.modeling import BertMultipleChoice
 from bert_tf.options import option
 from bert_tf.tasks.common import run_task
 from bert_tf.tasks.fine_tuning import FineTuningOptions, FineTuningRunner
-from bert_tf.tasks.logits import ClassificationTask, combine_windows, cross_entropy, softmax
+from bert_tf.tasks.logits import ClassificationObjective, combine_windows, cross_entropy, softmax
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -61,9 +61,9 @@ class MultipleChoiceRunner(FineTuningRunner):
     def build_model(self, config):
         return BertMultipleChoice(config, mc_data.NUM_CHOICES)
 
-    def loss_task(self):
+    def objective(self):
         # Cross-entropy over the choices: the classifier's loss on [batch, choices] logits.
-        return ClassificationTask(is_regression=False)
+        return ClassificationObjective(is_regression=False)
 
     # One window per example: combine_windows only puts them in file order.
     def score(self, predictions):

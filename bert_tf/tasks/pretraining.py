@@ -10,7 +10,7 @@ from bert_tf.files import expand_input_patterns
 from bert_tf.modeling import BertPretrainingModel, pretraining_losses
 from bert_tf.options import option
 from bert_tf.tasks.common import RunOptions, TaskRunner, run_task
-from bert_tf.training.loop import Task
+from bert_tf.training.loop import Objective
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -24,7 +24,7 @@ class PretrainingOptions(RunOptions):
     max_eval_steps: int = option(100, "Maximum evaluation batches.")
 
 
-class PretrainingTask(Task):
+class PretrainingObjective(Objective):
     """Masked LM + next sentence losses and the original's eval metrics."""
 
     def totals(self, features):
@@ -109,8 +109,8 @@ class PretrainingRunner(TaskRunner):
     def build_model(self, config):
         return BertPretrainingModel(config)
 
-    def loss_task(self):
-        return PretrainingTask()
+    def objective(self):
+        return PretrainingObjective()
 
     def evaluate(self, trainer):
         return trainer.evaluate(

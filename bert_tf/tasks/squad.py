@@ -24,7 +24,7 @@ from bert_tf.modeling import BertSpanLabeler
 from bert_tf.options import option
 from bert_tf.tasks.common import run_task
 from bert_tf.tasks.fine_tuning import FineTuningOptions, FineTuningRunner
-from bert_tf.training.loop import Task
+from bert_tf.training.loop import Objective
 
 EVAL_RESULTS_FILE = "eval_results.json"
 
@@ -65,7 +65,7 @@ class SquadOptions(FineTuningOptions):
     eval_batch_size: int = 8
 
 
-class SquadTask(Task):
+class SquadObjective(Objective):
     """The original's loss: mean of the start and end cross-entropies,
     averaged over the global batch."""
 
@@ -163,8 +163,8 @@ class SquadRunner(FineTuningRunner):
     def build_model(self, config):
         return BertSpanLabeler(config)
 
-    def loss_task(self):
-        return SquadTask()
+    def objective(self):
+        return SquadObjective()
 
     def predict_split(self, trainer, split, batch_size):
         """`(examples, outputs)`: the questions of --predict_file and their

@@ -18,6 +18,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
+from bert_tf import files
 from bert_tf.checkpoints import (
     UnreadableCheckpointError,
     read_tensors,
@@ -47,9 +48,9 @@ def _optimizer_names(optimizer):
 
 def _read_state(output_dir):
     path = os.path.join(output_dir, STATE_FILE)
-    if not tf.io.gfile.exists(path):
+    if not files.exists(path):
         return []
-    with tf.io.gfile.GFile(path) as f:
+    with files.open_file(path) as f:
         return re.findall(r'^all_model_checkpoint_paths: "(.*)"$', f.read(), re.M)
 
 
@@ -100,8 +101,8 @@ class CheckpointManager:
         kept = [p for p in _read_state(self.output_dir) if p != name] + [name]
         _write_state(self.output_dir, kept[-self.max_to_keep :])
         for old in kept[: -self.max_to_keep]:
-            for path in tf.io.gfile.glob(os.path.join(self.output_dir, old) + ".*"):
-                tf.io.gfile.remove(path)
+            for path in files.matching(os.path.join(self.output_dir, old) + ".*"):
+                files.remove(path)
         logging.info("saved checkpoint %s", prefix)
         return prefix
 

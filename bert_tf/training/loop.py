@@ -1,7 +1,7 @@
 """The training and evaluation loop shared by every task.
 
 A task supplies its model, how its loss is computed and normalised, and its
-evaluation sums (see `Task`); the loop supplies the rest: distribution over
+evaluation sums (see `Objective`); the loop supplies the rest: distribution over
 replicas, optional XLA, up to `steps_per_loop` steps per host round trip
 (fewer when that would leave the log silent for more than PROGRESS_SECONDS),
 checkpoints with automatic resume (and one saved on SIGTERM / Ctrl-C),
@@ -56,7 +56,7 @@ class TrainingError(BertTfError, RuntimeError):
     """Training cannot go on (e.g. the loss is no longer finite)."""
 
 
-class Task:
+class Objective:
     """What the loop needs to know about a task: `totals` and `loss` for
     training, `eval_sums` and `eval_metrics` for `Trainer.evaluate`.
 
@@ -177,9 +177,9 @@ class Trainer(Predictor):
     and predicts, and restores just the model's weights.
     """
 
-    def __init__(self, strategy, task, model, optimizer, config):
+    def __init__(self, strategy, objective, model, optimizer, config):
         super().__init__(strategy, model, config.inference_jit_compile)
-        self.task = task
+        self.objective = objective
         self.optimizer = optimizer
         self.config = config
         with strategy.scope():
@@ -214,14 +214,14 @@ class Trainer(Predictor):
         context = tf.distribute.get_replica_context()
         return {
             k: context.all_reduce(tf.distribute.ReduceOp.SUM, tf.cast(v, tf.float32))
-            for k, v in self.task.totals(features).items()
+            for k, v in self.objective.totals(features).items()
         }
 
     def _compute_losses_and_gradients(self, features, totals):
         variables = self.model.trainable_variables
         with tf.GradientTape() as tape:
             outputs = self.model(features, training=True)
-            losses = self.task.loss(outputs, features, totals)
+            losses = self.objective.loss(outputs, features, totals)
             scaled = self.optimizer.scale_loss(losses["loss"])
         return losses, tape.gradient(scaled, variables)
 
@@ -277,7 +277,7 @@ class Trainer(Predictor):
 
     def _eval_batch(self, iterator):
         def replica(features):
-            return self.task.eval_sums(self._infer(features), features)
+            return self.objective.eval_sums(self._infer(features), features)
 
         return _sum_over_replicas(self.strategy, self.strategy.run(replica, (next(iterator),)))
 
@@ -408,7 +408,7 @@ class Trainer(Predictor):
             steps += 1
         if sums is None:
             raise TrainingError("the evaluation data is empty")
-        metrics = self.task.eval_metrics(sums)
+        metrics = self.objective.eval_metrics(sums)
         metrics["global_step"] = int(self.global_step.numpy())
         return metrics
 

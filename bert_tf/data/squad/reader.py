@@ -38,11 +38,11 @@ import collections
 import dataclasses
 import json
 
-import tensorflow as tf
 from absl import logging
 
 from bert_tf import tokenization
 from bert_tf.errors import InputError
+from bert_tf.files import exists, open_file
 
 # The original run_squad.py's context whitespace (not `str.split()`'s).
 CONTEXT_WHITESPACE = frozenset(" \t\r\n\u202f")
@@ -175,9 +175,9 @@ def load_squad_json(input_file):
 
     Raises InputError if the file is missing, is not JSON, or has no `data` list.
     """
-    if not tf.io.gfile.exists(input_file):
+    if not exists(input_file):
         raise InputError(f"input file {input_file} does not exist")
-    with tf.io.gfile.GFile(input_file, "rb") as f:
+    with open_file(input_file, "rb") as f:
         raw = f.read()
     try:
         content = json.loads(raw)

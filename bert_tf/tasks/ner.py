@@ -20,12 +20,13 @@ from absl import logging
 from bert_tf.data import tagging
 from bert_tf.errors import InputError
 from bert_tf.export.tagging import export_tagger
+from bert_tf.files import exists
 from bert_tf.metrics_ner import entity_scores
 from bert_tf.modeling.tagging import COMBINE_MODES, BertFeatureTagger, BertTokenClassifier
 from bert_tf.options import option
 from bert_tf.tasks.common import parse_layers, run_task
 from bert_tf.tasks.fine_tuning import FineTuningOptions, FineTuningRunner
-from bert_tf.training.loop import Task
+from bert_tf.training.loop import Objective
 
 PREDICTIONS_FILE = "test_predictions.txt"
 _SPLIT_FILES = {"train": ("train.txt",), "eval": ("dev.txt", "valid.txt"), "predict": ("test.txt",)}
@@ -63,7 +64,7 @@ class NerOptions(FineTuningOptions):
     export_dir: str | None = option(None, "Write a SavedModel (sentences in, tags out) here.")
 
 
-class TaggingTask(Task):
+class TaggingObjective(Objective):
     """Token cross-entropy over the labelled positions (label id >= 0),
     normalised by the number of labelled tokens in the global batch."""
 
@@ -137,7 +138,7 @@ class NerRunner(FineTuningRunner):
         names = _SPLIT_FILES[split]
         for name in names:
             path = os.path.join(self.options.data_dir, name)
-            if tf.io.gfile.exists(path):
+            if exists(path):
                 return path
         raise InputError(f"--data_dir {self.options.data_dir} has no {' or '.join(names)}")
 
@@ -147,7 +148,7 @@ class NerRunner(FineTuningRunner):
             self.labels = tagging.parse_labels(options.labels)
         else:
             train = os.path.join(options.data_dir, _SPLIT_FILES["train"][0])
-            if not tf.io.gfile.exists(train):
+            if not exists(train):
                 raise InputError(
                     f"--data_dir {options.data_dir} has no train.txt to take the "
                     "labels from: pass --labels"
@@ -186,8 +187,8 @@ class NerRunner(FineTuningRunner):
             )
         return BertTokenClassifier(config, len(self.labels))
 
-    def loss_task(self):
-        return TaggingTask()
+    def objective(self):
+        return TaggingObjective()
 
     def predict_split(self, trainer, split, batch_size):
         """Tags a split's sentences, batch by batch; returns `(sentences,
