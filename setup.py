@@ -13,8 +13,8 @@ setup(
     install_requires=[
         "tensorflow>=2.20,<2.22",
         "tensorflow-text>=2.20,<2.22",
-        # training/optimization.py extends Keras's optimizers through their
-        # update internals (see its module docstring): one minor version.
+        # training/optimization.py uses a few private names of Keras's
+        # optimizers (see its module docstring): one minor version.
         "keras>=3.15.1,<3.16",
         "absl-py>=2.1",
         "numpy>=1.26",

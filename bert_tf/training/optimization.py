@@ -25,9 +25,10 @@ Common behaviour:
   ``optimizer.iterations``, ``num_train_steps`` and ``num_warmup_steps`` count
   updates.
 
-Keras has no public hook for "clip after the cross-replica sum" or "decay
-inside the update"; the overrides of private methods that do it name the
-tests that guard them, and keras is pinned exactly in setup.py.
+Keras has no public hook for "clip after the cross-replica sum", so
+`_BertOptimizerMixin` overrides one private method for it, naming the tests
+that guard it; the few other private names used say why. keras is pinned to
+one minor version in setup.py.
 """
 
 import re
@@ -88,9 +89,17 @@ class _BertOptimizerMixin:
     * Weight-decay exclusions matched on ``variable.path`` (Keras matches its
       own patterns on the short name, "gamma" or "kernel"), resolved into a
       variable list when the optimizer is built.
-    * Sparse gradients densified, and clipping applied to the gradient summed
-      over replicas (Keras clips each replica's share before the sum).
+    * ``global_clipnorm`` applied to the gradients summed over replicas, after
+      densifying sparse ones (``clipnorm`` and ``clipvalue`` stay Keras's,
+      applied to each replica's share).
+    * Weight decay applied by each optimizer's `update_step`, not by Keras.
     """
+
+    def __init__(self, global_clipnorm=None, **kwargs):
+        super().__init__(**kwargs)
+        # Not passed to Keras, which would clip each replica's share before the
+        # sum: `_all_reduce_sum_gradients` clips the sum.
+        self.summed_clipnorm = global_clipnorm
 
     def build(self, var_list):
         if not self.built:
@@ -98,34 +107,47 @@ class _BertOptimizerMixin:
             self.exclude_from_weight_decay(var_list=excluded)
         super().build(var_list)
 
-    def _clip_gradients(self, grads):
-        # Private Keras hook (BaseOptimizer.apply calls it before the
-        # cross-replica sum): only densify here (embedding gradients arrive as
-        # tf.IndexedSlices, whose repeated rows Keras would count separately in
-        # the norm and in Adam's moments); `_backend_update_step` clips after
-        # the sum. Guarded by test_optimization.py::
-        # test_sparse_gradients_with_repeated_rows_match_dense.
-        return [tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g for g in grads]
-
-    def _backend_update_step(self, grads, trainable_variables, learning_rate):
-        # Keras's TensorFlow `_backend_update_step` with the clipping moved
-        # after `_all_reduce_sum_gradients`, so the norm is the whole
+    def _all_reduce_sum_gradients(self, grads_and_vars):
+        # The one private Keras hook kept: Keras's TensorFlow optimizer sums
+        # the replicas' gradients here, just before `update_step`, and has no
+        # public hook there. Densified first (embedding gradients arrive as
+        # tf.IndexedSlices, whose repeated rows would count separately in the
+        # norm and in Adam's moments), clipped after, so the norm is the whole
         # gradient's, as on one device. Guarded by test_distribution.py::
-        # test_multi_replica_strategies_in_a_fresh_process (mirrored == one device,
-        # clipping active).
-        variables = [v.value if isinstance(v, keras.Variable) else v for v in trainable_variables]
-        grads_and_vars = self._all_reduce_sum_gradients(list(zip(grads, variables)))
-        grads = super()._clip_gradients([g for g, _ in grads_and_vars])
-        tf.__internal__.distribute.interim.maybe_merge_call(
-            self._distributed_tf_update_step,
-            self._distribution_strategy,
-            list(zip(grads, variables)),
-            learning_rate,
+        # test_multi_replica_strategies_in_a_fresh_process and
+        # test_optimization.py::test_sparse_gradients_with_repeated_rows_match_dense.
+        grads_and_vars = super()._all_reduce_sum_gradients(
+            [
+                (tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g, v)
+                for g, v in grads_and_vars
+            ]
         )
+        if not self.summed_clipnorm:
+            return grads_and_vars
+        grads, variables = zip(*grads_and_vars)
+        grads, _ = tf.clip_by_global_norm(grads, self.summed_clipnorm)
+        return list(zip(grads, variables))
+
+    def _apply_weight_decay(self, variables):
+        # Private Keras hook, disabled: each `update_step` here decays
+        # (checked against numpy in test_optimization.py).
+        return
+
+    def _decays(self, variable):
+        # Keras has no public query for `exclude_from_weight_decay`.
+        return self._use_weight_decay(variable)
+
+    def _moments(self, variable):
+        """The momentum and velocity slots of `variable`."""
+        # Keras 3 has no public slot lookup (no `get_slot`); its own
+        # optimizers index their slot lists this way.
+        index = self._get_variable_index(variable)
+        return self._momentums[index], self._velocities[index]
 
     def get_config(self):
         config = super().get_config()
         config["weight_decay_exclusions"] = list(self.weight_decay_exclusions)
+        config["global_clipnorm"] = self.summed_clipnorm
         return config
 
 
@@ -156,27 +178,23 @@ class _DecayInUpdateOptimizer(_BertOptimizerMixin, keras.optimizers.Optimizer):
         if self.built:
             return
         super().build(var_list)
+        # The names of Keras's Adam slots, which `_moments` reads.
         self._momentums, self._velocities = self.add_optimizer_variables(
             var_list, ["momentum", "velocity"]
         )
 
-    def _apply_weight_decay(self, variables):
-        # Private Keras hook, disabled: `update_step` adds the decay to the
-        # update itself (checked against numpy in test_optimization.py).
-        return
-
     def _update_moments(self, gradient, variable):
         """Updates and returns the first and second moments of `variable`."""
         gradient = ops.cast(gradient, variable.dtype)
-        index = self._get_variable_index(variable)
-        m = self.beta_1 * self._momentums[index] + (1.0 - self.beta_1) * gradient
-        v = self.beta_2 * self._velocities[index] + (1.0 - self.beta_2) * ops.square(gradient)
-        self.assign(self._momentums[index], m)
-        self.assign(self._velocities[index], v)
+        momentum, velocity = self._moments(variable)
+        m = self.beta_1 * momentum + (1.0 - self.beta_1) * gradient
+        v = self.beta_2 * velocity + (1.0 - self.beta_2) * ops.square(gradient)
+        self.assign(momentum, m)
+        self.assign(velocity, v)
         return m, v
 
     def _add_weight_decay(self, update, variable):
-        if self.weight_decay and self._use_weight_decay(variable):
+        if self.weight_decay and self._decays(variable):
             return update + self.weight_decay * variable
         return update
 
@@ -219,7 +237,7 @@ class Lamb(_DecayInUpdateOptimizer):
         m_hat = m / (1.0 - ops.power(ops.cast(self.beta_1, variable.dtype), step))
         v_hat = v / (1.0 - ops.power(ops.cast(self.beta_2, variable.dtype), step))
         update = self._add_weight_decay(m_hat / (ops.sqrt(v_hat) + self.epsilon), variable)
-        if self._use_weight_decay(variable):
+        if self._decays(variable):
             param_norm = ops.sqrt(ops.sum(ops.square(variable)))
             update_norm = ops.sqrt(ops.sum(ops.square(update)))
             ratio = ops.where(
@@ -262,58 +280,51 @@ class AdamW(_BertOptimizerMixin, keras.optimizers.AdamW):
         )
         self.weight_decay_exclusions = tuple(weight_decay_exclusions)
 
-    def _apply_weight_decay(self, variables):
-        # Private Keras hook, disabled: `_distributed_tf_update_step` decays
-        # each variable just before its Adam update.
-        return
+    def apply(self, grads, trainable_variables=None):
+        self._step_scalars = {}  # filled by `_scalars`, once per step
+        return super().apply(grads, trainable_variables)
 
-    def _distributed_tf_update_step(self, distribution, grads_and_vars, learning_rate):
-        # Private Keras hook (called by `_backend_update_step`). Keras runs
-        # about a dozen elementwise ops per variable (each a pass over
-        # memory); the fused kernel reads and writes each array once, and the
-        # step's scalars are computed once per step, not once per variable.
-        # One set of scalars per replica's learning rate (a PerReplica value
-        # under a multi-device strategy, unwrapped by `update`) and dtype.
-        scalars = {}
+    def update_step(self, gradient, variable, learning_rate):
+        # One fused kernel reads and writes each array once; Keras's AdamW
+        # runs about a dozen elementwise ops (each a pass over memory).
+        decay, adam = self._scalars(learning_rate, variable.dtype)
+        if self._decays(variable):
+            variable.assign_sub(variable * decay)
+        momentum, velocity = self._moments(variable)
+        tf.raw_ops.ResourceApplyAdam(
+            var=variable.handle,
+            m=momentum.handle,
+            v=velocity.handle,
+            grad=tf.cast(gradient, variable.dtype),
+            **adam,
+        )
 
-        def step_scalars(learning_rate, dtype):
-            key = (id(learning_rate), dtype)
-            if key not in scalars:
-                lr = tf.cast(learning_rate, dtype)
-                local_step = tf.cast(self.iterations + 1, dtype)
-                beta_1, beta_2 = (tf.constant(b, dtype) for b in (self.beta_1, self.beta_2))
-                decay = lr * tf.constant(self.weight_decay, dtype)
-                scalars[key] = (
-                    learning_rate,
-                    decay,
-                    {
-                        "lr": lr,
-                        "beta1": beta_1,
-                        "beta2": beta_2,
-                        "beta1_power": tf.pow(beta_1, local_step),
-                        "beta2_power": tf.pow(beta_2, local_step),
-                        "epsilon": tf.constant(self.epsilon, dtype),
-                    },
-                )
-            return scalars[key][1:]
+    def _scalars(self, learning_rate, dtype):
+        """The step's decay factor and `ResourceApplyAdam` scalars.
 
-        def update(variable, gradient, learning_rate):
-            decay, adam = step_scalars(learning_rate, variable.dtype)
-            if self._use_weight_decay(variable):
-                variable.assign_sub(variable * decay)
-            index = self._get_variable_index(variable)
-            tf.raw_ops.ResourceApplyAdam(
-                var=variable.handle,
-                m=self._momentums[index].handle,
-                v=self._velocities[index].handle,
-                grad=tf.cast(gradient, variable.dtype),
-                **adam,
-            )
-
-        for gradient, variable in grads_and_vars:
-            distribution.extended.update(
-                variable, update, args=(gradient, learning_rate), group=False
-            )
+        Computed once per step, not once per variable (which would double the
+        update's graph and the time to trace and optimize it), for each
+        replica's learning rate (a multi-device strategy passes one per
+        device) and dtype.
+        """
+        key = (id(learning_rate), dtype)
+        cached = self._step_scalars.get(key)
+        if cached is None:
+            lr = tf.cast(learning_rate, dtype)
+            step = tf.cast(self.iterations + 1, dtype)
+            beta_1, beta_2 = tf.constant(self.beta_1, dtype), tf.constant(self.beta_2, dtype)
+            adam = {
+                "lr": lr,
+                "beta1": beta_1,
+                "beta2": beta_2,
+                "beta1_power": tf.pow(beta_1, step),
+                "beta2_power": tf.pow(beta_2, step),
+                "epsilon": tf.constant(self.epsilon, dtype),
+            }
+            # Keeps `learning_rate` alive, so that its id is not reused.
+            cached = (learning_rate, lr * tf.constant(self.weight_decay, dtype), adam)
+            self._step_scalars[key] = cached
+        return cached[1:]
 
 
 OPTIMIZERS = {"adamw": AdamW, "bert_adam": BertAdam, "lamb": Lamb}
