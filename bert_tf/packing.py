@@ -337,6 +337,8 @@ class BertPackInputs(keras.layers.Layer):
 
     def __init__(self, max_seq_length, cls_id, sep_id, pad_id=0, pad_to_longest=False, **kwargs):
         super().__init__(**kwargs)
+        # Private Keras flags, with no public switch: take ragged tensors (and
+        # lists of them) as they are, not converted to dense tensors.
         self._convert_input_args = False
         self._allow_non_tensor_positional_args = True
         self.max_seq_length = max_seq_length

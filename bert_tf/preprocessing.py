@@ -154,6 +154,8 @@ class BertTokenizer(keras.layers.Layer):
 
     def __init__(self, vocab_file, do_lower_case=True, **kwargs):
         super().__init__(**kwargs)
+        # Private Keras flags, with no public switch: take ragged tensors (and
+        # lists of them) as they are, not converted to dense tensors.
         self._convert_input_args = False
         self._allow_non_tensor_positional_args = True
         self.vocab_file = vocab_file
