@@ -142,6 +142,7 @@ def task_dir(tmp_path_factory):
     return root
 
 
+@pytest.mark.numerics
 def test_a_task_made_by_the_recipe_writes_what_its_model_computes(task_dir, tmp_path):
     options = SentenceLabelOptions(
         data_dir=str(task_dir),
