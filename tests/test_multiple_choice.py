@@ -70,6 +70,22 @@ def test_reader_parses_swag_rows(tmp_path):
     assert [e.choices for e in test] == [e.choices for e in examples]
 
 
+def test_reader_takes_swag_files_as_released_with_their_index_column(tmp_path):
+    # swagaf's train.csv / val.csv / test.csv, written by pandas: an unnamed
+    # row index first.
+    plain = mc_data.read_swag_examples(write_csv(tmp_path / "val.csv", [HEADER, *SWAG_ROWS]))
+    released = [f",{HEADER}"] + [f"{i},{row}" for i, row in enumerate(SWAG_ROWS)]
+    assert mc_data.read_swag_examples(write_csv(tmp_path / "val.csv", released)) == plain
+    test = [line.rsplit(",", 1)[0] for line in released]
+    examples = mc_data.read_swag_examples(write_csv(tmp_path / "test.csv", test))
+    assert [(e.context, e.choices, e.label) for e in examples] == [
+        (e.context, e.choices, 0) for e in plain
+    ]
+    short = [f",{HEADER}", f"0,{SWAG_ROWS[0]}", SWAG_ROWS[1]]
+    with pytest.raises(InputError, match=r"val\.csv:3: 11 columns, expected 12"):
+        mc_data.read_swag_examples(write_csv(tmp_path / "val.csv", short))
+
+
 @pytest.mark.parametrize(
     "bad_row, message",
     [

@@ -352,6 +352,36 @@ def test_help_lists_the_shared_training_flags(server):
         assert re.search(rf"--(\[no\])?{flag}:", script_part), flag
 
 
+def test_extract_features_takes_the_original_flags_and_no_training_ones(
+    server,
+    trained,
+    model_files,  # noqa: F811
+    tmp_path,
+):
+    finished = server.run("extract_features.py", "--help")
+    script_part = finished.stdout.split("extract_features.py:", 1)[1]
+    for flag in ("input_file", "layers", "use_tpu", "use_one_hot_embeddings", "dtype", "seed"):
+        assert re.search(rf"--(\[no\])?{flag}:", script_part), flag
+    for flag in ("optimizer", "weight_decay_rate", "steps_per_loop", "learning_rate", "do_train"):
+        assert not re.search(rf"--(\[no\])?{flag}:", script_part), flag
+
+    vocab, config = model_files
+    (tmp_path / "input.txt").write_text("the first line\nthe second ||| and its pair\n")
+    flags = [
+        f"--input_file={tmp_path / 'input.txt'}",
+        f"--output_file={tmp_path / 'features.jsonl'}",
+        f"--vocab_file={vocab}",
+        f"--bert_config_file={config}",
+        f"--init_checkpoint={trained[0]}",
+        "--max_seq_length=32",
+    ]
+    assert_one_error(server.run("extract_features.py", *flags, "--optimizer=lamb"), "optimizer")
+    ran = server.run("extract_features.py", *flags, "--use_one_hot_embeddings=True")
+    assert ran.status == 0, ran.stderr[-3000:]
+    assert "--use_one_hot_embeddings is ignored" in ran.stderr
+    assert len((tmp_path / "features.jsonl").read_text().splitlines()) == 2
+
+
 def test_a_hugging_face_folder_needs_no_bert_config_file(server, data_dir, tmp_path):
     folder = minilm_dir()
     out = str(tmp_path / "hf")

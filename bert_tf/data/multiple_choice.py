@@ -60,17 +60,22 @@ class MultipleChoiceExample:
 
 
 def _check_header(path, header):
-    """Whether the file has labels; InputError unless `header` is SWAG's."""
+    """`(has_label, has_index)`: whether the file has the label column, and
+    the unnamed row-index column first (swagaf's files as released, written
+    by pandas); InputError unless `header` is SWAG's."""
     if header is None:
         raise InputError(f"{path}: empty file, expected a SWAG CSV header")
     names = tuple(name.strip() for name in header)
-    if names == COLUMNS + (LABEL_COLUMN,):
-        return True
-    if names == COLUMNS:
-        return False
+    has_index = len(names) > 1 and names[0] == ""
+    columns = names[has_index:]
+    if columns == COLUMNS + (LABEL_COLUMN,):
+        return True, has_index
+    if columns == COLUMNS:
+        return False, has_index
     raise InputError(
         f"{path}: header {','.join(names)!r} is not SWAG's "
-        f"{','.join(COLUMNS + (LABEL_COLUMN,))!r} (test files omit label)"
+        f"{','.join(COLUMNS + (LABEL_COLUMN,))!r} (test files omit label; a first "
+        "unnamed index column, as released, is allowed)"
     )
 
 
@@ -88,15 +93,15 @@ def read_swag_examples(path):
         raise InputError(f"input file {path} does not exist")
     with files.open_file(path) as f:
         rows = csv.reader(f)
-        has_label = _check_header(path, next(rows, None))
-        width = len(COLUMNS) + has_label
+        has_label, has_index = _check_header(path, next(rows, None))
+        width = has_index + len(COLUMNS) + has_label
         examples = []
         for row in rows:
             if not row:
                 continue
             if len(row) != width:
                 raise InputError(f"{path}:{rows.line_num}: {len(row)} columns, expected {width}")
-            values = dict(zip(COLUMNS, row))
+            values = dict(zip(COLUMNS, row[has_index:]))
             label = _label(path, rows.line_num, row[-1]) if has_label else 0
             choices = tuple(f"{values['sent2']} {values[f'ending{i}']}" for i in range(NUM_CHOICES))
             examples.append(

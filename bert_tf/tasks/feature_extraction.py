@@ -23,6 +23,7 @@ import zipfile
 
 import keras
 import numpy as np
+from absl import logging
 from keras import ops
 
 from bert_tf import checkpoints, tokenization
@@ -69,6 +70,11 @@ class FeatureOptions(ModelOptions):
     do_lower_case: bool = option(True, "Lower-case the input (uncased models).")
     batch_size: int = option(32, "Global batch size for predictions.")
     output_format: str = option("jsonl", "jsonl (the original's JSON lines) or npz (arrays).")
+    use_one_hot_embeddings: bool = option(
+        False,
+        "The original's switch to one-hot matmul lookups on TPUs. Accepted and ignored: "
+        "the embedding gather here gives the same values on every device.",
+    )
     runtime: RuntimeOptions = dataclasses.field(default_factory=RuntimeOptions)
 
 
@@ -182,6 +188,10 @@ def _load_encoder(model, path):
 def extract_features(options):
     """Writes the features of every line of `input_file` to `output_file`."""
     layer_indexes = _check_options(options)
+    if options.use_one_hot_embeddings:
+        logging.warning(
+            "--use_one_hot_embeddings is ignored: the lookup is the same on every device"
+        )
     config = load_model_config(options)
     for index in layer_indexes:
         if not -config.num_hidden_layers <= index < config.num_hidden_layers:
