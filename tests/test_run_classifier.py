@@ -376,7 +376,9 @@ def test_bad_inputs(model_files, tmp_path):
     write_mrpc(data_dir, random.Random(0), sizes=(8, 8, 8))
     with pytest.raises(InputError, match="unknown task_name 'mrcp': use one of .*mrpc"):
         run_classifier(options(model_files, "mrcp", data_dir, str(tmp_path / "o"), do_eval=True))
-    with pytest.raises(InputError, match="at least one of --do_train, --do_eval or --do_predict"):
+    with pytest.raises(
+        InputError, match="at least one of --do_train, --do_eval, --do_predict or --export_dir"
+    ):
         run_classifier(options(model_files, "mrpc", data_dir, str(tmp_path / "o")))
     big = options(model_files, "mrpc", data_dir, str(tmp_path / "o"), do_eval=True)
     big.max_seq_length = 128

@@ -188,7 +188,9 @@ def test_squad_v2_learns_unanswerable_questions(model_files, tmp_path, calibrati
 
 
 def test_bad_flags_are_named(model_files, tmp_path):
-    with pytest.raises(InputError, match="at least one of --do_train or --do_predict"):
+    with pytest.raises(
+        InputError, match="at least one of --do_train, --do_predict or --export_dir"
+    ):
         run_squad(options(model_files, str(tmp_path / "x")))
     with pytest.raises(InputError, match="--do_train needs --train_file"):
         run_squad(options(model_files, str(tmp_path / "x"), do_train=True))

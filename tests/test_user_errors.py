@@ -352,6 +352,24 @@ def test_help_lists_the_shared_training_flags(server):
         assert re.search(rf"--(\[no\])?{flag}:", script_part), flag
 
 
+def test_export_dir_alone_exports_the_newest_checkpoint(
+    server,
+    trained,
+    model_files,  # noqa: F811
+    data_dir,
+    tmp_path,
+):
+    output_dir, *_ = trained
+    before = snapshot(output_dir)
+    export_dir = tmp_path / "export"
+    flags = classifier_flags(model_files, data_dir, output_dir, f"--export_dir={export_dir}")
+    finished = server.run(CLASSIFIER, *flags)
+    assert finished.status == 0, finished.stderr[-3000:]
+    assert (export_dir / "saved_model.pb").exists()
+    assert f"SavedModel: {export_dir}" in finished.stdout
+    assert snapshot(output_dir) == before  # nothing trained, evaluated or rewritten
+
+
 def test_extract_features_takes_the_original_flags_and_no_training_ones(
     server,
     trained,

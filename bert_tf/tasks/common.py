@@ -263,13 +263,15 @@ class TaskRunner:
         returns its folder."""
 
 
-_MODES = ("do_train", "do_eval", "do_predict")
+# What a run can be asked to do; `--export_dir` alone exports the newest checkpoint.
+_MODES = ("do_train", "do_eval", "do_predict", "export_dir")
 
 
 def _check_shared_options(options):
-    """Checks of options several tasks have: one of the task's `--do_*` modes
-    is set, `--output_dir` is a folder (or not there yet), an export dir that
-    is free, and `--do_lower_case` against a released checkpoint's casing."""
+    """Checks of options several tasks have: one of the task's modes
+    (`--do_*`, `--export_dir`) is set, `--output_dir` is a folder (or not
+    there yet), an export dir that is free, and `--do_lower_case` against a
+    released checkpoint's casing."""
     modes = [
         f"--{f.name}"
         for f in dataclasses.fields(options)
