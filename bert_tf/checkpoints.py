@@ -85,7 +85,9 @@ _TRAINING_STATE = re.compile(
 
 @dataclasses.dataclass
 class LoadReport:
-    """What `load_weights` did: the TF1 names loaded, left initialised, unused."""
+    """What `load_weights` did: the TF1 names loaded, left initialised (with
+    the Keras paths of variables that have no TF1 name, e.g. a feature-based
+    tagger's BiLSTM), and the checkpoint's names the model did not use."""
 
     loaded: list
     left_initialised: list
@@ -129,6 +131,8 @@ def load_weights(model, weights, strict=True, source="checkpoint"):
     for name, var in variables.items():
         if name in weights:
             var.assign(np.asarray(weights[name], dtype=var.dtype))
+    named = {id(var) for var in variables.values()}
+    missing += [var.path for var in model.weights if id(var) not in named]
     if missing:
         logging.info("%s: left initialised: %s", source, ", ".join(missing))
     if unused:

@@ -177,6 +177,22 @@ def test_strict_and_partial_loading_into_a_new_head(tiny_config, tmp_path):
     assert_same_outputs(pretrained.encoder, classifier.encoder, random_inputs(tiny_config))
 
 
+def test_variables_without_a_tf1_name_are_reported_left_initialised(tiny_config, tmp_path):
+    # A feature-based tagger's BiLSTM and output layer have no name in the
+    # original's checkpoints: loading one leaves them as they were.
+    from bert_tf.modeling.tagging import BertFeatureTagger, BertTokenClassifier
+
+    prefix = checkpoints.save_tf1_checkpoint(
+        BertTokenClassifier(tiny_config, 3), str(tmp_path / "tagger.ckpt")
+    )
+    tagger = BertFeatureTagger(tiny_config, 3, layers=(-1, -2), combine="concat", lstm_units=4)
+    report = checkpoints.load_checkpoint(tagger, prefix, strict=False)
+    new = [v.path for v in tagger.weights if not v.path.startswith(tagger.encoder.name)]
+    assert sorted(report.left_initialised) == sorted(new)
+    assert len(new) == 14 and any(path.startswith("bilstm_0/") for path in new)
+    assert len(report.loaded) == len(tagger.encoder.weights)
+
+
 def test_missing_files_are_one_clear_line(tiny_config, tmp_path):
     with pytest.raises(CheckpointError, match=r"no checkpoint at '.*nothing/bert_model.ckpt'"):
         checkpoints.read_tf1_checkpoint(str(tmp_path / "nothing" / "bert_model.ckpt"))
