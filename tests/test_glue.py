@@ -673,6 +673,37 @@ def test_generic_csv_indexes_no_header(tmp_path):
     ]
 
 
+def test_generic_finds_csv_files_and_reads_them_as_csv(tmp_path):
+    data_dir = write(
+        tmp_path / "data",
+        {
+            "train.csv": ["text,label", '"Good, really",pos', "Bad,neg"],
+            "dev.tsv": [tsv("text", "label"), tsv("Fine, I guess", "pos")],
+        },
+    )
+    processor = get_processor(
+        "generic", text_a_column="text", label_column="label", labels="neg,pos"
+    )
+    assert processor.input_files(data_dir, "train") == [f"{data_dir}/train.csv"]
+    assert processor.get_train_examples(data_dir) == [
+        InputExample("train-1", "Good, really", None, "pos"),
+        InputExample("train-2", "Bad", None, "neg"),
+    ]
+    assert processor.get_dev_examples(data_dir) == [
+        InputExample("dev-1", "Fine, I guess", None, "pos")
+    ]
+    with pytest.raises(InputError, match=r"test\.tsv does not exist \(nor test\.csv\)"):
+        processor.get_test_examples(data_dir)
+    # A comma-separated .tsv, read with tabs: one column, and a hint.
+    data_dir = write(tmp_path / "other", {"train.tsv": ["text,label", "Bad,neg"]})
+    with pytest.raises(
+        InputError,
+        match=r"no text_a column 'text' in the header \('text,label'\); the file looks "
+        r",-separated: pass --delimiter=,",
+    ):
+        processor.get_train_examples(data_dir)
+
+
 def test_generic_argument_errors():
     with pytest.raises(InputError, match="--labels"):
         get_processor("generic", text_a_column=0, label_column=1)

@@ -475,12 +475,14 @@ class GenericProcessor(DataProcessor):
       labels: the label list (a list, or a comma-separated string), in the
         order of the model's outputs; every label must be one of them.
         Not used for regression.
-      delimiter: "\\t" (default; quotes literal, as the GLUE readers) or another
-        character such as "," (then standard CSV quoting applies).
+      delimiter: "\\t" (quotes literal, as the GLUE readers) or another
+        character such as "," (then standard CSV quoting applies). Default:
+        "," for a .csv file, else a tab.
       has_header: whether the first row of each file is a header (needed to
         name columns). Guids are `<set>-<i>` with `i` the row index, header
         included, as the GLUE tasks.
-      train_file, dev_file, test_file: file names inside data_dir.
+      train_file, dev_file, test_file: file names inside data_dir (default:
+        train.tsv or train.csv, whichever is there, and so on).
       is_regression: float labels; metric Pearson / Spearman.
       test_has_labels: read and check the test file's labels (otherwise they
         are the first label / 0.0 and the label column may be absent).
@@ -496,11 +498,11 @@ class GenericProcessor(DataProcessor):
         text_b_column=None,
         label_column=None,
         labels=None,
-        delimiter="\t",
+        delimiter=None,
         has_header=True,
-        train_file="train.tsv",
-        dev_file="dev.tsv",
-        test_file="test.tsv",
+        train_file=None,
+        dev_file=None,
+        test_file=None,
         is_regression=False,
         test_has_labels=False,
         metric=None,
@@ -510,7 +512,7 @@ class GenericProcessor(DataProcessor):
         self.text_a_column = _parse_column(text_a_column)
         self.text_b_column = _parse_column(text_b_column)
         self.label_column = _parse_column(label_column)
-        self.delimiter = _decode_delimiter(delimiter)
+        self.delimiter = None if delimiter is None else _decode_delimiter(delimiter)
         self.header = bool(has_header)
         self.files = {"train": train_file, "dev": dev_file, "test": test_file}
         self.is_regression = bool(is_regression)
@@ -552,12 +554,25 @@ class GenericProcessor(DataProcessor):
             "test_has_labels": self.has_test_labels,
         }
 
+    def input_files(self, data_dir, split):
+        if split in self.files and self.files[split] is None:
+            candidates = [os.path.join(data_dir, f"{split}{ext}") for ext in _GENERIC_EXTENSIONS]
+            return [next((p for p in candidates if os.path.exists(p)), candidates[0])]
+        return super().input_files(data_dir, split)
+
+    def _delimiter_of(self, path):
+        if self.delimiter is not None:
+            return self.delimiter
+        return "," if path.lower().endswith(".csv") else "\t"
+
     def get_examples(self, data_dir, split):
         (path,) = self.input_files(data_dir, split)
+        if self.files[split] is None and not os.path.exists(path):
+            raise InputError(f"input file {path} does not exist (nor {split}.csv)")
         with_label = split != "test" or self.has_test_labels
         examples, skipped = [], []
         header, index = None, None
-        for i, line_number, fields in read_rows(path, self.delimiter):
+        for i, line_number, fields in read_rows(path, self._delimiter_of(path)):
             if self.header and header is None:
                 header = fields
                 index = self._column_indexes(header, path, with_label)
@@ -608,7 +623,7 @@ class GenericProcessor(DataProcessor):
                     return None
                 raise InputError(
                     f"{path}: no {what} column {column!r} in the header "
-                    f"({', '.join(map(repr, header))})"
+                    f"({', '.join(map(repr, header))}){_delimiter_hint(header)}"
                 )
             return header.index(column)
 
@@ -617,6 +632,19 @@ class GenericProcessor(DataProcessor):
             resolve(self.text_b_column, "text_b"),
             resolve(self.label_column, "label") if with_label else None,
         )
+
+
+_GENERIC_EXTENSIONS = (".tsv", ".csv")
+
+
+def _delimiter_hint(header):
+    """A hint for a header read as one column that looks split by another character."""
+    if len(header) != 1:
+        return ""
+    for char, name in ((",", ","), (";", ";"), ("\t", "tab"), ("|", "|")):
+        if char in header[0]:
+            return f"; the file looks {name}-separated: pass --delimiter={name}"
+    return ""
 
 
 _PROCESSORS = {
