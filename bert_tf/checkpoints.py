@@ -350,6 +350,30 @@ def checkpoint_format(path):
     return "tf1"
 
 
+def check_fits_config(path, config, source):
+    """Raises CheckpointError naming each mismatch unless the shapes of an
+    original-format checkpoint's embeddings and first layer fit `config`
+    (its vocab, hidden, intermediate, position and type sizes), read from
+    its index before any work. Other formats are checked when loaded."""
+    if checkpoint_format(path) != "tf1":
+        return
+    hidden = config.hidden_size
+    expected = {
+        "bert/embeddings/word_embeddings": [config.vocab_size, hidden],
+        "bert/embeddings/position_embeddings": [config.max_position_embeddings, hidden],
+        "bert/embeddings/token_type_embeddings": [config.type_vocab_size, hidden],
+        "bert/encoder/layer_0/intermediate/dense/kernel": [hidden, config.intermediate_size],
+    }
+    shapes = variable_shapes(resolve_checkpoint_prefix(path))
+    wrong = [
+        f"{name} {list(shapes[name])} (config {shape})"
+        for name, shape in expected.items()
+        if name in shapes and list(shapes[name]) != shape
+    ]
+    if wrong:
+        raise CheckpointError(f"{path} does not fit {source}: wrong shape: {', '.join(wrong)}")
+
+
 def read_weights(path):
     """Reads any supported checkpoint into `{tf1_name: ndarray}`."""
     fmt = checkpoint_format(path)

@@ -371,6 +371,32 @@ def test_stsb_regression_learns_a_correlated_score(model_files, tmp_path, calibr
     assert submission[1] == f"0\t{values[0]:.3f}"
 
 
+def test_a_checkpoint_of_another_size_stops_the_run_before_any_feature_is_written(
+    model_files, tmp_path
+):
+    from bert_tf import checkpoints
+    from bert_tf.errors import CheckpointError
+    from bert_tf.modeling import BertEncoder
+
+    vocab, config_file = model_files
+    config = BertConfig.from_json_file(config_file)
+    other = BertConfig(**{**config.to_dict(), "hidden_size": 16, "intermediate_size": 48})
+    prefix = checkpoints.save_tf1_checkpoint(BertEncoder(other), str(tmp_path / "bert_model.ckpt"))
+    data_dir = str(tmp_path / "MRPC")
+    write_mrpc(data_dir, random.Random(0), sizes=(8, 8, 8))
+    output_dir = tmp_path / "out"
+    run = options(model_files, "mrpc", data_dir, str(output_dir), do_train=True)
+    run.init_checkpoint = prefix
+    with pytest.raises(
+        CheckpointError,
+        match=rf"bert_model.ckpt does not fit --bert_config_file {config_file}: wrong shape: "
+        rf"bert/embeddings/word_embeddings \[{config.vocab_size}, 16\] \(config "
+        rf"\[{config.vocab_size}, 32\]\), .*layer_0/intermediate/dense/kernel \[16, 48\]",
+    ):
+        run_classifier(run)
+    assert not output_dir.exists()
+
+
 def test_bad_inputs(model_files, tmp_path):
     data_dir = str(tmp_path / "MRPC")
     write_mrpc(data_dir, random.Random(0), sizes=(8, 8, 8))

@@ -299,12 +299,12 @@ def check_model_options(options):
 
 def load_model_config(options):
     """Reads the model's config and checks the files `ModelOptions` name
-    against it: `--max_seq_length`, the vocab's size, `--init_checkpoint`'s
-    index. Returns the config."""
+    against it: `--max_seq_length`, the vocab's size, the shapes in
+    `--init_checkpoint`'s index. Returns the config."""
     config = load_bert_config(options)
     _check_vocab_fits(options, config)
     if options.init_checkpoint:
-        checkpoints.checkpoint_format(options.init_checkpoint)  # reads its index
+        checkpoints.check_fits_config(options.init_checkpoint, config, _config_source(options))
     return config
 
 
