@@ -392,6 +392,7 @@ def test_extract_features_takes_the_original_flags_and_no_training_ones(
         f"--bert_config_file={config}",
         f"--init_checkpoint={trained[0]}",
         "--max_seq_length=32",
+        "--layers=-1,-2",
     ]
     assert_one_error(server.run("extract_features.py", *flags, "--optimizer=lamb"), "optimizer")
     ran = server.run("extract_features.py", *flags, "--use_one_hot_embeddings=True")
