@@ -17,7 +17,6 @@ windows). Output (`output_format`):
 
 import dataclasses
 import json
-import os
 import re
 import zipfile
 
@@ -35,7 +34,7 @@ from bert_tf.data.features import (
     write_record_file,
 )
 from bert_tf.errors import CheckpointError, InputError
-from bert_tf.files import atomic_output, check_output_file, makedirs, open_file, remove
+from bert_tf.files import atomic_output, check_output_file, open_file, remove
 from bert_tf.modeling import BertEncoder
 from bert_tf.options import option
 from bert_tf.packing import pack_inputs
@@ -198,7 +197,6 @@ def extract_features(options):
             raise InputError(
                 f"--layers: {index} is not a layer of a {config.num_hidden_layers}-layer model"
             )
-    makedirs(os.path.dirname(options.output_file) or ".")
     records = options.output_file + ".input.tf_record"
     tokens = _write_input_records(records, options)
     try:
