@@ -4,7 +4,24 @@ import importlib
 
 __version__ = "0.1.0"
 
-__all__ = ["BertConfig", "preset", "PretrainedBert", "from_pretrained"]
+_MODELS = (
+    "BertEncoder",
+    "BertClassifier",
+    "BertMultipleChoice",
+    "BertSpanLabeler",
+    "BertTokenClassifier",
+    "BertPretrainingModel",
+    "BertSentenceEmbedder",
+)
+__all__ = [
+    "BertConfig",
+    "preset",
+    "PretrainedBert",
+    "from_pretrained",
+    "BertTokenizer",
+    "BertPreprocessor",
+    *_MODELS,
+]
 
 # Imported on first use, so that `import bert_tf.tokenization` (e.g. in a data
 # worker process) does not import TensorFlow and Keras.
@@ -13,6 +30,9 @@ _LAZY = {
     "preset": "bert_tf.config",
     "PretrainedBert": "bert_tf.pretrained",
     "from_pretrained": "bert_tf.pretrained",
+    "BertTokenizer": "bert_tf.preprocessing",
+    "BertPreprocessor": "bert_tf.preprocessor",
+    **{name: "bert_tf.modeling" for name in _MODELS},
 }
 
 

@@ -45,13 +45,15 @@ Packing the ids into model inputs is `bert_tf.packing`.
 """
 
 import functools
+import os
+import types
 import unicodedata
 
 import keras
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from bert_tf import tokenization
+from bert_tf import files, tokenization
 from bert_tf.errors import InputError
 
 
@@ -123,21 +125,25 @@ def basic_tokenize(texts, do_lower_case):
     return tf.strings.split(x)
 
 
-def _check_vocab_lines(vocab_file):
-    """Raises InputError unless every line is a bare token seen only once."""
+def _check_vocab_lines(source, numbered_tokens):
+    """Raises InputError unless every `(line_number, token)` is a bare token
+    seen only once; `source` names the vocabulary in the message."""
     first_line = {}
-    for line_number, token in tokenization.iter_utf8_lines(vocab_file):
+    for line_number, token in numbered_tokens:
         if token != token.strip():
             raise InputError(
-                f"{vocab_file}:{line_number}: token {token!r} has surrounding whitespace; "
+                f"{source}:{line_number}: token {token!r} has surrounding whitespace; "
                 "the in-graph tokenizer needs one bare token per line"
             )
         if token in first_line:
             raise InputError(
-                f"{vocab_file}:{line_number}: duplicate token {token!r} "
+                f"{source}:{line_number}: duplicate token {token!r} "
                 f"(first on line {first_line[token]}); the in-graph tokenizer needs unique tokens"
             )
         first_line[token] = line_number
+
+
+VOCAB_ASSET = "vocab.txt"
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -145,14 +151,19 @@ class BertTokenizer(keras.layers.Layer):
     """Raw text -> WordPiece ids, identical to `tokenization.FullTokenizer`.
 
     Call on a tf.string Tensor [batch]; returns an int32 RaggedTensor
-    [batch, (tokens)]. For use in tf.function / SavedModel graphs (ragged
-    outputs do not fit the Keras functional API).
+    [batch, (tokens)]. For use in tf.function / SavedModel graphs and
+    tf.data pipelines (ragged outputs do not fit the Keras functional API;
+    `BertPreprocessor` packs them into model inputs).
+
+    The vocabulary is `vocab_file` (a SavedModel carries it as an asset) or
+    `vocabulary`, a list of tokens in id order. A `.keras` file carries it as
+    an asset too, so it loads where `vocab_file` does not exist.
 
     Attributes: `vocab_size`, `cls_id`, `sep_id`, `unk_id`, `pad_id` (0, as
     the original pads with id 0) and `mask_id` (None without `[MASK]`).
     """
 
-    def __init__(self, vocab_file, do_lower_case=True, **kwargs):
+    def __init__(self, vocab_file=None, do_lower_case=True, vocabulary=None, **kwargs):
         super().__init__(**kwargs)
         # Private Keras flags, with no public switch: take ragged tensors (and
         # lists of them) as they are, not converted to dense tensors.
@@ -160,15 +171,17 @@ class BertTokenizer(keras.layers.Layer):
         self._allow_non_tensor_positional_args = True
         self.vocab_file = vocab_file
         self.do_lower_case = do_lower_case
-        vocab = tokenization.FullTokenizer(vocab_file, do_lower_case).vocab
-        _check_vocab_lines(vocab_file)
-        self.vocab_size = len(vocab)
-        self.cls_id = vocab[tokenization.CLS_TOKEN]
-        self.sep_id = vocab[tokenization.SEP_TOKEN]
-        self.unk_id = vocab[tokenization.UNK_TOKEN]
-        self.pad_id = 0
-        self.mask_id = vocab.get(tokenization.MASK_TOKEN)
-        self._vocab_table = tf.lookup.StaticHashTable(
+        self._wordpiece = None
+        if vocabulary is not None:
+            self.set_vocabulary(vocabulary)
+        elif vocab_file is not None:
+            self._set_vocab_file(vocab_file)
+
+    def _set_vocab_file(self, vocab_file):
+        vocab = tokenization.FullTokenizer(vocab_file, self.do_lower_case).vocab
+        _check_vocab_lines(vocab_file, tokenization.iter_utf8_lines(vocab_file))
+        self._set_table(
+            list(vocab),
             tf.lookup.TextFileInitializer(
                 vocab_file,
                 tf.string,
@@ -176,8 +189,32 @@ class BertTokenizer(keras.layers.Layer):
                 tf.int64,
                 tf.lookup.TextFileIndex.LINE_NUMBER,
             ),
-            default_value=-1,
         )
+
+    def set_vocabulary(self, vocabulary):
+        """Uses `vocabulary` (tokens in id order) instead of the vocab file."""
+        tokens = [str(token) for token in vocabulary]
+        _check_vocab_lines("vocabulary", enumerate(tokens, start=1))
+        missing = [t for t in tokenization.REQUIRED_TOKENS if t not in tokens]
+        if missing:
+            raise InputError(f"the vocabulary lacks {' '.join(missing)}: a BERT vocab has them")
+        self._set_table(
+            tokens,
+            tf.lookup.KeyValueTensorInitializer(
+                tf.constant(tokens), tf.range(len(tokens), dtype=tf.int64)
+            ),
+        )
+
+    def _set_table(self, tokens, initializer):
+        # A read-only view: Keras would wrap a plain dict and track each token.
+        ids = self._token_ids = types.MappingProxyType({t: i for i, t in enumerate(tokens)})
+        self.vocab_size = len(tokens)
+        self.cls_id = ids[tokenization.CLS_TOKEN]
+        self.sep_id = ids[tokenization.SEP_TOKEN]
+        self.unk_id = ids[tokenization.UNK_TOKEN]
+        self.pad_id = 0
+        self.mask_id = ids.get(tokenization.MASK_TOKEN)
+        self._vocab_table = tf.lookup.StaticHashTable(initializer, default_value=-1)
         self._wordpiece = tf_text.WordpieceTokenizer(
             self._vocab_table,
             suffix_indicator="##",
@@ -188,7 +225,31 @@ class BertTokenizer(keras.layers.Layer):
             unknown_token=tokenization.UNK_TOKEN,
         )
 
+    @property
+    def vocabulary(self):
+        """The tokens in id order."""
+        return list(self._token_ids)
+
+    def save_assets(self, dir_path):
+        with open(os.path.join(dir_path, VOCAB_ASSET), "w", encoding="utf-8") as f:
+            f.write("".join(token + "\n" for token in self.vocabulary))
+
+    def load_assets(self, dir_path):
+        path = os.path.join(dir_path, VOCAB_ASSET)
+        self.set_vocabulary(token for _, token in tokenization.iter_utf8_lines(path))
+
+    @classmethod
+    def from_config(cls, config):
+        # A `.keras` file brings its vocabulary as an asset (`load_assets`),
+        # where the original vocab file may not exist.
+        config = dict(config)
+        if config.get("vocab_file") and not files.exists(config["vocab_file"]):
+            config["vocab_file"] = None
+        return cls(**config)
+
     def _text_batch(self, inputs):
+        if self._wordpiece is None:
+            raise InputError(f"{self.name} has no vocabulary: pass vocab_file or vocabulary")
         inputs = tf.convert_to_tensor(inputs, tf.string)
         if inputs.shape.rank is not None and inputs.shape.rank != 1:
             raise InputError(

@@ -65,6 +65,24 @@ _CASED_MODELS = (
 _SMALLER_UNCASED_MODEL = re.compile(r"uncased_L-\d+_H-\d+_A-\d+")
 
 
+def release_casing(path):
+    """`(model_name, lower_cased)` of a Google release named in `path`
+    (`.../<model_name>/bert_model.ckpt*` or the release's folder itself):
+    `lower_cased` is True or False for a known release, else None."""
+    if not path:
+        return None, None
+    m = re.match(r"^.*?([A-Za-z0-9_-]+)/bert_model.ckpt", path)
+    if m is not None:
+        model_name = m.group(1)
+    elif os.path.isdir(path):
+        model_name = os.path.basename(os.path.normpath(path))
+    else:
+        return None, None
+    if model_name in _LOWER_CASED_MODELS or _SMALLER_UNCASED_MODEL.fullmatch(model_name):
+        return model_name, True
+    return model_name, (False if model_name in _CASED_MODELS else None)
+
+
 def validate_case_matches_checkpoint(do_lower_case, init_checkpoint):
     """Raises InputError if `do_lower_case` contradicts a released checkpoint's name.
 
@@ -72,22 +90,10 @@ def validate_case_matches_checkpoint(do_lower_case, init_checkpoint):
     naming a known Google release are checked, and the release's folder
     itself (`.../<model_name>`); anything else passes.
     """
-    if not init_checkpoint:
+    model_name, lower_cased = release_casing(init_checkpoint)
+    if lower_cased is None or lower_cased == bool(do_lower_case):
         return
-    m = re.match(r"^.*?([A-Za-z0-9_-]+)/bert_model.ckpt", init_checkpoint)
-    if m is not None:
-        model_name = m.group(1)
-    elif os.path.isdir(init_checkpoint):
-        model_name = os.path.basename(os.path.normpath(init_checkpoint))
-    else:
-        return
-    lower_cased = model_name in _LOWER_CASED_MODELS or _SMALLER_UNCASED_MODEL.fullmatch(model_name)
-    if lower_cased and not do_lower_case:
-        kind, wanted = "lower-cased", True
-    elif model_name in _CASED_MODELS and do_lower_case:
-        kind, wanted = "cased", False
-    else:
-        return
+    kind, wanted = ("lower-cased", True) if lower_cased else ("cased", False)
     raise InputError(
         f"--do_lower_case={bool(do_lower_case)} contradicts --init_checkpoint="
         f"{init_checkpoint}: `{model_name}` is a {kind} model, pass "

@@ -291,6 +291,29 @@ def test_layer_rejects_bad_vocab(tmp_path, text, message):
     assert message in str(e.value)
 
 
+def test_layer_takes_a_vocabulary_list_and_carries_it_as_an_asset(tmp_path):
+    """A `.keras` file brings the vocabulary where the vocab file is gone."""
+    vocab_file = uncased_vocab_file()
+    from_file = preprocessing.BertTokenizer(vocab_file)
+    tokens = from_file.vocabulary
+    from_list = preprocessing.BertTokenizer(vocabulary=tokens)
+    text = tf.constant(["Héllo, WORLD! unaffable", "[MASK] 北京"])
+    assert from_list(text).to_list() == from_file(text).to_list()
+    assert (from_list.vocab_size, from_list.mask_id) == (30522, 103)
+    from_file.save_assets(str(tmp_path))
+    moved = preprocessing.BertTokenizer.from_config(
+        {**from_file.get_config(), "vocab_file": str(tmp_path / "gone.txt")}
+    )
+    with pytest.raises(InputError, match="has no vocabulary"):
+        moved(text)
+    moved.load_assets(str(tmp_path))
+    assert moved(text).to_list() == from_file(text).to_list()
+    with pytest.raises(InputError, match="vocabulary:5: duplicate token 'ab'"):
+        preprocessing.BertTokenizer(vocabulary=["[UNK]", "[CLS]", "[SEP]", "ab", "ab"])
+    with pytest.raises(InputError, match="lacks \\[SEP\\]"):
+        preprocessing.BertTokenizer(vocabulary=["[UNK]", "[CLS]"])
+
+
 def test_layer_special_ids_and_config():
     layer = preprocessing.BertTokenizer(uncased_vocab_file(), do_lower_case=True, name="tok")
     assert (

@@ -261,3 +261,40 @@ def test_float16_with_accumulation_resumes_like_an_uninterrupted_run(setup):
         np.testing.assert_allclose(
             resumed.get_tensor(name), value, rtol=1e-5, atol=1e-7, err_msg=name
         )
+
+
+def test_fill_mask_ranks_as_the_trained_checkpoints_masked_lm(setup, runs, tmp_path):
+    """Keras users' `fill_mask` on the run's output folder gives the top tokens
+    and probabilities of the float64 numpy BERT on the same checkpoint."""
+    config_file, _, run_root = setup
+    vocab_file = tmp_path / "vocab.txt"
+    tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"w{i}" for i in range(55)]
+    vocab_file.write_text("\n".join(tokens) + "\n")
+    model = BertPretrainingModel.from_pretrained(
+        str(run_root / "trained"), bert_config_file=config_file, vocab_file=str(vocab_file)
+    )
+    filled = model.fill_mask(["W3 w7 [MASK] w12 [MASK]", "[MASK] w1"], top_k=3)
+
+    ids = np.array([[2, 8, 12, 4, 17, 4, 3], [2, 4, 6, 3, 0, 0, 0]])
+    inputs = {
+        "input_word_ids": ids,
+        "input_mask": (ids > 0).astype(np.int64),
+        "input_type_ids": np.zeros_like(ids),
+        "masked_lm_positions": np.array([[3, 5], [1, 0]]),
+    }
+    prefix = tf.train.latest_checkpoint(str(run_root / "trained"))
+    reader = tf.train.load_checkpoint(prefix)
+    weights = {
+        n: reader.get_tensor(n).astype(np.float64) for n in reader.get_variable_to_shape_map()
+    }
+    config = BertConfig.from_json_file(config_file)
+    logits = numpy_bert.pretraining(weights, config, inputs)["masked_lm_logits"]
+    probabilities = numpy_bert.softmax(logits)
+    for row, count in enumerate((2, 1)):
+        assert len(filled[row]) == count
+        for mask in range(count):
+            best = np.argsort(-probabilities[row, mask])[:3]
+            assert [token for token, _ in filled[row][mask]] == [tokens[i] for i in best]
+            np.testing.assert_allclose(
+                [p for _, p in filled[row][mask]], probabilities[row, mask, best], atol=1e-5
+            )

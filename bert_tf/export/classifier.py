@@ -19,8 +19,8 @@ from bert_tf.export.common import (
     check_export_dir,
     classification_outputs,
     model_call,
+    model_text_settings,
     request_length_multiple,
-    serving_tokenizer,
     write_archive,
 )
 from bert_tf.packing import average_windows, pack_example_windows
@@ -29,17 +29,20 @@ from bert_tf.packing import average_windows, pack_example_windows
 def export_classifier(
     model,
     export_dir,
-    vocab_file,
-    do_lower_case,
-    max_seq_length,
-    sentence_pairs,
-    is_regression=False,
+    vocab_file=None,
+    do_lower_case=None,
+    max_seq_length=None,
+    sentence_pairs=False,
+    is_regression=None,
     long_text_stride=None,
     overwrite=False,
     jit_compile=False,
 ):
     """Writes `model` (a BertClassifier) as a SavedModel at `export_dir`.
 
+    `vocab_file`, `do_lower_case` and `max_seq_length` default to the
+    model's preprocessor's (`from_pretrained`, `.keras` files);
+    `is_regression` to `num_labels == 1`.
     `sentence_pairs` decides whether `serving_default` takes `text_b`.
     With `long_text_stride`, texts longer than `max_seq_length` are split
     into overlapping windows whose logits are averaged, as in eval/predict.
@@ -48,7 +51,11 @@ def export_classifier(
     left half-written.
     """
     check_export_dir(export_dir, overwrite)
-    tokenizer = serving_tokenizer(vocab_file, do_lower_case)
+    tokenizer, max_seq_length = model_text_settings(
+        model, vocab_file, do_lower_case, max_seq_length
+    )
+    if is_regression is None:
+        is_regression = model.num_labels == 1
     ids_spec = tf.TensorSpec([None, max_seq_length], tf.int32)
     infer = model_call(model, jit_compile)
 

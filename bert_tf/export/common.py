@@ -46,6 +46,26 @@ def serving_tokenizer(vocab_file, do_lower_case):
     return tokenizer
 
 
+def model_text_settings(model, vocab_file, do_lower_case, max_seq_length):
+    """`(tokenizer, max_seq_length)` for an export: from the arguments, or
+    where they are None, from `model.preprocessor` (a Keras user's model from
+    `from_pretrained` or a `.keras` file)."""
+    preprocessor = getattr(model, "preprocessor", None)
+    if vocab_file is None and preprocessor is not None:
+        tokenizer = preprocessor.tokenizer
+        if do_lower_case is not None and do_lower_case != tokenizer.do_lower_case:
+            raise InputError(
+                f"do_lower_case={do_lower_case} contradicts the model's preprocessor "
+                f"(do_lower_case={tokenizer.do_lower_case})"
+            )
+        return tokenizer, max_seq_length or preprocessor.max_seq_length
+    if vocab_file is None or max_seq_length is None:
+        raise InputError(
+            f"{model.name} has no preprocessor: pass vocab_file, do_lower_case and max_seq_length"
+        )
+    return serving_tokenizer(vocab_file, bool(do_lower_case)), max_seq_length
+
+
 def model_call(model, jit_compile=False):
     """`inputs -> model(inputs, training=False)`.
 

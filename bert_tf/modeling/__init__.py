@@ -1,5 +1,6 @@
 """BERT as Keras 3 layers and models."""
 
+from bert_tf.modeling.embedding import BertSentenceEmbedder
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.heads import MaskedLMHead
 from bert_tf.modeling.layers import (
@@ -30,5 +31,6 @@ __all__ = [
     "BertMultipleChoice",
     "BertTokenClassifier",
     "BertFeatureTagger",
+    "BertSentenceEmbedder",
     "pretraining_losses",
 ]

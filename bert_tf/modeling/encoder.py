@@ -36,6 +36,13 @@ class BertEncoder(keras.Model):
         self.pooler = dense(c.hidden_size, c, "pooler", activation="tanh")
         self.build()
 
+    @classmethod
+    def from_pretrained(cls, path, **kwargs):
+        """The encoder with the weights at `path` (see `bert_tf.pretrained.load_pretrained`)."""
+        from bert_tf.pretrained import load_pretrained  # checkpoints imports this module
+
+        return load_pretrained(cls, path, **kwargs)
+
     def build(self, input_shape=None):
         self.embeddings.build()
         for layer in self.transformer_layers:

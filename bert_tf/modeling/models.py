@@ -2,31 +2,188 @@
 multiple choice."""
 
 import keras
+import numpy as np
+import tensorflow as tf
 from keras import ops
 
 from bert_tf.config import BertConfig
+from bert_tf.errors import InputError
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.heads import MaskedLMHead
 from bert_tf.modeling.layers import OutputProjection
+from bert_tf.preprocessor import (
+    DEFAULT_BATCH_SIZE,
+    INPUT_NAMES,
+    dataset_is_text,
+    is_text,
+    text_dataset,
+)
+from bert_tf.tokenization import MASK_TOKEN
+from bert_tf.training import optimization
 
 CLASSIFIER_DROPOUT = 0.1  # the original's fixed keep_prob=0.9 on the pooled output
 
 
 class TaskModel(keras.Model):
-    """A keras.Model around one BertEncoder; serialises as its BertConfig."""
+    """A keras.Model around one BertEncoder; serialises as its BertConfig.
 
-    def __init__(self, config, **kwargs):
+    `from_pretrained` loads any checkpoint the scripts take. With a
+    `preprocessor` (a `BertPreprocessor`; `from_pretrained` attaches one when
+    it finds the vocab), models whose `takes_text` is true `fit`, `evaluate`
+    and `predict` on raw text too. `compile()` defaults to the original's
+    AdamW and the task's loss and metrics.
+    """
+
+    # Whether `fit` / `evaluate` / `predict` take raw text through the preprocessor.
+    takes_text = False
+
+    def __init__(self, config, preprocessor=None, **kwargs):
         super().__init__(**kwargs)
         self.config = config if isinstance(config, BertConfig) else BertConfig.from_dict(config)
         self.encoder = BertEncoder(self.config)
+        if isinstance(preprocessor, dict):
+            preprocessor = keras.saving.deserialize_keras_object(preprocessor)
+        self.preprocessor = preprocessor
+
+    @classmethod
+    def from_pretrained(cls, path, **kwargs):
+        """The model with the weights at `path` (see `bert_tf.pretrained.load_pretrained`)."""
+        from bert_tf.pretrained import load_pretrained  # checkpoints imports this module
+
+        return load_pretrained(cls, path, **kwargs)
 
     def get_config(self):
-        return {"name": self.name, "config": self.config.to_dict()}
+        config = {"name": self.name, "config": self.config.to_dict()}
+        if self.preprocessor is not None:
+            config["preprocessor"] = keras.saving.serialize_keras_object(self.preprocessor)
+        return config
 
     def tf1_head_variables(self):
         """`{original TF1 name: variable}` of the head's weights (the encoder's
         are named by `checkpoints.tf1_variable_map`)."""
         raise NotImplementedError
+
+    def _preprocessor_for(self, what):
+        if self.preprocessor is None:
+            raise InputError(
+                f"{what} needs a preprocessor: load {self.name} with "
+                "from_pretrained(..., vocab_file=...) or set model.preprocessor"
+            )
+        return self.preprocessor
+
+    def default_loss(self):
+        """The task's loss as the scripts compute it, for `compile()`."""
+        raise InputError(f"{type(self).__name__} has no default loss: pass compile(loss=...)")
+
+    def default_metrics(self):
+        return []
+
+    def compile(
+        self,
+        optimizer="auto",
+        loss="auto",
+        metrics="auto",
+        *,
+        learning_rate=5e-5,
+        num_train_steps=None,
+        warmup_proportion=0.1,
+        **kwargs,
+    ):
+        """Keras `compile` with the scripts' defaults for "auto": the original
+        AdamW (weight decay 0.01 off LayerNorm and biases, epsilon 1e-6,
+        gradients clipped to global norm 1.0) with `learning_rate` warmed up
+        over `warmup_proportion` of `num_train_steps` and decayed linearly to
+        0 (constant without `num_train_steps`); the task's loss and metrics."""
+        if isinstance(optimizer, str) and optimizer == "auto":
+            if num_train_steps:
+                optimizer = optimization.create_optimizer(
+                    "adamw",
+                    learning_rate,
+                    num_train_steps,
+                    int(num_train_steps * warmup_proportion),
+                )
+            else:
+                optimizer = optimization.AdamW(learning_rate, global_clipnorm=1.0)
+        if isinstance(loss, str) and loss == "auto":
+            loss = self.default_loss()
+        if isinstance(metrics, str) and metrics == "auto":
+            metrics = self.default_metrics()
+        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
+
+    def compile_from_config(self, config):
+        # The saved config holds what "auto" resolved to: Keras's own compile restores it.
+        keras.Model.compile(self, **keras.saving.deserialize_keras_object(config))
+        if self.built:
+            self.optimizer.build(self.trainable_variables)
+
+    def _text_data(self, x, y, sample_weight, batch_size, shuffle):
+        """Raw text -> `(dataset, None, None, None)` through the preprocessor;
+        other data as it is."""
+        if isinstance(x, tf.data.Dataset):
+            raw = dataset_is_text(x)
+        else:
+            raw = is_text(x)
+        if not raw:
+            return x, y, sample_weight, batch_size
+        if not self.takes_text:
+            raise InputError(
+                f"{type(self).__name__} takes packed inputs ({', '.join(INPUT_NAMES)}), not text"
+            )
+        self._preprocessor_for("raw text")
+        dataset = text_dataset(self.preprocessor, x, y, sample_weight, batch_size, shuffle)
+        return dataset, None, None, None
+
+    def fit(self, x=None, y=None, batch_size=None, validation_data=None, shuffle=True, **kwargs):
+        if validation_data is not None:
+            if isinstance(validation_data, tf.data.Dataset):
+                validation = (validation_data, None, None)
+            else:
+                validation = (tuple(validation_data) + (None, None))[:3]
+            val_batch_size = kwargs.get("validation_batch_size") or batch_size
+            converted = self._text_data(*validation, val_batch_size, False)[0]
+            if converted is not validation[0]:
+                validation_data = converted
+                kwargs.pop("validation_batch_size", None)
+        x, y, kwargs["sample_weight"], batch_size = self._text_data(
+            x, y, kwargs.get("sample_weight"), batch_size, shuffle
+        )
+        if isinstance(x, tf.data.Dataset):
+            shuffle = False  # text_dataset shuffled it; Keras only warns for datasets
+            self._build_metrics_from(x)
+        return super().fit(
+            x, y, batch_size=batch_size, validation_data=validation_data, shuffle=shuffle, **kwargs
+        )
+
+    def _build_metrics_from(self, dataset):
+        # Keras 3.15 builds the compiled loss and metrics from a batch of the
+        # distributed dataset, whose per-replica values it reads as float32
+        # ("indices has DataType float32") under MirroredStrategy: build them
+        # from an undistributed batch first.
+        strategy = self.distribute_strategy
+        if strategy.num_replicas_in_sync > 1 and not self._compile_loss.built:
+            with strategy.scope():
+                self._symbolic_build(data_batch=next(iter(dataset.take(1))))
+
+    def evaluate(self, x=None, y=None, batch_size=None, *, sample_weight=None, **kwargs):
+        x, y, sample_weight, batch_size = self._text_data(x, y, sample_weight, batch_size, False)
+        if isinstance(x, tf.data.Dataset):
+            self._build_metrics_from(x)
+        return super().evaluate(x, y, batch_size=batch_size, sample_weight=sample_weight, **kwargs)
+
+    def predict(self, x, batch_size=None, **kwargs):
+        x, _, _, batch_size = self._text_data(x, None, None, batch_size, False)
+        return super().predict(x, batch_size=batch_size, **kwargs)
+
+
+def _classification_loss(num_labels):
+    """The original's: mean softmax cross-entropy; regression: mean squared error."""
+    if num_labels == 1:
+        return keras.losses.MeanSquaredError()
+    return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+
+def _accuracy():
+    return keras.metrics.SparseCategoricalAccuracy(name="accuracy")
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -60,6 +217,62 @@ class BertPretrainingModel(TaskModel):
             "cls/seq_relationship/output_bias": self.next_sentence.output_bias,
         }
 
+    def fill_mask(self, texts, top_k=5):
+        """The `top_k` tokens for each `[MASK]` of each text, best first.
+
+        `texts`: strings in which `[MASK]` stands for a masked token (the
+        rest is tokenized as the original does). Needs a preprocessor
+        (`from_pretrained` finds the vocab). Returns, per text, per `[MASK]`
+        (in order; those past `max_seq_length` dropped), a list of
+        `(token, probability)`.
+        """
+        preprocessor = self._preprocessor_for("fill_mask")
+        tokenizer = preprocessor.tokenizer
+        if tokenizer.mask_id is None:
+            raise InputError(f"the vocabulary of {self.name} has no {MASK_TOKEN}")
+        texts = [texts] if isinstance(texts, str) else list(texts)
+        pieces = [text.split(MASK_TOKEN) for text in texts]
+        piece_ids = iter(tokenizer(tf.constant([p for text in pieces for p in text])).to_list())
+        rows = []
+        for text in pieces:
+            ids = next(piece_ids)
+            for _ in text[1:]:
+                ids += [tokenizer.mask_id] + next(piece_ids)
+            ids = ids[: preprocessor.max_seq_length - 2]
+            rows.append([tokenizer.cls_id] + ids + [tokenizer.sep_id])
+        results = []
+        for begin in range(0, len(rows), DEFAULT_BATCH_SIZE):
+            results += self._top_masked_tokens(rows[begin : begin + DEFAULT_BATCH_SIZE], top_k)
+        return results
+
+    def _top_masked_tokens(self, rows, top_k):
+        """`fill_mask` for a batch of token id lists."""
+        tokenizer = self.preprocessor.tokenizer
+        length = max(map(len, rows))
+        word_ids = np.array([row + [tokenizer.pad_id] * (length - len(row)) for row in rows])
+        masks = [np.flatnonzero(np.array(row) == tokenizer.mask_id) for row in rows]
+        positions = np.zeros((len(rows), max(1, max(map(len, masks)))), np.int32)
+        for row, found in zip(positions, masks):
+            row[: len(found)] = found
+        inputs = {
+            "input_word_ids": word_ids.astype(np.int32),
+            "input_mask": (np.arange(length) < np.array([len(r) for r in rows])[:, None]).astype(
+                np.int32
+            ),
+            "input_type_ids": np.zeros_like(word_ids, np.int32),
+            "masked_lm_positions": positions,
+        }
+        probabilities = tf.nn.softmax(self(inputs, training=False)["masked_lm_logits"], axis=-1)
+        best = tf.math.top_k(probabilities, k=top_k)
+        vocabulary = tokenizer.vocabulary
+        return [
+            [
+                [(vocabulary[i], float(p)) for i, p in zip(ids, probs)]
+                for ids, probs in zip(best.indices[n, : len(found)].numpy(), best.values[n].numpy())
+            ]
+            for n, found in enumerate(masks)
+        ]
+
     def call(self, inputs, training=None):
         outputs = self.encoder(inputs, training=training)
         return {
@@ -74,10 +287,14 @@ class BertPretrainingModel(TaskModel):
 class BertClassifier(TaskModel):
     """Encoder + dropout(0.1) + a dense layer on the pooled output.
 
-    Returns float32 logits `[batch, num_labels]` (`num_labels=1` for
-    regression). TF1 names: top-level `output_weights [num_labels, hidden]`
-    and `output_bias`, as the original run_classifier.py.
+    Inputs: a dict of int tensors `[batch, seq]` (`input_word_ids`,
+    `input_mask`, `input_type_ids`), or with a preprocessor, raw text: texts,
+    or pairs `(text_a, text_b)`. Returns float32 logits `[batch, num_labels]`
+    (`num_labels=1` for regression). TF1 names: top-level `output_weights
+    [num_labels, hidden]` and `output_bias`, as the original run_classifier.py.
     """
+
+    takes_text = True
 
     def __init__(self, config, num_labels, **kwargs):
         kwargs.setdefault("name", "bert_classifier")
@@ -101,6 +318,12 @@ class BertClassifier(TaskModel):
             "pooled_output"
         ]
         return self.classifier(self.dropout(pooled, training=training))
+
+    def default_loss(self):
+        return _classification_loss(self.num_labels)
+
+    def default_metrics(self):
+        return [_accuracy() if self.num_labels > 1 else keras.metrics.MeanSquaredError(name="mse")]
 
     def get_config(self):
         return {**super().get_config(), "num_labels": self.num_labels}
@@ -169,6 +392,12 @@ class BertMultipleChoice(TaskModel):
         ]
         logits = self.classifier(self.dropout(pooled, training=training))
         return ops.reshape(logits, (-1, self.num_choices))
+
+    def default_loss(self):
+        return _classification_loss(self.num_choices)
+
+    def default_metrics(self):
+        return [_accuracy()]
 
     def get_config(self):
         return {**super().get_config(), "num_choices": self.num_choices}

@@ -1,0 +1,65 @@
+"""Sentence embeddings: one vector per text from the encoder's hidden states."""
+
+import keras
+from keras import ops
+
+from bert_tf.errors import InputError
+from bert_tf.modeling.models import TaskModel
+from bert_tf.modeling.tagging import check_layers
+
+POOLINGS = ("mean", "first", "pooled")
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class BertSentenceEmbedder(TaskModel):
+    """The encoder pooled to one float32 vector per text.
+
+    `pooling`: "mean" over the real tokens (`[CLS]` and `[SEP]` included,
+    as sentence-transformers pools), "first" (the `[CLS]` token's hidden
+    state) or "pooled" (the encoder's `pooled_output`, tanh(dense(first
+    token)); `layers` is then unused). `layers` (negative: from the top)
+    are concatenated: `[batch, hidden * len(layers)]`. `normalize` scales
+    each vector to unit L2 norm. No weights besides the encoder's; with a
+    preprocessor, `predict` takes raw text.
+    """
+
+    takes_text = True
+
+    def __init__(self, config, pooling="mean", layers=(-1,), normalize=False, **kwargs):
+        kwargs.setdefault("name", "bert_sentence_embedder")
+        super().__init__(config, **kwargs)
+        if pooling not in POOLINGS:
+            raise InputError(f"pooling={pooling!r}: expected one of {', '.join(POOLINGS)}")
+        self.pooling = pooling
+        self.layers_used = check_layers(list(layers), self.config.num_hidden_layers)
+        self.normalize = normalize
+        self.built = True
+
+    def tf1_head_variables(self):
+        return {}
+
+    def call(self, inputs, training=None):
+        outputs = self.encoder(inputs, training=training, skip_padding=True)
+        if self.pooling == "pooled":
+            vectors = ops.cast(outputs["pooled_output"], "float32")
+        else:
+            states = [outputs["encoder_outputs"][i] for i in self.layers_used]
+            hidden = ops.cast(ops.concatenate(states, axis=-1), "float32")
+            if self.pooling == "first":
+                vectors = hidden[:, 0]
+            else:
+                mask = inputs.get("input_mask")
+                mask = ops.ones_like(inputs["input_word_ids"]) if mask is None else mask
+                mask = ops.cast(mask, "float32")[:, :, None]
+                vectors = ops.sum(hidden * mask, axis=1) / ops.maximum(ops.sum(mask, axis=1), 1.0)
+        if self.normalize:
+            vectors = vectors / ops.maximum(ops.norm(vectors, axis=-1, keepdims=True), 1e-12)
+        return vectors
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "pooling": self.pooling,
+            "layers": list(self.layers_used),
+            "normalize": self.normalize,
+        }
