@@ -14,7 +14,7 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import HANG_TIMEOUT, minilm_dir
+from conftest import HANG_TIMEOUT, minilm_dir, random_inputs
 
 import bert_tf
 from bert_tf import checkpoints
@@ -310,3 +310,74 @@ def test_sentence_embeddings_equal_extract_features_and_the_served_model(tmp_pat
 
 
 SERVE_EMBEDDINGS = SERVE.replace('["probabilities"]', '["embeddings"]').replace("text_a=", "text=")
+
+
+def test_compile_defaults_compute_the_scripts_losses(tiny_config):
+    """`compile()`'s loss on a batch equals the training objective of the
+    script for that task (the same logits, labels and weights)."""
+    from bert_tf.tasks.logits import ClassificationObjective
+    from bert_tf.tasks.ner import TaggingObjective
+    from bert_tf.tasks.squad import SquadObjective
+
+    inputs = random_inputs(tiny_config, batch=4, seq=8, lengths=[8, 6, 5, 3])
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 3, 4)
+    token_labels = np.where(inputs["input_mask"] > 0, rng.integers(0, 5, (4, 8)), -1)
+    token_labels[:, 2] = -1  # a second word piece: not labelled
+    starts, ends = rng.integers(0, 8, 4), rng.integers(0, 8, 4)
+    cases = [
+        (bert_tf.BertClassifier(tiny_config, 3), labels, None,
+         ClassificationObjective(False), {"label_ids": labels}),
+        (bert_tf.BertClassifier(tiny_config, 1), labels * 0.5, None,
+         ClassificationObjective(True), {"label_ids": labels * 0.5}),
+        (bert_tf.BertSpanLabeler(tiny_config), {"start_logits": starts, "end_logits": ends}, None,
+         SquadObjective(), {"start_positions": starts, "end_positions": ends}),
+        (bert_tf.BertTokenClassifier(tiny_config, 5), np.maximum(token_labels, 0),
+         (token_labels >= 0).astype(np.float32), TaggingObjective(), {"label_ids": token_labels}),
+    ]  # fmt: skip
+    for model, y, weights, objective, features in cases:
+        model.compile()
+        outputs = model(inputs, training=False)
+        keras_loss = model.compute_loss(inputs, y, outputs, weights, training=False)
+        features = {k: tf.constant(v) for k, v in features.items()}
+        totals = {k: tf.cast(v, tf.float32) for k, v in objective.totals(features).items()}
+        script_loss = objective.loss(outputs, features, totals)["loss"]
+        np.testing.assert_allclose(float(keras_loss), float(script_loss), rtol=1e-6)
+
+
+def test_answer_on_raw_text_uses_the_models_preprocessor(tmp_path):
+    """A span labeler from `from_pretrained` answers raw questions with no
+    vocab argument, as its export (written from the same preprocessor) does."""
+    from bert_tf.export.squad import answer, export_span_labeler
+
+    keras.utils.set_random_seed(0)
+    labeler = bert_tf.BertSpanLabeler.from_pretrained(minilm_dir())
+    questions = ["Who wrote the book?", "When was it written?"]
+    contexts = ["The book was written by Ann Lee in 1999.", "Ann Lee wrote it in 1999, in Oslo."]
+    direct = answer(labeler, questions, contexts, max_seq_length=64, max_query_length=16)
+    for result, context in zip(direct, contexts):
+        assert result["answer"] == context[result["start_char"] : result["end_char"]]
+    export_dir = str(tmp_path / "squad")
+    export_span_labeler(labeler, export_dir, max_seq_length=64, max_query_length=16)
+    served = answer(export_dir, questions, contexts)
+    assert [r["answer"] for r in served] == [r["answer"] for r in direct]
+    np.testing.assert_allclose(
+        [r["score"] for r in served], [r["score"] for r in direct], atol=1e-4
+    )
+
+
+def test_keras_file_carries_the_vocabulary_when_the_vocab_file_is_gone(tiny_config, tmp_path):
+    vocab_file = tmp_path / "vocab.txt"
+    tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "good", "bad", "film", "##s"]
+    vocab_file.write_text("\n".join(tokens + [f"w{i}" for i in range(88)]) + "\n")
+    tokenizer = bert_tf.BertTokenizer(str(vocab_file))
+    preprocessor = bert_tf.BertPreprocessor(tokenizer, max_seq_length=16)
+    model = bert_tf.BertClassifier(tiny_config, num_labels=3, preprocessor=preprocessor)
+    texts = ["Good films", "bad w7 film"]
+    expected = model.predict(texts, verbose=0)
+    path = str(tmp_path / "model.keras")
+    model.save(path)
+    os.remove(vocab_file)
+    loaded = keras.saving.load_model(path)
+    assert loaded.preprocessor.tokenizer.vocabulary == tokenizer.vocabulary
+    np.testing.assert_array_equal(loaded.predict(texts, verbose=0), expected)

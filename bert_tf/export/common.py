@@ -49,7 +49,8 @@ def serving_tokenizer(vocab_file, do_lower_case):
 def model_text_settings(model, vocab_file, do_lower_case, max_seq_length):
     """`(tokenizer, max_seq_length)` for an export: from the arguments, or
     where they are None, from `model.preprocessor` (a Keras user's model from
-    `from_pretrained` or a `.keras` file)."""
+    `from_pretrained` or a `.keras` file). `do_lower_case` defaults to True
+    with a `vocab_file`, as the scripts' flag."""
     preprocessor = getattr(model, "preprocessor", None)
     if vocab_file is None and preprocessor is not None:
         tokenizer = preprocessor.tokenizer
@@ -63,7 +64,8 @@ def model_text_settings(model, vocab_file, do_lower_case, max_seq_length):
         raise InputError(
             f"{model.name} has no preprocessor: pass vocab_file, do_lower_case and max_seq_length"
         )
-    return serving_tokenizer(vocab_file, bool(do_lower_case)), max_seq_length
+    lower_case = True if do_lower_case is None else bool(do_lower_case)
+    return serving_tokenizer(vocab_file, lower_case), max_seq_length
 
 
 def model_call(model, jit_compile=False):

@@ -19,8 +19,8 @@ from bert_tf.export.common import (
     check_export_dir,
     classification_outputs,
     model_call,
+    model_text_settings,
     request_length_multiple,
-    serving_tokenizer,
     write_archive,
 )
 from bert_tf.packing import pack_example_windows
@@ -50,14 +50,24 @@ def pack_choices(tokenizer, context, endings, max_seq_length, multiple=1):
 
 
 def export_multiple_choice(
-    model, export_dir, vocab_file, do_lower_case, max_seq_length, overwrite=False, jit_compile=False
+    model,
+    export_dir,
+    vocab_file=None,
+    do_lower_case=None,
+    max_seq_length=None,
+    overwrite=False,
+    jit_compile=False,
 ):
     """Writes `model` (a BertMultipleChoice) as a SavedModel at `export_dir`
     (through a temporary directory renamed at the end); returns `export_dir`.
-    With `jit_compile` the model runs compiled with XLA (`export.common`)."""
+    `vocab_file`, `do_lower_case` and `max_seq_length` default to the
+    model's preprocessor's. With `jit_compile` the model runs compiled with
+    XLA (`export.common`)."""
     check_export_dir(export_dir, overwrite)
     num_choices = model.num_choices
-    tokenizer = serving_tokenizer(vocab_file, do_lower_case)
+    tokenizer, max_seq_length = model_text_settings(
+        model, vocab_file, do_lower_case, max_seq_length
+    )
     ids_spec = tf.TensorSpec([None, num_choices, max_seq_length], tf.int32)
     infer = model_call(model, jit_compile)
 

@@ -48,7 +48,7 @@ from bert_tf.errors import InputError
 from bert_tf.export.common import (
     check_export_dir,
     model_call,
-    serving_tokenizer,
+    model_text_settings,
     whitespace_words,
     write_archive,
 )
@@ -332,8 +332,8 @@ def _answer_function(infer, tokenizer, settings):
 def export_span_labeler(
     model,
     export_dir,
-    vocab_file,
-    do_lower_case,
+    vocab_file=None,
+    do_lower_case=None,
     max_seq_length=384,
     doc_stride=128,
     max_query_length=64,
@@ -347,7 +347,8 @@ def export_span_labeler(
     """Writes `model` (a BertSpanLabeler) as a SavedModel at `export_dir`.
 
     See the module docstring for the signatures; the settings are run_squad.py's
-    flags of the same names. Written to a temporary directory and renamed, so
+    flags of the same names. `vocab_file` and `do_lower_case` default to the
+    model's preprocessor's (`from_pretrained`, `.keras` files). Written to a temporary directory and renamed, so
     `export_dir` is never left half-written; an existing `export_dir` is
     replaced only with `overwrite`. With `jit_compile` the model runs
     compiled with XLA (`export.common`). Returns `export_dir`.
@@ -362,7 +363,7 @@ def export_span_labeler(
         null_score_diff_threshold,
     )
     check_export_dir(export_dir, overwrite)
-    tokenizer = serving_tokenizer(vocab_file, do_lower_case)
+    tokenizer, _ = model_text_settings(model, vocab_file, do_lower_case, max_seq_length)
     ids_spec = tf.TensorSpec([None, max_seq_length], tf.int32)
     infer = model_call(model, jit_compile)
 
@@ -390,9 +391,9 @@ def export_span_labeler(
 def answer(model_or_export, questions, contexts, **settings):
     """Answers `questions` (list of str) on `contexts` (list of str, one per question).
 
-    `model_or_export`: a Keras `BertSpanLabeler`, with `vocab_file`,
-    `do_lower_case` and optionally `export_span_labeler`'s settings as
-    keyword arguments; or the path of a SavedModel written by
+    `model_or_export`: a Keras `BertSpanLabeler`, with `vocab_file` and
+    `do_lower_case` (unless the model has a preprocessor) and optionally
+    `export_span_labeler`'s settings as keyword arguments; or the path of a SavedModel written by
     `export_span_labeler`, or that SavedModel loaded (no settings: they are
     fixed in it). Returns one dict per question: `answer` (str),
     `start_char`, `end_char` (int), `score` (float) and, for SQuAD 2.0,
@@ -403,13 +404,19 @@ def answer(model_or_export, questions, contexts, **settings):
         raise InputError(f"{len(questions)} questions but {len(contexts)} contexts")
     if isinstance(model_or_export, keras.Model):
         unknown = set(settings) - _SETTING_NAMES - _MODEL_SETTINGS
-        missing = _MODEL_SETTINGS - set(settings)
+        has_preprocessor = getattr(model_or_export, "preprocessor", None) is not None
+        missing = set() if has_preprocessor else _MODEL_SETTINGS - set(settings)
         if unknown or missing:
             raise InputError(
-                f"answer() with a Keras model needs vocab_file and do_lower_case; "
-                f"unknown settings: {sorted(unknown)}, missing: {sorted(missing)}"
+                f"answer() with a Keras model without a preprocessor needs vocab_file and "
+                f"do_lower_case; unknown settings: {sorted(unknown)}, missing: {sorted(missing)}"
             )
-        tokenizer = serving_tokenizer(settings.pop("vocab_file"), settings.pop("do_lower_case"))
+        tokenizer, _ = model_text_settings(
+            model_or_export,
+            settings.pop("vocab_file", None),
+            settings.pop("do_lower_case", None),
+            settings.get("max_seq_length", _Settings.max_seq_length),
+        )
         serve = _answer_function(model_call(model_or_export), tokenizer, _Settings(**settings))
     else:
         if settings:

@@ -16,11 +16,12 @@ the vocab file travels with it as an asset.
 import tensorflow as tf
 
 from bert_tf.data.tagging import window_stride
+from bert_tf.errors import InputError
 from bert_tf.export.common import (
     check_export_dir,
     model_call,
+    model_text_settings,
     request_length_multiple,
-    serving_tokenizer,
     whitespace_words,
     write_archive,
 )
@@ -131,19 +132,25 @@ def tag_sentences(infer, tokenizer, labels, max_seq_length, text, multiple=1):
 def export_tagger(
     model,
     export_dir,
-    vocab_file,
-    do_lower_case,
-    max_seq_length,
-    labels,
+    vocab_file=None,
+    do_lower_case=None,
+    max_seq_length=None,
+    labels=None,
     overwrite=False,
     jit_compile=False,
 ):
     """Writes `model` (logits `[batch, seq, len(labels)]`) as a SavedModel at
-    `export_dir` (module docstring); written to a temporary directory and
-    renamed, an existing `export_dir` replaced only with `overwrite`; with
-    `jit_compile` the model runs compiled with XLA (`export.common`)."""
+    `export_dir` (module docstring); `labels` are the tag names in id order;
+    `vocab_file`, `do_lower_case` and `max_seq_length` default to the
+    model's preprocessor's. Written to a temporary directory and renamed, an
+    existing `export_dir` replaced only with `overwrite`; with `jit_compile`
+    the model runs compiled with XLA (`export.common`)."""
     check_export_dir(export_dir, overwrite)
-    tokenizer = serving_tokenizer(vocab_file, do_lower_case)
+    if not labels:
+        raise InputError("export_tagger needs labels: the tag names in id order")
+    tokenizer, max_seq_length = model_text_settings(
+        model, vocab_file, do_lower_case, max_seq_length
+    )
     labels = list(labels)
     infer = model_call(model, jit_compile)
 

@@ -78,6 +78,9 @@ class TaskModel(keras.Model):
     def default_metrics(self):
         return []
 
+    def default_loss_weights(self):
+        return None
+
     def compile(
         self,
         optimizer="auto",
@@ -106,6 +109,7 @@ class TaskModel(keras.Model):
                 optimizer = optimization.AdamW(learning_rate, global_clipnorm=1.0)
         if isinstance(loss, str) and loss == "auto":
             loss = self.default_loss()
+            kwargs.setdefault("loss_weights", self.default_loss_weights())
         if isinstance(metrics, str) and metrics == "auto":
             metrics = self.default_metrics()
         super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
@@ -334,6 +338,7 @@ class BertSpanLabeler(TaskModel):
     """Encoder + start/end logits over the sequence (SQuAD; `cls/squad`).
 
     Returns `start_logits`, `end_logits`: float32 `[batch, seq]`.
+    Raw text: `bert_tf.export.squad.answer(model, questions, contexts)`.
     """
 
     def __init__(self, config, **kwargs):
@@ -353,6 +358,14 @@ class BertSpanLabeler(TaskModel):
         sequence = self.encoder(inputs, training=training)["sequence_output"]
         logits = self.span(sequence)
         return {"start_logits": logits[:, :, 0], "end_logits": logits[:, :, 1]}
+
+    def default_loss(self):
+        """The original's (start + end) / 2 softmax cross-entropy; `y` is
+        `{"start_logits": start positions, "end_logits": end positions}`."""
+        return {name: _classification_loss(2) for name in ("start_logits", "end_logits")}
+
+    def default_loss_weights(self):
+        return {"start_logits": 0.5, "end_logits": 0.5}
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")

@@ -40,6 +40,14 @@ class BertTokenClassifier(TaskModel):
         sequence = self.encoder(inputs, training=training)["sequence_output"]
         return self.classifier(self.dropout(sequence, training=training))
 
+    def default_loss(self):
+        """run_ner.py's: cross-entropy averaged over the labelled tokens; `y`
+        is the label ids `[batch, seq]`, `sample_weight` 1 where labelled (each
+        word's first piece)."""
+        return keras.losses.SparseCategoricalCrossentropy(
+            from_logits=True, reduction="mean_with_sample_weight"
+        )
+
     def get_config(self):
         return {**super().get_config(), "num_labels": self.num_labels}
 
