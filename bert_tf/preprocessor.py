@@ -84,14 +84,12 @@ def is_text(x):
     return isinstance(x, (tuple, list)) and len(x) == 2 and all(map(_is_string_array, x))
 
 
-def _string_tensor(value, what):
+def _string_tensor(value):
     if isinstance(value, tf.Tensor):
         return value
     array = np.asarray(value, dtype=object)
     if array.ndim != 1:
-        raise InputError(
-            f"{what}: expected a list or array of strings [n], got shape {array.shape}"
-        )
+        raise InputError(f"x: expected a list or array of strings [n], got shape {array.shape}")
     return tf.constant([v.decode("utf-8") if isinstance(v, bytes) else str(v) for v in array])
 
 
@@ -114,11 +112,10 @@ def text_dataset(preprocessor, x, y=None, sample_weight=None, batch_size=None, s
         dataset = x
     else:
         texts = tuple(x) if isinstance(x, (tuple, list)) and not _is_string_array(x) else (x,)
-        texts = tuple(_string_tensor(t, "x") for t in texts)
+        texts = tuple(_string_tensor(t) for t in texts)
         if len({int(t.shape[0]) for t in texts}) > 1:
-            raise InputError(
-                f"the two texts of the pairs differ in length: {[int(t.shape[0]) for t in texts]}"
-            )
+            rows = " and ".join(str(int(t.shape[0])) for t in texts)
+            raise InputError(f"x: the pairs' first and second texts have {rows} rows")
         parts = [texts if len(texts) == 2 else texts[0]]
         parts += [np.asarray(v) for v in (y, sample_weight) if v is not None]
         if y is None and sample_weight is not None:

@@ -366,11 +366,17 @@ def test_answer_on_raw_text_uses_the_models_preprocessor(tmp_path):
     )
 
 
-def test_keras_file_carries_the_vocabulary_when_the_vocab_file_is_gone(tiny_config, tmp_path):
-    vocab_file = tmp_path / "vocab.txt"
+def tiny_tokenizer(folder):
+    """A 97-token vocab (tiny_config's size) in `folder`: words good, bad, film, w0..w87."""
     tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "good", "bad", "film", "##s"]
+    vocab_file = folder / "vocab.txt"
     vocab_file.write_text("\n".join(tokens + [f"w{i}" for i in range(88)]) + "\n")
-    tokenizer = bert_tf.BertTokenizer(str(vocab_file))
+    return bert_tf.BertTokenizer(str(vocab_file))
+
+
+def test_keras_file_carries_the_vocabulary_when_the_vocab_file_is_gone(tiny_config, tmp_path):
+    tokenizer = tiny_tokenizer(tmp_path)
+    vocab_file = tmp_path / "vocab.txt"
     preprocessor = bert_tf.BertPreprocessor(tokenizer, max_seq_length=16)
     model = bert_tf.BertClassifier(tiny_config, num_labels=3, preprocessor=preprocessor)
     texts = ["Good films", "bad w7 film"]
@@ -381,3 +387,29 @@ def test_keras_file_carries_the_vocabulary_when_the_vocab_file_is_gone(tiny_conf
     loaded = keras.saving.load_model(path)
     assert loaded.preprocessor.tokenizer.vocabulary == tokenizer.vocabulary
     np.testing.assert_array_equal(loaded.predict(texts, verbose=0), expected)
+
+
+def test_entities_on_raw_text_from_the_keras_model_and_its_export(tiny_config, tmp_path):
+    from bert_tf.export.tagging import entities, export_tagger
+    from bert_tf.metrics_ner import chunks
+
+    keras.utils.set_random_seed(3)
+    preprocessor = bert_tf.BertPreprocessor(tiny_tokenizer(tmp_path), max_seq_length=12)
+    labels = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
+    tagger = bert_tf.BertTokenClassifier(tiny_config, len(labels), preprocessor=preprocessor)
+    texts = ["good  films w1 w2 bad w3 w4 w5 w6 w7 w8 w9 w10", "w11 film\tgood", "bad"]
+    found = entities(tagger, texts, labels)
+    export_dir = str(tmp_path / "tagger")
+    export_tagger(tagger, export_dir, labels=labels)
+    assert entities(export_dir, texts) == found
+    served = tf.saved_model.load(export_dir).signatures["serving_default"](text=tf.constant(texts))
+    assert sum(map(len, found)) > 2  # random weights tag some entities
+    for text, spans, tags in zip(texts, found, served["tags"].numpy()):
+        words = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+        word_tags = [t.decode() for t in tags[: len(words)]]
+        expected = sorted(chunks(word_tags), key=lambda c: c[1])
+        assert [(s["type"], s["start_char"], s["end_char"]) for s in spans] == [
+            (kind, words[first][0], words[last][1]) for kind, first, last in expected
+        ]
+        for span in spans:
+            assert text[span["start_char"] : span["end_char"]] == span["text"]

@@ -13,6 +13,9 @@ features do. It loads with only tensorflow and tensorflow_text imported;
 the vocab file travels with it as an asset.
 """
 
+import os
+
+import keras
 import tensorflow as tf
 
 from bert_tf.data.tagging import window_stride
@@ -25,6 +28,7 @@ from bert_tf.export.common import (
     whitespace_words,
     write_archive,
 )
+from bert_tf.metrics_ner import chunks
 from bert_tf.packing import pack_example_windows
 
 
@@ -161,3 +165,44 @@ def export_tagger(
         )
 
     return write_archive(export_dir, model, tokenizer, {"serving_default": serve})
+
+
+def entities(model_or_export, texts, labels=None, max_seq_length=None):
+    """The entities tagged in each of `texts` (list of str).
+
+    `model_or_export`: a Keras token classifier with a preprocessor (from
+    `from_pretrained`) and `labels`, its tag names in id order; or the path
+    of an `export_tagger` SavedModel, or that SavedModel loaded. Words and
+    tags are as `serving_default`'s (module docstring); entities are the BIO
+    / IOB chunks of CoNLL's scorer (`metrics_ner.chunks`). Returns per text
+    a list of dicts: `type`, `text`, `start_char`, `end_char` (code points).
+    """
+    texts = list(texts)
+    if isinstance(model_or_export, keras.Model):
+        if not labels:
+            raise InputError("entities() with a Keras model needs labels: tag names in id order")
+        tokenizer, max_seq_length = model_text_settings(model_or_export, None, None, max_seq_length)
+        infer = model_call(model_or_export)
+        outputs = tag_sentences(infer, tokenizer, list(labels), max_seq_length, tf.constant(texts))
+    else:
+        export = model_or_export
+        if isinstance(export, (str, os.PathLike)):
+            export = tf.saved_model.load(os.fspath(export))
+        outputs = export.signatures["serving_default"](text=tf.constant(texts, tf.string))
+    tags, starts, ends = (outputs[k].numpy() for k in ("tags", "word_starts", "word_ends"))
+    found = []
+    for text, row_tags, row_starts, row_ends in zip(texts, tags, starts, ends):
+        num_words = int((row_starts >= 0).sum())
+        words = [tag.decode("utf-8") for tag in row_tags[:num_words]]
+        found.append(
+            [
+                {
+                    "type": entity_type,
+                    "text": text[row_starts[first] : row_ends[last]],
+                    "start_char": int(row_starts[first]),
+                    "end_char": int(row_ends[last]),
+                }
+                for entity_type, first, last in sorted(chunks(words), key=lambda c: c[1])
+            ]
+        )
+    return found

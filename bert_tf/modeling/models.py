@@ -252,18 +252,18 @@ class BertPretrainingModel(TaskModel):
     def _top_masked_tokens(self, rows, top_k):
         """`fill_mask` for a batch of token id lists."""
         tokenizer = self.preprocessor.tokenizer
-        length = max(map(len, rows))
-        word_ids = np.array([row + [tokenizer.pad_id] * (length - len(row)) for row in rows])
-        masks = [np.flatnonzero(np.array(row) == tokenizer.mask_id) for row in rows]
+        lengths = np.array([len(row) for row in rows])
+        word_ids = np.full((len(rows), lengths.max()), tokenizer.pad_id, np.int32)
+        for ids, row in zip(word_ids, rows):
+            ids[: len(row)] = row
+        masks = [np.flatnonzero(ids == tokenizer.mask_id) for ids in word_ids]
         positions = np.zeros((len(rows), max(1, max(map(len, masks)))), np.int32)
         for row, found in zip(positions, masks):
             row[: len(found)] = found
         inputs = {
-            "input_word_ids": word_ids.astype(np.int32),
-            "input_mask": (np.arange(length) < np.array([len(r) for r in rows])[:, None]).astype(
-                np.int32
-            ),
-            "input_type_ids": np.zeros_like(word_ids, np.int32),
+            "input_word_ids": word_ids,
+            "input_mask": (np.arange(lengths.max()) < lengths[:, None]).astype(np.int32),
+            "input_type_ids": np.zeros_like(word_ids),
             "masked_lm_positions": positions,
         }
         probabilities = tf.nn.softmax(self(inputs, training=False)["masked_lm_logits"], axis=-1)
