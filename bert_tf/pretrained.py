@@ -105,9 +105,10 @@ def load_pretrained(
     pre-training model's, which must be there. `model.load_report` says what
     was loaded, left initialised and unused. With a vocab (`vocab_file`, else
     the `vocab.txt` beside the checkpoint) a task model (not the bare
-    encoder) gets a `BertPreprocessor` of `max_seq_length`; `do_lower_case` defaults to what
-    the folder says (Hugging Face's tokenizer config, a Google release's
-    name), else True.
+    encoder) gets a `BertPreprocessor` of `max_seq_length`. `do_lower_case`
+    defaults to what the folder says (Hugging Face's tokenizer config, a
+    Google release's name), else True; given, it must not contradict a
+    release's name (as the scripts' flag).
     """
     config, weights = read_pretrained(path, bert_config_file)
     model = model_class(config, **model_arguments)
@@ -131,6 +132,8 @@ def load_pretrained(
     if hasattr(model, "preprocessor") and vocab_file:
         if do_lower_case is None:
             do_lower_case = lower_case_of(path)
+        else:
+            tokenization.validate_case_matches_checkpoint(do_lower_case, path)
         if do_lower_case is None:
             do_lower_case = True
         tokenizer = BertTokenizer(vocab_file, do_lower_case, name="tokenizer")

@@ -72,8 +72,9 @@ def test_from_pretrained_compile_and_fit_learn_from_raw_text(trained, calibratio
     assert trained.preprocessor.tokenizer.do_lower_case  # from tokenizer_config.json
     loss, accuracy = trained.evaluate(*DEV, verbose=0)
     calibration.record(dev_accuracy=accuracy, dev_loss=loss)
-    # Measured over seeds 0-3, default (Eigen) and oneDNN AVX2 kernels: 0.94-1.0.
-    assert accuracy >= 0.8
+    # Measured over seeds 0-3, Eigen and oneDNN AVX2 kernels: accuracy 1.0 in
+    # all 8, loss 0.456-0.526 (untrained: ln 2 = 0.693).
+    assert accuracy >= 0.8 and loss < 0.62
 
 
 MIRRORED = """
@@ -111,7 +112,7 @@ def test_fit_under_mirrored_strategy_with_mixed_precision(calibration, tmp_path)
     outcome = json.loads(result.stdout.strip().splitlines()[-1])
     calibration.record(dev_accuracy=outcome["accuracy"])
     assert outcome["replicas"] == 2 and outcome["logits_dtype"] == "float32"
-    # Measured over seeds 0-3, default (Eigen) and oneDNN AVX2 kernels: 0.94-1.0.
+    # Measured over seeds 0-3, Eigen and oneDNN AVX2 kernels: 1.0 in all 8.
     assert outcome["accuracy"] >= 0.8
 
 
@@ -211,12 +212,15 @@ def test_from_pretrained_reads_every_checkpoint_layout(tmp_path):
     scorer = bert_tf.BertClassifier.from_pretrained(str(release), num_labels=1)
     assert scorer.preprocessor.tokenizer.do_lower_case
     assert scorer.default_loss().name == "mean_squared_error"
-    cased = bert_tf.BertClassifier.from_pretrained(
-        str(release), num_labels=2, do_lower_case=False, max_seq_length=16
-    )
-    packed = cased.preprocessor((tf.constant(["Hello world " * 10]), tf.constant(["Bye"])))
-    assert packed["input_word_ids"].shape == (1, 16)  # truncated as the original pair
-    assert packed["input_word_ids"][0, 1].numpy() == 100  # "Hello" is [UNK] when cased
+    with pytest.raises(InputError, match="contradicts"):
+        bert_tf.BertClassifier.from_pretrained(str(release), num_labels=2, do_lower_case=False)
+    short = bert_tf.BertClassifier.from_pretrained(str(release), num_labels=2, max_seq_length=8)
+    packed = short.preprocessor((["Hello world " * 10], ["Bye"]))
+    # [CLS] hello world hello world [SEP] bye [SEP]: the original pair truncation
+    assert packed["input_word_ids"].numpy().tolist() == [
+        [101, 7592, 2088, 7592, 2088, 102, 9061, 102]
+    ]
+    assert packed["input_type_ids"].numpy().tolist() == [[0] * 6 + [1] * 2]
 
 
 def test_from_pretrained_and_raw_text_errors_name_what_is_wrong(tmp_path):
@@ -299,17 +303,8 @@ def test_sentence_embeddings_equal_extract_features_and_the_served_model(tmp_pat
 
     export_dir = str(tmp_path / "embedder")
     export_embedder(mean, export_dir)
-    served = subprocess.run(
-        [sys.executable, "-c", SERVE_EMBEDDINGS, export_dir, json.dumps(texts)],
-        capture_output=True,
-        text=True,
-        timeout=HANG_TIMEOUT,
-    )
-    assert served.returncode == 0, served.stderr[-3000:]
-    np.testing.assert_allclose(json.loads(served.stdout), vectors, atol=1e-5)
-
-
-SERVE_EMBEDDINGS = SERVE.replace('["probabilities"]', '["embeddings"]').replace("text_a=", "text=")
+    serve = tf.saved_model.load(export_dir).signatures["serving_default"]
+    np.testing.assert_allclose(serve(text=tf.constant(texts))["embeddings"], vectors, atol=1e-5)
 
 
 def test_compile_defaults_compute_the_scripts_losses(tiny_config):
@@ -345,25 +340,19 @@ def test_compile_defaults_compute_the_scripts_losses(tiny_config):
         np.testing.assert_allclose(float(keras_loss), float(script_loss), rtol=1e-6)
 
 
-def test_answer_on_raw_text_uses_the_models_preprocessor(tmp_path):
+def test_answer_on_raw_text_uses_the_models_preprocessor():
     """A span labeler from `from_pretrained` answers raw questions with no
-    vocab argument, as its export (written from the same preprocessor) does."""
-    from bert_tf.export.squad import answer, export_span_labeler
+    vocab argument: spans cut from the contexts at their character offsets."""
+    from bert_tf.export.squad import answer
 
     keras.utils.set_random_seed(0)
     labeler = bert_tf.BertSpanLabeler.from_pretrained(minilm_dir())
     questions = ["Who wrote the book?", "When was it written?"]
     contexts = ["The book was written by Ann Lee in 1999.", "Ann Lee wrote it in 1999, in Oslo."]
-    direct = answer(labeler, questions, contexts, max_seq_length=64, max_query_length=16)
-    for result, context in zip(direct, contexts):
+    results = answer(labeler, questions, contexts, max_seq_length=64, max_query_length=16)
+    for result, context in zip(results, contexts):
+        assert result["answer"]
         assert result["answer"] == context[result["start_char"] : result["end_char"]]
-    export_dir = str(tmp_path / "squad")
-    export_span_labeler(labeler, export_dir, max_seq_length=64, max_query_length=16)
-    served = answer(export_dir, questions, contexts)
-    assert [r["answer"] for r in served] == [r["answer"] for r in direct]
-    np.testing.assert_allclose(
-        [r["score"] for r in served], [r["score"] for r in direct], atol=1e-4
-    )
 
 
 def tiny_tokenizer(folder):

@@ -348,7 +348,8 @@ def export_span_labeler(
 
     See the module docstring for the signatures; the settings are run_squad.py's
     flags of the same names. `vocab_file` and `do_lower_case` default to the
-    model's preprocessor's (`from_pretrained`, `.keras` files). Written to a temporary directory and renamed, so
+    model's preprocessor's (`from_pretrained`, `.keras` files). Written to a
+    temporary directory and renamed, so
     `export_dir` is never left half-written; an existing `export_dir` is
     replaced only with `overwrite`. With `jit_compile` the model runs
     compiled with XLA (`export.common`). Returns `export_dir`.
@@ -393,7 +394,8 @@ def answer(model_or_export, questions, contexts, **settings):
 
     `model_or_export`: a Keras `BertSpanLabeler`, with `vocab_file` and
     `do_lower_case` (unless the model has a preprocessor) and optionally
-    `export_span_labeler`'s settings as keyword arguments; or the path of a SavedModel written by
+    `export_span_labeler`'s settings as keyword arguments; or the path of a
+    SavedModel written by
     `export_span_labeler`, or that SavedModel loaded (no settings: they are
     fixed in it). Returns one dict per question: `answer` (str),
     `start_char`, `end_char` (int), `score` (float) and, for SQuAD 2.0,
