@@ -13,12 +13,42 @@ INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
 DEFAULT_BATCH_SIZE = 32
 
 
+# What raw text a task model takes (`TaskModel.text_layout`).
+TEXTS = "texts or pairs (texts_a, texts_b)"
+CHOICES = "(contexts, choices) with choices [n, num_choices]"
+
+
+def pack_choices(tokenizer, context, endings, max_seq_length, multiple=1):
+    """tf.string `context` `[batch]` and a list of n tf.string `[batch]`
+    endings -> dict of int32 `[batch, n, longest]` model inputs, padded to
+    the longest pair rounded up to `multiple` (at most `max_seq_length`);
+    pair i of example b is `[CLS] context_b [SEP] ending_i_b [SEP]`."""
+    num_choices = len(endings)
+    context_ids = tokenizer(context)
+    contexts = tf.concat([context_ids[:, None]] * num_choices, axis=1).merge_dims(0, 1)
+    choices = tf.concat([tokenizer(ending)[:, None] for ending in endings], axis=1).merge_dims(0, 1)
+    packed, _, _ = pack_example_windows(
+        [contexts, choices],
+        max_seq_length,
+        tokenizer.cls_id,
+        tokenizer.sep_id,
+        pad_to_longest=True,
+        length_multiple=multiple,
+    )
+    return {
+        name: tf.reshape(value, [-1, num_choices, tf.shape(value)[1]])
+        for name, value in packed.items()
+    }
+
+
 @keras.saving.register_keras_serializable(package="bert_tf")
 class BertPreprocessor(keras.layers.Layer):
     """Raw text -> BERT's inputs, as the scripts tokenize and pack them.
 
-    Call on texts (a tf.string Tensor `[batch]` or a list of strings) or a
-    pair `(text_a, text_b)` of them. Returns a dict of int32 `[batch, length]`
+    Call on texts (a tf.string Tensor `[batch]` or a list of strings), a
+    pair `(texts_a, texts_b)` of them, or `(contexts, choices)` with choices
+    `[batch, num_choices]` (multiple choice). Returns a dict of int32
+    `[batch, length]` (choices: `[batch, num_choices, length]`)
     (`input_word_ids`, `input_mask`, `input_type_ids`): `[CLS] A [SEP] (B
     [SEP])`, truncated as the original `_truncate_seq_pair` to
     `max_seq_length`, padded to the batch's longest example rounded up to
@@ -38,16 +68,22 @@ class BertPreprocessor(keras.layers.Layer):
 
     def __call__(self, inputs, **kwargs):
         # Checked here, not in call(): Keras rewrites errors raised in call() to many lines.
-        pair = isinstance(inputs, (tuple, list)) and not _is_string_array(inputs)
-        segments = list(inputs) if pair else [inputs]
-        if len(segments) not in (1, 2):
-            raise InputError(f"{self.name} takes one text or a pair of texts, got {len(segments)}")
-        if len(segments) == 2 and self.max_seq_length < 3 or self.max_seq_length < 2:
+        layout = text_layout(inputs)
+        if layout is None:
+            raise InputError(f"{self.name} takes {TEXTS} or {CHOICES}")
+        segments = (inputs,) if _string_rank(inputs) == 1 else tuple(inputs)
+        segments = tuple(_string_tensor(segment) for segment in segments)
+        if self.max_seq_length < 1 + 2 * len(segments) - (len(segments) == 1):
             raise InputError(f"{self.name}: max_seq_length={self.max_seq_length} is too short")
-        return super().__call__(tuple(segments), **kwargs)
+        return super().__call__(segments, **kwargs)
 
     def call(self, inputs):
         tokenizer = self.tokenizer
+        if len(inputs) == 2 and inputs[1].shape.rank == 2:
+            endings = tf.unstack(inputs[1], axis=1)
+            return pack_choices(
+                tokenizer, inputs[0], endings, self.max_seq_length, self.length_multiple
+            )
         packed, _, _ = pack_example_windows(
             [tokenizer(text) for text in inputs],
             self.max_seq_length,
@@ -68,69 +104,78 @@ class BertPreprocessor(keras.layers.Layer):
         }
 
 
-def _is_string_array(value):
+def _string_rank(value):
+    """The rank of a string array (a list, nested lists, a numpy or tf.string
+    array or a tf.TensorSpec), else None."""
     if isinstance(value, (tf.Tensor, tf.TensorSpec)):
-        return value.dtype == tf.string
+        return value.shape.rank if value.dtype == tf.string else None
     if isinstance(value, np.ndarray):
-        return value.dtype.kind in "USO" and value.ndim == 1
-    return isinstance(value, (list, tuple)) and all(isinstance(v, (str, bytes)) for v in value)
+        return value.ndim if value.dtype.kind in "USO" else None
+    if isinstance(value, (list, tuple)) and value:
+        if all(isinstance(v, (str, bytes)) for v in value):
+            return 1
+        ranks = {_string_rank(v) for v in value}
+        return ranks.pop() + 1 if ranks in ({1}, {2}) else None
+    return None
 
 
-def is_text(x):
-    """Whether `x` is raw text: strings (a list, a numpy or tf.string array
-    `[n]`) or a pair (tuple or list of two such) for sentence-pair tasks."""
-    if _is_string_array(x):
-        return True
-    return isinstance(x, (tuple, list)) and len(x) == 2 and all(map(_is_string_array, x))
+def text_layout(x):
+    """`TEXTS` or `CHOICES` when `x` is raw text of that layout, else None."""
+    if _string_rank(x) == 1:
+        return TEXTS
+    if not isinstance(x, (tuple, list)) or len(x) != 2 or _string_rank(x[0]) != 1:
+        return None
+    return {1: TEXTS, 2: CHOICES}.get(_string_rank(x[1]))
 
 
 def _string_tensor(value):
     if isinstance(value, tf.Tensor):
         return value
     array = np.asarray(value, dtype=object)
-    if array.ndim != 1:
-        raise InputError(f"x: expected a list or array of strings [n], got shape {array.shape}")
-    return tf.constant([v.decode("utf-8") if isinstance(v, bytes) else str(v) for v in array])
+    strings = [v.decode("utf-8") if isinstance(v, bytes) else str(v) for v in array.flat]
+    return tf.reshape(tf.constant(strings, tf.string), array.shape)
 
 
-def dataset_is_text(dataset):
-    """Whether a tf.data.Dataset's inputs (its element, or the element's
-    first part when it is a tuple `(x, y[, sample_weight])`) are strings."""
+def dataset_text_layout(dataset):
+    """`text_layout` of a tf.data.Dataset's inputs: its element, or the
+    element's first part when it is a tuple `(x, y[, sample_weight])`."""
     spec = dataset.element_spec
-    inputs = spec[0] if isinstance(spec, tuple) and not is_text(spec) else spec
-    return all(s.dtype == tf.string for s in tf.nest.flatten(inputs))
+    layout = text_layout(spec)
+    if layout is None and isinstance(spec, tuple):
+        layout = text_layout(spec[0])
+    return layout
 
 
 def text_dataset(preprocessor, x, y=None, sample_weight=None, batch_size=None, shuffle=False):
     """A batched tf.data.Dataset of `(inputs[, y[, sample_weight]])` whose
     inputs are `preprocessor(x)`, each batch padded to its own longest example.
 
-    `x` is raw text (see `is_text`) or a batched tf.data.Dataset of it (then
-    `y` and `sample_weight` come from the dataset).
+    `x` is raw text (see `text_layout`) or a batched tf.data.Dataset of it
+    (then `y` and `sample_weight` come from the dataset).
     """
     if isinstance(x, tf.data.Dataset):
         dataset = x
     else:
-        texts = tuple(x) if isinstance(x, (tuple, list)) and not _is_string_array(x) else (x,)
+        texts = (x,) if _string_rank(x) == 1 else tuple(x)
         texts = tuple(_string_tensor(t) for t in texts)
+        count = int(texts[0].shape[0])
         if len({int(t.shape[0]) for t in texts}) > 1:
             rows = " and ".join(str(int(t.shape[0])) for t in texts)
-            raise InputError(f"x: the pairs' first and second texts have {rows} rows")
-        parts = [texts if len(texts) == 2 else texts[0]]
-        parts += [np.asarray(v) for v in (y, sample_weight) if v is not None]
+            raise InputError(f"x: its two parts have {rows} rows")
         if y is None and sample_weight is not None:
             raise InputError("sample_weight needs y")
-        count = int(texts[0].shape[0])
         for name, value in (("y", y), ("sample_weight", sample_weight)):
             if value is not None and len(value) != count:
                 raise InputError(f"{name} has {len(value)} rows for {count} texts")
+        parts = [texts if len(texts) == 2 else texts[0]]
+        parts += [np.asarray(v) for v in (y, sample_weight) if v is not None]
         dataset = tf.data.Dataset.from_tensor_slices(tuple(parts) if len(parts) > 1 else parts[0])
         if shuffle:
             dataset = dataset.shuffle(count, reshuffle_each_iteration=True)
         dataset = dataset.batch(batch_size or DEFAULT_BATCH_SIZE)
 
     def preprocess(*element):
-        if len(element) > 1 and not is_text(tuple(element)):
+        if len(element) > 1 and text_layout(element) is None:
             return (preprocessor(element[0]),) + element[1:]
         return preprocessor(element if len(element) > 1 else element[0])
 

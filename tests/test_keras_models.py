@@ -402,3 +402,31 @@ def test_entities_on_raw_text_from_the_keras_model_and_its_export(tiny_config, t
         ]
         for span in spans:
             assert text[span["start_char"] : span["end_char"]] == span["text"]
+
+
+def test_multiple_choice_fits_and_predicts_contexts_with_choices(tiny_config, tmp_path):
+    """Raw `(contexts, choices)` are packed as SWAG's features are
+    (`data.multiple_choice.convert_example`), and train with compile()'s
+    defaults; a classifier refuses them."""
+    from bert_tf.data.multiple_choice import MultipleChoiceExample, convert_example
+    from bert_tf.tokenization import FullTokenizer
+
+    tokenizer = tiny_tokenizer(tmp_path)
+    preprocessor = bert_tf.BertPreprocessor(tokenizer, max_seq_length=8, length_multiple=1)
+    model = bert_tf.BertMultipleChoice(tiny_config, num_choices=3, preprocessor=preprocessor)
+    contexts = ["good film w1 w2 w3", "bad"]
+    choices = [["w4", "films w5 w6 w7", "good"], ["w8 w9", "w10", "bad bad bad bad bad bad"]]
+    packed = preprocessor((contexts, choices))
+    full = FullTokenizer(str(tmp_path / "vocab.txt"))
+    for row, (context, endings) in enumerate(zip(contexts, choices)):
+        record = convert_example(MultipleChoiceExample("x", context, tuple(endings)), 8, full)
+        width = packed["input_word_ids"].shape[-1]
+        expected = np.reshape(record["input_ids"], (3, 8))[:, :width]
+        np.testing.assert_array_equal(packed["input_word_ids"][row], expected)
+    model.compile(learning_rate=1e-3)
+    history = model.fit((contexts * 4, choices * 4), [0, 2] * 4, batch_size=4, epochs=2, verbose=0)
+    assert np.isfinite(history.history["loss"]).all()
+    assert model.predict((contexts, choices), verbose=0).shape == (2, 3)
+    classifier = bert_tf.BertClassifier(tiny_config, 2, preprocessor=preprocessor)
+    with pytest.raises(InputError, match="not raw \\(contexts, choices\\)"):
+        classifier.predict((contexts, choices))

@@ -23,30 +23,7 @@ from bert_tf.export.common import (
     request_length_multiple,
     write_archive,
 )
-from bert_tf.packing import pack_example_windows
-
-
-def pack_choices(tokenizer, context, endings, max_seq_length, multiple=1):
-    """tf.string `context` `[batch]` and a list of n tf.string `[batch]`
-    endings -> dict of int32 `[batch, n, longest]` model inputs, padded to
-    the longest pair rounded up to `multiple` (at most `max_seq_length`);
-    pair i of example b is `[CLS] context_b [SEP] ending_i_b [SEP]`."""
-    num_choices = len(endings)
-    context_ids = tokenizer(context)
-    contexts = tf.concat([context_ids[:, None]] * num_choices, axis=1).merge_dims(0, 1)
-    choices = tf.concat([tokenizer(ending)[:, None] for ending in endings], axis=1).merge_dims(0, 1)
-    packed, _, _ = pack_example_windows(
-        [contexts, choices],
-        max_seq_length,
-        tokenizer.cls_id,
-        tokenizer.sep_id,
-        pad_to_longest=True,
-        length_multiple=multiple,
-    )
-    return {
-        name: tf.reshape(value, [-1, num_choices, tf.shape(value)[1]])
-        for name, value in packed.items()
-    }
+from bert_tf.preprocessor import pack_choices
 
 
 def export_multiple_choice(

@@ -6,6 +6,7 @@ from keras import ops
 from bert_tf.errors import InputError
 from bert_tf.modeling.models import TaskModel
 from bert_tf.modeling.tagging import check_layers
+from bert_tf.preprocessor import TEXTS
 
 POOLINGS = ("mean", "first", "pooled")
 
@@ -23,7 +24,7 @@ class BertSentenceEmbedder(TaskModel):
     preprocessor, `predict` takes raw text.
     """
 
-    takes_text = True
+    text_layout = TEXTS
 
     def __init__(self, config, pooling="mean", layers=(-1,), normalize=False, **kwargs):
         kwargs.setdefault("name", "bert_sentence_embedder")

@@ -12,11 +12,13 @@ from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.heads import MaskedLMHead
 from bert_tf.modeling.layers import OutputProjection
 from bert_tf.preprocessor import (
+    CHOICES,
     DEFAULT_BATCH_SIZE,
     INPUT_NAMES,
-    dataset_is_text,
-    is_text,
+    TEXTS,
+    dataset_text_layout,
     text_dataset,
+    text_layout,
 )
 from bert_tf.tokenization import MASK_TOKEN
 from bert_tf.training import optimization
@@ -29,13 +31,14 @@ class TaskModel(keras.Model):
 
     `from_pretrained` loads any checkpoint the scripts take. With a
     `preprocessor` (a `BertPreprocessor`; `from_pretrained` attaches one when
-    it finds the vocab), models whose `takes_text` is true `fit`, `evaluate`
-    and `predict` on raw text too. `compile()` defaults to the original's
+    it finds the vocab), models with a `text_layout` `fit`, `evaluate` and
+    `predict` on raw text of that layout too. `compile()` defaults to the original's
     AdamW and the task's loss and metrics.
     """
 
-    # Whether `fit` / `evaluate` / `predict` take raw text through the preprocessor.
-    takes_text = False
+    # The raw text `fit` / `evaluate` / `predict` take through the preprocessor
+    # (`preprocessor.TEXTS` or `CHOICES`), or None.
+    text_layout = None
 
     def __init__(self, config, preprocessor=None, **kwargs):
         super().__init__(**kwargs)
@@ -123,16 +126,14 @@ class TaskModel(keras.Model):
     def _text_data(self, x, y, sample_weight, batch_size, shuffle):
         """Raw text -> `(dataset, None, None, None)` through the preprocessor;
         other data as it is."""
-        if isinstance(x, tf.data.Dataset):
-            raw = dataset_is_text(x)
-        else:
-            raw = is_text(x)
-        if not raw:
+        layout = dataset_text_layout(x) if isinstance(x, tf.data.Dataset) else text_layout(x)
+        if layout is None:
             return x, y, sample_weight, batch_size
-        if not self.takes_text:
-            raise InputError(
-                f"{type(self).__name__} takes packed inputs ({', '.join(INPUT_NAMES)}), not text"
-            )
+        if layout != self.text_layout:
+            takes = f"packed inputs ({', '.join(INPUT_NAMES)})"
+            if self.text_layout:
+                takes += f" or raw {self.text_layout}"
+            raise InputError(f"{type(self).__name__} takes {takes}, not raw {layout}")
         self._preprocessor_for("raw text")
         dataset = text_dataset(self.preprocessor, x, y, sample_weight, batch_size, shuffle)
         return dataset, None, None, None
@@ -298,7 +299,7 @@ class BertClassifier(TaskModel):
     [num_labels, hidden]` and `output_bias`, as the original run_classifier.py.
     """
 
-    takes_text = True
+    text_layout = TEXTS
 
     def __init__(self, config, num_labels, **kwargs):
         kwargs.setdefault("name", "bert_classifier")
@@ -374,10 +375,13 @@ class BertMultipleChoice(TaskModel):
 
     Inputs: a dict of int tensors `[batch, num_choices, seq]`:
     `input_word_ids`, `input_mask`, `input_type_ids` (each choice packed as
-    `[CLS] context [SEP] choice [SEP]`). The encoder runs on
+    `[CLS] context [SEP] choice [SEP]`), or with a preprocessor, raw text
+    `(contexts [batch], choices [batch, num_choices])`. The encoder runs on
     `[batch * num_choices, seq]`. Returns float32 logits `[batch, num_choices]`.
     TF1 names: top-level `output_weights [1, hidden]` and `output_bias [1]`.
     """
+
+    text_layout = CHOICES
 
     def __init__(self, config, num_choices=4, **kwargs):
         kwargs.setdefault("name", "bert_multiple_choice")
