@@ -6,189 +6,14 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
-from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
-from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.heads import MaskedLMHead
 from bert_tf.modeling.layers import OutputProjection
-from bert_tf.preprocessor import (
-    CHOICES,
-    DEFAULT_BATCH_SIZE,
-    INPUT_NAMES,
-    TEXTS,
-    dataset_text_layout,
-    text_dataset,
-    text_layout,
-)
+from bert_tf.modeling.task_model import TaskModel, accuracy, classification_loss
+from bert_tf.preprocessor import CHOICES, DEFAULT_BATCH_SIZE, TEXTS
 from bert_tf.tokenization import MASK_TOKEN
-from bert_tf.training import optimization
 
 CLASSIFIER_DROPOUT = 0.1  # the original's fixed keep_prob=0.9 on the pooled output
-
-
-class TaskModel(keras.Model):
-    """A keras.Model around one BertEncoder; serialises as its BertConfig.
-
-    `from_pretrained` loads any checkpoint the scripts take. With a
-    `preprocessor` (a `BertPreprocessor`; `from_pretrained` attaches one when
-    it finds the vocab), models with a `text_layout` `fit`, `evaluate` and
-    `predict` on raw text of that layout too. `compile()` defaults to the original's
-    AdamW and the task's loss and metrics.
-    """
-
-    # The raw text `fit` / `evaluate` / `predict` take through the preprocessor
-    # (`preprocessor.TEXTS` or `CHOICES`), or None.
-    text_layout = None
-
-    def __init__(self, config, preprocessor=None, **kwargs):
-        super().__init__(**kwargs)
-        self.config = config if isinstance(config, BertConfig) else BertConfig.from_dict(config)
-        self.encoder = BertEncoder(self.config)
-        if isinstance(preprocessor, dict):
-            preprocessor = keras.saving.deserialize_keras_object(preprocessor)
-        self.preprocessor = preprocessor
-
-    @classmethod
-    def from_pretrained(cls, path, **kwargs):
-        """The model with the weights at `path` (see `bert_tf.pretrained.load_pretrained`)."""
-        from bert_tf.pretrained import load_pretrained  # checkpoints imports this module
-
-        return load_pretrained(cls, path, **kwargs)
-
-    def get_config(self):
-        config = {"name": self.name, "config": self.config.to_dict()}
-        if self.preprocessor is not None:
-            config["preprocessor"] = keras.saving.serialize_keras_object(self.preprocessor)
-        return config
-
-    def tf1_head_variables(self):
-        """`{original TF1 name: variable}` of the head's weights (the encoder's
-        are named by `checkpoints.tf1_variable_map`)."""
-        raise NotImplementedError
-
-    def _preprocessor_for(self, what):
-        if self.preprocessor is None:
-            raise InputError(
-                f"{what} needs a preprocessor: load {self.name} with "
-                "from_pretrained(..., vocab_file=...) or set model.preprocessor"
-            )
-        return self.preprocessor
-
-    def default_loss(self):
-        """The task's loss as the scripts compute it, for `compile()`."""
-        raise InputError(f"{type(self).__name__} has no default loss: pass compile(loss=...)")
-
-    def default_metrics(self):
-        return []
-
-    def default_loss_weights(self):
-        return None
-
-    def compile(
-        self,
-        optimizer="auto",
-        loss="auto",
-        metrics="auto",
-        *,
-        learning_rate=5e-5,
-        num_train_steps=None,
-        warmup_proportion=0.1,
-        **kwargs,
-    ):
-        """Keras `compile` with the scripts' defaults for "auto": the original
-        AdamW (weight decay 0.01 off LayerNorm and biases, epsilon 1e-6,
-        gradients clipped to global norm 1.0) with `learning_rate` warmed up
-        over `warmup_proportion` of `num_train_steps` and decayed linearly to
-        0 (constant without `num_train_steps`); the task's loss and metrics."""
-        if isinstance(optimizer, str) and optimizer == "auto":
-            if num_train_steps:
-                optimizer = optimization.create_optimizer(
-                    "adamw",
-                    learning_rate,
-                    num_train_steps,
-                    int(num_train_steps * warmup_proportion),
-                )
-            else:
-                optimizer = optimization.AdamW(learning_rate, global_clipnorm=1.0)
-        if isinstance(loss, str) and loss == "auto":
-            loss = self.default_loss()
-            kwargs.setdefault("loss_weights", self.default_loss_weights())
-        if isinstance(metrics, str) and metrics == "auto":
-            metrics = self.default_metrics()
-        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
-
-    def compile_from_config(self, config):
-        # The saved config holds what "auto" resolved to: Keras's own compile restores it.
-        keras.Model.compile(self, **keras.saving.deserialize_keras_object(config))
-        if self.built:
-            self.optimizer.build(self.trainable_variables)
-
-    def _text_data(self, x, y, sample_weight, batch_size, shuffle):
-        """Raw text -> `(dataset, None, None, None)` through the preprocessor;
-        other data as it is."""
-        layout = dataset_text_layout(x) if isinstance(x, tf.data.Dataset) else text_layout(x)
-        if layout is None:
-            return x, y, sample_weight, batch_size
-        if layout != self.text_layout:
-            takes = f"packed inputs ({', '.join(INPUT_NAMES)})"
-            if self.text_layout:
-                takes += f" or raw {self.text_layout}"
-            raise InputError(f"{type(self).__name__} takes {takes}, not raw {layout}")
-        self._preprocessor_for("raw text")
-        dataset = text_dataset(self.preprocessor, x, y, sample_weight, batch_size, shuffle)
-        return dataset, None, None, None
-
-    def fit(self, x=None, y=None, batch_size=None, validation_data=None, shuffle=True, **kwargs):
-        if validation_data is not None:
-            if isinstance(validation_data, tf.data.Dataset):
-                validation = (validation_data, None, None)
-            else:
-                validation = (tuple(validation_data) + (None, None))[:3]
-            val_batch_size = kwargs.get("validation_batch_size") or batch_size
-            converted = self._text_data(*validation, val_batch_size, False)[0]
-            if converted is not validation[0]:
-                validation_data = converted
-                kwargs.pop("validation_batch_size", None)
-        x, y, kwargs["sample_weight"], batch_size = self._text_data(
-            x, y, kwargs.get("sample_weight"), batch_size, shuffle
-        )
-        if isinstance(x, tf.data.Dataset):
-            shuffle = False  # text_dataset shuffled it; Keras only warns for datasets
-            self._build_metrics_from(x)
-        return super().fit(
-            x, y, batch_size=batch_size, validation_data=validation_data, shuffle=shuffle, **kwargs
-        )
-
-    def _build_metrics_from(self, dataset):
-        # Keras 3.15 builds the compiled loss and metrics from a batch of the
-        # distributed dataset, whose per-replica values it reads as float32
-        # ("indices has DataType float32") under MirroredStrategy: build them
-        # from an undistributed batch first.
-        strategy = self.distribute_strategy
-        if strategy.num_replicas_in_sync > 1 and not self._compile_loss.built:
-            with strategy.scope():
-                self._symbolic_build(data_batch=next(iter(dataset.take(1))))
-
-    def evaluate(self, x=None, y=None, batch_size=None, *, sample_weight=None, **kwargs):
-        x, y, sample_weight, batch_size = self._text_data(x, y, sample_weight, batch_size, False)
-        if isinstance(x, tf.data.Dataset):
-            self._build_metrics_from(x)
-        return super().evaluate(x, y, batch_size=batch_size, sample_weight=sample_weight, **kwargs)
-
-    def predict(self, x, batch_size=None, **kwargs):
-        x, _, _, batch_size = self._text_data(x, None, None, batch_size, False)
-        return super().predict(x, batch_size=batch_size, **kwargs)
-
-
-def _classification_loss(num_labels):
-    """The original's: mean softmax cross-entropy; regression: mean squared error."""
-    if num_labels == 1:
-        return keras.losses.MeanSquaredError()
-    return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-
-
-def _accuracy():
-    return keras.metrics.SparseCategoricalAccuracy(name="accuracy")
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -325,10 +150,10 @@ class BertClassifier(TaskModel):
         return self.classifier(self.dropout(pooled, training=training))
 
     def default_loss(self):
-        return _classification_loss(self.num_labels)
+        return classification_loss(self.num_labels)
 
     def default_metrics(self):
-        return [_accuracy() if self.num_labels > 1 else keras.metrics.MeanSquaredError(name="mse")]
+        return [accuracy() if self.num_labels > 1 else keras.metrics.MeanSquaredError(name="mse")]
 
     def get_config(self):
         return {**super().get_config(), "num_labels": self.num_labels}
@@ -363,7 +188,7 @@ class BertSpanLabeler(TaskModel):
     def default_loss(self):
         """The original's (start + end) / 2 softmax cross-entropy; `y` is
         `{"start_logits": start positions, "end_logits": end positions}`."""
-        return {name: _classification_loss(2) for name in ("start_logits", "end_logits")}
+        return {name: classification_loss(2) for name in ("start_logits", "end_logits")}
 
     def default_loss_weights(self):
         return {"start_logits": 0.5, "end_logits": 0.5}
@@ -411,10 +236,10 @@ class BertMultipleChoice(TaskModel):
         return ops.reshape(logits, (-1, self.num_choices))
 
     def default_loss(self):
-        return _classification_loss(self.num_choices)
+        return classification_loss(self.num_choices)
 
     def default_metrics(self):
-        return [_accuracy()]
+        return [accuracy()]
 
     def get_config(self):
         return {**super().get_config(), "num_choices": self.num_choices}

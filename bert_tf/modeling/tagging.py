@@ -5,7 +5,8 @@ from keras import ops
 
 from bert_tf.errors import InputError
 from bert_tf.modeling.layers import OutputProjection
-from bert_tf.modeling.models import CLASSIFIER_DROPOUT, TaskModel
+from bert_tf.modeling.models import CLASSIFIER_DROPOUT
+from bert_tf.modeling.task_model import TaskModel
 
 COMBINE_MODES = ("concat", "sum")
 
