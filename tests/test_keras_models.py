@@ -131,6 +131,7 @@ def softmax(logits):
     return tf.nn.softmax(logits, axis=-1).numpy()
 
 
+@pytest.mark.numerics
 def test_keras_model_equals_its_keras_file_export_and_run_classifier(trained, tmp_path):
     texts = DEV[0]
     probabilities = softmax(trained.predict(texts, verbose=0))
@@ -272,6 +273,7 @@ def test_readme_keras_examples_run_as_written(tmp_path, monkeypatch):
     assert names["classifier"].num_labels == 3
 
 
+@pytest.mark.numerics
 def test_sentence_embeddings_equal_extract_features_and_the_served_model(tmp_path):
     texts = ["The movie was great.", "A dull, long film with a twist nobody saw coming!"]
     (tmp_path / "input.txt").write_text("\n".join(texts) + "\n")
@@ -307,6 +309,7 @@ def test_sentence_embeddings_equal_extract_features_and_the_served_model(tmp_pat
     np.testing.assert_allclose(serve(text=tf.constant(texts))["embeddings"], vectors, atol=1e-5)
 
 
+@pytest.mark.numerics
 def test_compile_defaults_compute_the_scripts_losses(tiny_config):
     """`compile()`'s loss on a batch equals the training objective of the
     script for that task (the same logits, labels and weights)."""

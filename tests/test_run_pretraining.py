@@ -263,6 +263,7 @@ def test_float16_with_accumulation_resumes_like_an_uninterrupted_run(setup):
         )
 
 
+@pytest.mark.numerics
 def test_fill_mask_ranks_as_the_trained_checkpoints_masked_lm(setup, runs, tmp_path):
     """Keras users' `fill_mask` on the run's output folder gives the top tokens
     and probabilities of the float64 numpy BERT on the same checkpoint."""
