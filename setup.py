@@ -13,7 +13,7 @@ setup(
     install_requires=[
         "tensorflow>=2.20,<2.22",
         "tensorflow-text>=2.20,<2.22",
-        # training/optimization.py uses a few private names of Keras's
+        # optimization.py uses a few private names of Keras's
         # optimizers (see its module docstring): one minor version.
         "keras>=3.15.1,<3.16",
         "absl-py>=2.1",

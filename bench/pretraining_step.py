@@ -7,9 +7,9 @@ import tensorflow as tf
 
 from bert_tf.config import preset
 from bert_tf.modeling import BertPretrainingModel
+from bert_tf.optimization import create_optimizer
 from bert_tf.tasks.pretraining import PretrainingObjective
 from bert_tf.training.loop import LoopConfig, Trainer
-from bert_tf.training.optimization import create_optimizer
 
 # The benches' short model names: small is L4 H512.
 PRESETS = {"tiny": "bert_tiny", "small": "bert_small", "base": "bert_base", "large": "bert_large"}

@@ -20,7 +20,6 @@ from bert_tf import files
 from bert_tf.config import BertConfig
 from bert_tf.errors import CheckpointError
 from bert_tf.files import atomic_output
-from bert_tf.modeling import BertEncoder
 
 # --------------------------------------------------------------------------
 # The name map: TF1 names -> this package's Keras variables.
@@ -66,11 +65,11 @@ def tf1_variable_map(model):
     model's own `tf1_head_variables()`). Shapes are the original's, so values
     move between the two without any transposition.
     """
-    if isinstance(model, BertEncoder):
+    if hasattr(model, "tf1_head_variables"):
+        return {**_encoder_map(model.encoder), **model.tf1_head_variables()}
+    if hasattr(model, "transformer_layers"):  # a BertEncoder
         return _encoder_map(model)
-    if not hasattr(model, "tf1_head_variables"):
-        raise TypeError(f"no TF1 name map for {type(model).__name__}")
-    return {**_encoder_map(model.encoder), **model.tf1_head_variables()}
+    raise TypeError(f"no TF1 name map for {type(model).__name__}")
 
 
 # --------------------------------------------------------------------------

@@ -1,21 +1,13 @@
-"""From released files to ready Keras models: `from_pretrained` (encoder and
-pre-training heads) and `load_pretrained`, behind every task model's
-`from_pretrained`."""
+"""`from_pretrained`: one call from released files to the encoder and, when
+the checkpoint has them, the pre-training heads (each task model has its own
+`from_pretrained`, `bert_tf.loading`)."""
 
 import dataclasses
-import json
-import os
 
-from absl import logging
-
-from bert_tf import checkpoints, files, tokenization
-from bert_tf.config import CONFIG_FILE_NAMES, BertConfig, config_file_beside
-from bert_tf.errors import CheckpointError
+from bert_tf import checkpoints
+from bert_tf.config import BertConfig
+from bert_tf.loading import read_pretrained
 from bert_tf.modeling import BertEncoder, BertPretrainingModel
-from bert_tf.preprocessing import BertTokenizer
-from bert_tf.preprocessor import BertPreprocessor
-
-VOCAB_FILE_NAME = "vocab.txt"
 
 
 @dataclasses.dataclass
@@ -27,21 +19,6 @@ class PretrainedBert:
     config: BertConfig
     encoder: BertEncoder
     pretraining_model: BertPretrainingModel | None
-
-
-def read_pretrained(path, bert_config_file=None):
-    """`(BertConfig, {tf1_name: ndarray})` of any checkpoint the scripts take:
-    a Google release folder or checkpoint prefix, a run's output folder (its
-    newest `model.ckpt-N`), a Model Garden checkpoint or a Hugging Face folder.
-    `bert_config_file` defaults to the config beside the checkpoint."""
-    if checkpoints.checkpoint_format(path) == "huggingface":
-        return checkpoints.read_hf_folder(path)
-    bert_config_file = bert_config_file or config_file_beside(path)
-    if bert_config_file is None:
-        raise CheckpointError(
-            f"no {' or '.join(CONFIG_FILE_NAMES)} next to {path!r}; pass bert_config_file"
-        )
-    return BertConfig.from_json_file(bert_config_file), checkpoints.read_weights(path)
 
 
 def from_pretrained(init_checkpoint, bert_config_file=None):
@@ -62,80 +39,3 @@ def from_pretrained(init_checkpoint, bert_config_file=None):
     encoder = BertEncoder(config)
     checkpoints.load_weights(encoder, weights, source=init_checkpoint)
     return PretrainedBert(config, encoder, None)
-
-
-def _folder(path):
-    return path if files.isdir(path) else os.path.dirname(path)
-
-
-def vocab_file_beside(path):
-    """The `vocab.txt` in the folder `path` or beside the checkpoint prefix `path`, or None."""
-    vocab_file = os.path.join(_folder(path), VOCAB_FILE_NAME)
-    return vocab_file if files.exists(vocab_file) else None
-
-
-def lower_case_of(path):
-    """Whether the model at `path` lower-cases its input: a Hugging Face
-    folder's `tokenizer_config.json` says, or a Google release's name; None
-    when neither does."""
-    hf_config = os.path.join(_folder(path), "tokenizer_config.json")
-    if files.exists(hf_config):
-        with files.open_file(hf_config) as f:
-            value = json.load(f).get("do_lower_case")
-        if value is not None:
-            return bool(value)
-    return tokenization.release_casing(path)[1]
-
-
-def load_pretrained(
-    model_class,
-    path,
-    *,
-    bert_config_file=None,
-    vocab_file=None,
-    do_lower_case=None,
-    max_seq_length=128,
-    **model_arguments,
-):
-    """`model_class(config, **model_arguments)` with the weights at `path`
-    (any checkpoint the scripts take, see `read_pretrained`).
-
-    The encoder must load whole; a head the checkpoint lacks (a new
-    classifier) starts initialised as the original initialises it, except the
-    pre-training model's, which must be there. `model.load_report` says what
-    was loaded, left initialised and unused. With a vocab (`vocab_file`, else
-    the `vocab.txt` beside the checkpoint) a task model (not the bare
-    encoder) gets a `BertPreprocessor` of `max_seq_length`. `do_lower_case`
-    defaults to what the folder says (Hugging Face's tokenizer config, a
-    Google release's name), else True; given, it must not contradict a
-    release's name (as the scripts' flag).
-    """
-    config, weights = read_pretrained(path, bert_config_file)
-    model = model_class(config, **model_arguments)
-    report = checkpoints.load_weights(model, weights, strict=False, source=path)
-    required = ("bert/", "cls/predictions/") if model_class is BertPretrainingModel else ("bert/",)
-    missing = [name for name in report.left_initialised if name.startswith(required)]
-    if missing:
-        raise CheckpointError(
-            f"{path} lacks {len(missing)} variables that {model_class.__name__} needs: "
-            f"{', '.join(missing[:4])}{' ...' if len(missing) > 4 else ''}"
-        )
-    logging.info(
-        "%s: loaded %d variables into %s; newly initialised: %s",
-        path,
-        len(report.loaded),
-        model_class.__name__,
-        ", ".join(report.left_initialised) or "none",
-    )
-    model.load_report = report
-    vocab_file = vocab_file or vocab_file_beside(path)
-    if hasattr(model, "preprocessor") and vocab_file:
-        if do_lower_case is None:
-            do_lower_case = lower_case_of(path)
-        else:
-            tokenization.validate_case_matches_checkpoint(do_lower_case, path)
-        if do_lower_case is None:
-            do_lower_case = True
-        tokenizer = BertTokenizer(vocab_file, do_lower_case, name="tokenizer")
-        model.preprocessor = BertPreprocessor(tokenizer, max_seq_length, name="preprocessor")
-    return model

@@ -12,9 +12,9 @@ import tensorflow as tf
 from bert_tf.config import BertConfig
 from bert_tf.data.pretraining import dataset as pretraining_data
 from bert_tf.modeling import BertPretrainingModel
+from bert_tf.optimization import create_optimizer
 from bert_tf.tasks.pretraining import PretrainingObjective
 from bert_tf.training.loop import LoopConfig, Trainer
-from bert_tf.training.optimization import create_optimizer
 
 SEQ, PRED, VOCAB = 16, 3, 50
 CONFIG = BertConfig(

@@ -11,8 +11,8 @@ import bert_tf
 from bert_tf import checkpoints
 from bert_tf.errors import CheckpointError
 from bert_tf.modeling import BertClassifier, BertEncoder, BertPretrainingModel
+from bert_tf.optimization import create_optimizer
 from bert_tf.training.checkpoint_manager import CheckpointManager
-from bert_tf.training.optimization import create_optimizer
 
 # The variables of an original BERT pre-training checkpoint, per layer and
 # outside the layers, written out from google-research/bert's modeling.py.

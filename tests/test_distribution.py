@@ -19,9 +19,9 @@ from conftest import HANG_TIMEOUT
 
 from bert_tf import cli
 from bert_tf.errors import InputError
+from bert_tf.optimization import BertAdam, create_optimizer
 from bert_tf.training import distribution
 from bert_tf.training.distribution import TrainingOptions
-from bert_tf.training.optimization import BertAdam, create_optimizer
 
 # Floats that depend on the CPU's kernels: also run by `make test-portable`.
 pytestmark = pytest.mark.numerics

@@ -6,8 +6,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.errors import InputError
-from bert_tf.training.loop import LoopConfig, Objective, Trainer
-from bert_tf.training.optimization import (
+from bert_tf.optimization import (
     OPTIMIZERS,
     AdamW,
     BertAdam,
@@ -15,6 +14,7 @@ from bert_tf.training.optimization import (
     WarmupLinearDecay,
     create_optimizer,
 )
+from bert_tf.training.loop import LoopConfig, Objective, Trainer
 
 # Floats that depend on the CPU's kernels: also run by `make test-portable`.
 pytestmark = pytest.mark.numerics

@@ -6,6 +6,7 @@ from keras import ops
 
 from bert_tf.accelerators import is_tpu_strategy
 from bert_tf.config import BertConfig
+from bert_tf.loading import load_pretrained
 from bert_tf.modeling.layers import BertEmbeddings, TransformerBlock, dense
 from bert_tf.modeling.token_layout import PADDED, RealTokens
 
@@ -38,9 +39,7 @@ class BertEncoder(keras.Model):
 
     @classmethod
     def from_pretrained(cls, path, **kwargs):
-        """The encoder with the weights at `path` (see `bert_tf.pretrained.load_pretrained`)."""
-        from bert_tf.pretrained import load_pretrained  # checkpoints imports this module
-
+        """The encoder with the weights at `path` (see `bert_tf.loading.load_pretrained`)."""
         return load_pretrained(cls, path, **kwargs)
 
     def build(self, input_shape=None):

@@ -25,6 +25,9 @@ class BertPretrainingModel(TaskModel):
     `next_sentence_logits` float32 `[batch, 2]` (label 1 = random next).
     """
 
+    # What `from_pretrained` refuses to start without.
+    required_heads = ("cls/predictions/",)
+
     def __init__(self, config, **kwargs):
         kwargs.setdefault("name", "bert_pretraining")
         super().__init__(config, **kwargs)

@@ -6,11 +6,12 @@ losses."""
 import keras
 import tensorflow as tf
 
+from bert_tf import optimization
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
+from bert_tf.loading import load_pretrained
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.preprocessor import INPUT_NAMES, dataset_text_layout, text_dataset, text_layout
-from bert_tf.training import optimization
 
 
 class TaskModel(keras.Model):
@@ -37,9 +38,7 @@ class TaskModel(keras.Model):
 
     @classmethod
     def from_pretrained(cls, path, **kwargs):
-        """The model with the weights at `path` (see `bert_tf.pretrained.load_pretrained`)."""
-        from bert_tf.pretrained import load_pretrained  # checkpoints imports this module
-
+        """The model with the weights at `path` (see `bert_tf.loading.load_pretrained`)."""
         return load_pretrained(cls, path, **kwargs)
 
     def get_config(self):

@@ -26,11 +26,11 @@ from bert_tf.config import CONFIG_FILE_NAMES, BertConfig, config_file_beside
 from bert_tf.errors import BertTfError, InputError
 from bert_tf.export.common import XLA_PAD_MULTIPLE, check_export_dir
 from bert_tf.files import check_output_dir
+from bert_tf.optimization import create_optimizer
 from bert_tf.options import option
 from bert_tf.training import distribution
 from bert_tf.training.distribution import TrainingOptions
 from bert_tf.training.loop import LoopConfig, Trainer, write_results
-from bert_tf.training.optimization import create_optimizer
 
 # Without XLA a new batch length costs little (oneDNN kernels are made per
 # shape, once): a small multiple keeps most of the padding compute away.

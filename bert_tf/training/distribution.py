@@ -16,8 +16,8 @@ from absl import logging
 
 from bert_tf.accelerators import is_tpu_strategy
 from bert_tf.errors import InputError
+from bert_tf.optimization import OPTIMIZERS
 from bert_tf.options import option
-from bert_tf.training.optimization import OPTIMIZERS
 
 STRATEGY_NAMES = ("tpu", "mirrored", "multi_worker_mirrored", "one_device", "off", "default")
 DTYPES = ("float32", "mixed_float16", "mixed_bfloat16")
