@@ -211,10 +211,15 @@ def preset(name, vocab_size=30522, **overrides):
 CONFIG_FILE_NAMES = ("bert_config.json", "config.json")
 
 
+def checkpoint_folder(checkpoint):
+    """The folder `checkpoint`, or the folder of the checkpoint prefix `checkpoint`."""
+    return checkpoint if files.isdir(checkpoint) else os.path.dirname(checkpoint)
+
+
 def config_file_beside(checkpoint):
     """The config file in the folder `checkpoint` or beside the checkpoint
     prefix `checkpoint` (the first of CONFIG_FILE_NAMES there), or None."""
-    folder = checkpoint if files.isdir(checkpoint) else os.path.dirname(checkpoint)
+    folder = checkpoint_folder(checkpoint)
     for name in CONFIG_FILE_NAMES:
         if files.exists(os.path.join(folder, name)):
             return os.path.join(folder, name)

@@ -7,7 +7,12 @@ import os
 from absl import logging
 
 from bert_tf import checkpoints, files, tokenization
-from bert_tf.config import CONFIG_FILE_NAMES, BertConfig, config_file_beside
+from bert_tf.config import (
+    CONFIG_FILE_NAMES,
+    BertConfig,
+    checkpoint_folder,
+    config_file_beside,
+)
 from bert_tf.errors import CheckpointError
 from bert_tf.preprocessing import BertTokenizer
 from bert_tf.preprocessor import BertPreprocessor
@@ -30,13 +35,9 @@ def read_pretrained(path, bert_config_file=None):
     return BertConfig.from_json_file(bert_config_file), checkpoints.read_weights(path)
 
 
-def _folder(path):
-    return path if files.isdir(path) else os.path.dirname(path)
-
-
 def vocab_file_beside(path):
     """The `vocab.txt` in the folder `path` or beside the checkpoint prefix `path`, or None."""
-    vocab_file = os.path.join(_folder(path), VOCAB_FILE_NAME)
+    vocab_file = os.path.join(checkpoint_folder(path), VOCAB_FILE_NAME)
     return vocab_file if files.exists(vocab_file) else None
 
 
@@ -44,7 +45,7 @@ def lower_case_of(path):
     """Whether the model at `path` lower-cases its input: a Hugging Face
     folder's `tokenizer_config.json` says, or a Google release's name; None
     when neither does."""
-    hf_config = os.path.join(_folder(path), "tokenizer_config.json")
+    hf_config = os.path.join(checkpoint_folder(path), "tokenizer_config.json")
     if files.exists(hf_config):
         with files.open_file(hf_config) as f:
             value = json.load(f).get("do_lower_case")
