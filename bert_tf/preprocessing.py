@@ -278,6 +278,56 @@ class BertTokenizer(keras.layers.Layer):
         ids = self._wordpiece.tokenize(words).merge_dims(1, 2)
         return tf.cast(ids, tf.int32)
 
+    def tokenize_with_offsets(self, words):
+        """Words -> WordPiece ids and where each token lies in its word.
+
+        Args: words: tf.string `[n]`, each without whitespace (e.g. a
+          context's words), tokenized one by one as `call` tokenizes texts.
+        Returns:
+          (ids, begins, ends), int32 RaggedTensors `[n, (tokens)]`: token j
+          of word i spells `words[i]`'s code points `begins[i, j]` to
+          `ends[i, j]` (exclusive); `[UNK]` spans its whole basic token.
+          Where the basic tokenizer changed a word's number of characters
+          (decomposed accents removed, control characters deleted, a
+          no-break space), its tokens all span the whole word.
+        """
+        words = self._text_batch(words)
+        pieces = basic_tokenize(words, self.do_lower_case)  # [n, (basic tokens)]
+        piece_chars = tf.strings.length(pieces, unit="UTF8_CHAR")
+        word_chars = tf.strings.length(words, unit="UTF8_CHAR")
+        kept_length = tf.reduce_sum(piece_chars, axis=1) == word_chars
+        too_long = piece_chars.flat_values > tokenization.MAX_INPUT_CHARS_PER_WORD
+        flat_pieces = tf.where(too_long, tokenization.UNK_TOKEN, pieces.flat_values)
+        ids, byte_begins, byte_ends = self._wordpiece.tokenize_with_offsets(flat_pieces)
+        token_piece = ids.value_rowids()
+
+        def chars_before(byte_offsets):
+            """Code points of each token's basic token before a byte offset."""
+            texts = tf.gather(flat_pieces, token_piece)
+            lengths = byte_offsets.flat_values
+            return tf.strings.length(
+                tf.strings.substr(texts, tf.zeros_like(lengths), lengths), unit="UTF8_CHAR"
+            )
+
+        piece_length = tf.gather(piece_chars.flat_values, token_piece)
+        token_too_long = tf.gather(too_long, token_piece)
+        begin = tf.where(token_too_long, 0, chars_before(byte_begins))
+        end = tf.where(token_too_long, piece_length, chars_before(byte_ends))
+        # Where each basic token starts in its word: the lengths of those before it.
+        piece_word = pieces.value_rowids()
+        running = tf.cumsum(piece_chars.flat_values, exclusive=True)
+        piece_begin = running - tf.gather(running, tf.gather(pieces.row_starts(), piece_word))
+        token_word = tf.gather(piece_word, token_piece)
+        offset = tf.gather(piece_begin, token_piece)
+        kept = tf.gather(kept_length, token_word)
+        begin = tf.where(kept, offset + begin, 0)
+        end = tf.where(kept, offset + end, tf.gather(word_chars, token_word))
+        row_splits = tf.gather(ids.row_splits, pieces.row_splits)
+        return tuple(
+            tf.RaggedTensor.from_row_splits(tf.cast(values, tf.int32), row_splits)
+            for values in (ids.flat_values, begin, end)
+        )
+
     def get_config(self):
         config = super().get_config()
         config.update(vocab_file=self.vocab_file, do_lower_case=self.do_lower_case)

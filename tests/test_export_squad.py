@@ -8,6 +8,7 @@ context, answer length, windows, null threshold) decides some answers.
 import dataclasses
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -20,8 +21,14 @@ from conftest import HANG_TIMEOUT, minilm_dir
 from bert_tf import tokenization
 from bert_tf.config import BertConfig
 from bert_tf.data.squad import features
+from bert_tf.data.squad import postprocess as squad_postprocess
 from bert_tf.data.squad.postprocess import SquadPostprocessor
-from bert_tf.data.squad.reader import CONTEXT_WHITESPACE, SquadExample, context_to_words
+from bert_tf.data.squad.reader import (
+    CONTEXT_WHITESPACE,
+    SquadExample,
+    context_to_words,
+    word_starts,
+)
 from bert_tf.errors import InputError
 from bert_tf.export import squad as squad_serving
 from bert_tf.export.common import whitespace_words
@@ -30,8 +37,10 @@ from bert_tf.modeling.models import BertSpanLabeler
 SETTINGS = dict(
     max_seq_length=48, doc_stride=16, max_query_length=12, max_answer_length=8, n_best_size=10
 )
-# Trimmed by get_final_text, measured with the Python pipeline (see test_answers_v1).
-EXPECTED_TRIMMED_V1 = 8
+# (served, predictions.json) where they differ: get_final_text finds no "[UNK]"
+# (for "ǅ") in the text and falls back to the whole words, from "ﬁne" (whose
+# sub-tokens are "ﬁ ##ne") to "(Tokyo),". Measured with the Python pipeline.
+EXPECTED_FALLBACKS_V1 = [("ne ǅ dancer in 東京 (Tokyo", "ﬁne ǅ dancer in 東京 (Tokyo),")]
 
 APOLLO = (
     "The Apollo program (1961-1972) was the third United States human spaceflight program "
@@ -84,6 +93,11 @@ CASES = [
     ("  ", CAFE),
     ("Whom did the snowman meet?", ODD),
     ("Where is 東京?", ODD),
+    (
+        "北京大学在哪里？",
+        "北京大学（Peking University）位于北京市海淀区，创建于1898年，初名京师大学堂。",
+    ),
+    ("谁？", "《星光》的作者是李白，他住在长安。 他喜欢月亮和酒。"),
     ("What time?", ODD),
     ("🙂", ODD),
     ("Whose dog?", SMITH),
@@ -104,20 +118,34 @@ CASES = [
 class Expected:
     """What the graph must return for one question, from the Python pipeline."""
 
-    answer: str
-    start_char: int
-    end_char: int
+    start_char: int  # the answer's whole words: first character
+    end_char: int  # one past the last character
     score: float
     final_text: str  # the Python prediction (after get_final_text)
-    whole_words: str  # " ".join of the answer's words (the original's orig_text)
+    fell_back: bool  # get_final_text kept the whole words
     null_odds: float | None = None
 
 
 class WordSpanPostprocessor(SquadPostprocessor):
-    """Answers are (first word, last word) instead of text: the same ranking, no trimming."""
+    """Answers are (first word, last word, predicted text) instead of text:
+    the same ranking, no trimming."""
 
     def _answer_text(self, feature, start, end):
-        return feature.token_to_orig_map[start], feature.token_to_orig_map[end]
+        pieces = " ".join(feature.tokens[start : end + 1])
+        pred_text = " ".join(pieces.replace(" ##", "").replace("##", "").split())
+        return feature.token_to_orig_map[start], feature.token_to_orig_map[end], pred_text
+
+
+def falls_back(pred_text, orig_text):
+    """Whether get_final_text gives up and returns `orig_text` whole."""
+    reasons = []
+    original = squad_postprocess._fallback
+    squad_postprocess._fallback = lambda verbose, text, *message: reasons.append(message) or text
+    try:
+        squad_postprocess.get_final_text(pred_text, orig_text, True)
+    finally:
+        squad_postprocess._fallback = original
+    return bool(reasons)
 
 
 def vocab_file():
@@ -177,69 +205,61 @@ def python_reference(examples, windows, logits, version_2, threshold=0.0):
         score = best["start_logit"] + best["end_logit"]  # 0 for the placeholder "empty"
         null_odds = final.null_odds[qas_id] if version_2 else None
         if isinstance(span, tuple):
-            first, last = span
+            first, last, pred_text = span
             start, end = word_char_span(context, first, last)
-            whole = " ".join(example.doc_tokens[first : last + 1])
+            fell_back = falls_back(pred_text, example.words_text(first, last))
             expected.append(
-                Expected(
-                    context[start:end],
-                    start,
-                    end,
-                    score,
-                    final.predictions[qas_id],
-                    whole,
-                    null_odds,
-                )
+                Expected(start, end, score, final.predictions[qas_id], fell_back, null_odds)
             )
         else:  # no valid span ("empty"), or the null answer won
-            expected.append(Expected("", -1, -1, score, final.predictions[qas_id], "", null_odds))
+            expected.append(Expected(-1, -1, score, final.predictions[qas_id], False, null_odds))
     return expected
 
 
-def check_answers(results, expected):
+def check_answers(results, expected, cases=CASES):
     """Asserts the graph's answers against the Python ones; returns how many
-    Python answers get_final_text trimmed."""
+    differ from the Python prediction (where get_final_text fell back) other
+    than in the whitespace between words."""
     assert len(results) == len(expected)
-    trimmed = 0
+    differ = []
     for i, (got, want) in enumerate(zip(results, expected)):
-        context = CASES[i][1]
+        context = cases[i][1]
         where = f"case {i}: {got} vs {want}"
-        assert (got["answer"], got["start_char"], got["end_char"]) == (
-            want.answer,
-            want.start_char,
-            want.end_char,
-        ), where
         assert got["score"] == pytest.approx(want.score, abs=1e-4), where
         if want.null_odds is not None:
             assert got["null_score"] - got["score"] == pytest.approx(want.null_odds, abs=1e-4), (
                 where
             )
-        if got["start_char"] < 0:
+        if want.start_char < 0:
+            assert (got["answer"], got["start_char"], got["end_char"]) == ("", -1, -1), where
             assert want.final_text in ("", "empty"), where
             continue
         assert context[got["start_char"] : got["end_char"]] == got["answer"], where
-        # Where get_final_text keeps the whole words, this is the Python prediction.
-        assert " ".join(context_to_words(got["answer"])[0]) == want.whole_words, where
-        if want.final_text != want.whole_words:
-            assert want.final_text in want.whole_words, where
-            trimmed += 1
-    return trimmed
+        # The answer's sub-tokens lie in the words the Python span covers.
+        assert want.start_char <= got["start_char"] < got["end_char"] <= want.end_char, where
+        # The original joins words with one space, whatever whitespace the context has.
+        respaced = re.sub(f"[{''.join(CONTEXT_WHITESPACE)}]+", " ", got["answer"])
+        if respaced != want.final_text:
+            assert want.fell_back, where
+            differ.append((got["answer"], want.final_text))
+    return differ
 
 
-@pytest.fixture(scope="module")
-def setup(tmp_path_factory):
-    """The model, the Python windows and logits, the references, and both exports."""
-    model = tiny_span_labeler()
+def python_windows(model, cases):
+    """The Python pipeline's examples, windows, packed inputs and the model's logits."""
     tokenizer = tokenization.FullTokenizer(vocab_file(), do_lower_case=True)
-    examples = [
-        SquadExample(
-            qas_id=str(i),
-            question_text=question,
-            doc_tokens=context_to_words(context)[0],
-            context_text=context,
+    examples = []
+    for i, (question, context) in enumerate(cases):
+        doc_tokens, char_to_word = context_to_words(context)
+        examples.append(
+            SquadExample(
+                qas_id=str(i),
+                question_text=question,
+                doc_tokens=doc_tokens,
+                context_text=context,
+                word_starts=word_starts(char_to_word),
+            )
         )
-        for i, (question, context) in enumerate(CASES)
-    ]
     windows = list(
         features.convert_examples(
             examples,
@@ -255,6 +275,14 @@ def setup(tmp_path_factory):
         for name in ("input_word_ids", "input_mask", "input_type_ids")
     }
     logits = {name: value.numpy() for name, value in model(inputs, training=False).items()}
+    return examples, windows, inputs, logits
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    """The model, the Python windows and logits, the references, and both exports."""
+    model = tiny_span_labeler()
+    examples, windows, inputs, logits = python_windows(model, CASES)
     v1 = python_reference(examples, windows, logits, version_2=False)
     # A threshold in the widest gap between the middle half of the null odds puts
     # questions on both sides, none close enough to flip on float noise.
@@ -301,8 +329,13 @@ def test_cases_cover_the_hard_parts(setup):
 
 
 def test_context_words_match_the_reader():
-    contexts = [c for _, c in CASES] + ["\u202f\u202f", "a", "é\u0301 \U0001f642x"]
-    chars, starts, ends = whitespace_words(tf.constant(contexts))
+    contexts = [c for _, c in CASES] + [
+        "\u202f\u202f",
+        "a",
+        "é\u0301 \U0001f642x",
+        "東京x\U00020000",
+    ]
+    chars, starts, ends = whitespace_words(tf.constant(contexts), split_cjk=True)
     for context, row_starts, row_ends in zip(contexts, starts.to_list(), ends.to_list()):
         words = [context[s:e] for s, e in zip(row_starts, row_ends)]
         assert words == context_to_words(context)[0], context
@@ -340,9 +373,22 @@ def test_ties_go_to_the_earlier_window_then_the_earlier_pair():
 
 def test_answers_v1(setup):
     results = squad_serving.answer(setup["exports"]["v1"], *zip(*CASES))
-    trimmed = check_answers(results, setup["v1"])
-    assert trimmed == EXPECTED_TRIMMED_V1
+    differ = check_answers(results, setup["v1"])
+    assert differ == EXPECTED_FALLBACKS_V1, differ
     assert sum(r["answer"] != "" for r in results) >= len(CASES) - 5  # mostly real spans
+
+
+def test_answers_on_english_dev_questions_are_the_python_predictions(setup):
+    with open(
+        os.path.join(os.path.dirname(__file__), "..", "demo", "data", "squad", "dev.json")
+    ) as f:
+        paragraphs = [p for article in json.load(f)["data"] for p in article["paragraphs"]]
+    cases = [(qa["question"], p["context"]) for p in paragraphs for qa in p["qas"]]
+    examples, windows, _, logits = python_windows(setup["model"], cases)
+    results = squad_serving.answer(setup["exports"]["v1"], *zip(*cases))
+    differ = check_answers(results, python_reference(examples, windows, logits, False), cases)
+    # The random model's spans hold no [UNK] here: every answer is the Python one.
+    assert len(cases) == 100 and differ == []
 
 
 def test_answers_v2_null_threshold(setup):
@@ -354,8 +400,8 @@ def test_answers_v2_null_threshold(setup):
     above = [e for e in v2_with_span if e.null_odds > threshold]
     assert len(spans) == len(v2_with_span) and len(above) >= 5
     assert len(v2_with_span) - len(above) >= 5
-    assert all(e.answer == "" for e in above)
-    assert all(e.answer != "" for e in v2_with_span if e.null_odds <= threshold)
+    assert all(e.final_text == "" for e in above)
+    assert all(e.final_text != "" for e in v2_with_span if e.null_odds <= threshold)
 
 
 def test_answer_with_the_keras_model_and_serving_ids(setup):

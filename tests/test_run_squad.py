@@ -8,7 +8,7 @@ import random
 import pytest
 
 from bert_tf.config import BertConfig
-from bert_tf.data.squad import evaluation
+from bert_tf.data.squad import cmrc2018, evaluation
 from bert_tf.errors import InputError
 from bert_tf.export.squad import answer
 from bert_tf.tasks.squad import SquadOptions, run_squad
@@ -141,19 +141,119 @@ def test_squad_v1_trains_predicts_and_scores(model_files, tmp_path, calibration)
     # eval_results.json is the official v1.1 scoring of predictions.json.
     stored = json.load(open(os.path.join(output_dir, "eval_results.json")))
     assert stored == results == evaluation.evaluate_v1(dev, predictions)
-    # The SavedModel answers from raw text as predictions.json, up to the
-    # punctuation that get_final_text trims ("Amber." -> "Amber").
-    paragraphs = json.load(open(dev))["data"][0]["paragraphs"]
+    # The SavedModel answers from raw text as predictions.json, cut from the
+    # tokens' character offsets ("Amber." -> "Amber").
+    check_served_answers(export_dir, dev, predictions)
+
+
+def check_served_answers(export_dir, predict_file, predictions):
+    """The SavedModel's answers equal predictions.json's, cut from the contexts."""
+    paragraphs = json.load(open(predict_file))["data"][0]["paragraphs"]
     served = answer(
         export_dir,
         [p["qas"][0]["question"] for p in paragraphs],
         [p["context"] for p in paragraphs],
     )
-    assert [evaluation.normalize_answer(s["answer"]) for s in served] == [
-        evaluation.normalize_answer(predictions[p["qas"][0]["id"]]) for p in paragraphs
-    ]
+    assert [s["answer"] for s in served] == [predictions[p["qas"][0]["id"]] for p in paragraphs]
     for s, p in zip(served, paragraphs):
         assert p["context"][s["start_char"] : s["end_char"]] == s["answer"]
+
+
+# The Chinese set: contexts without spaces (one English name among them), the
+# code a two-character word, answered by itself or in 《》 (CMRC 2018's EM
+# removes the marks).
+CHINESE_CODES = ["琥珀", "白桦", "雪松", "三角", "余烬", "峡湾", "热情", "港湾", "象牙", "快乐"]
+CHINESE_FILLER = [
+    "海边有一个小镇。",
+    "那年冬天很冷。",
+    "小镇很古老。",
+    "很多人住在那里。",
+    "路很长。",
+    "国王是爱丽丝。",
+    "厨师是鲍勃。",
+    "守卫看见一艘船。",
+    "他在New York工作。",
+]
+CHINESE_QUESTION = "密码是什么？"
+CHINESE_CHARACTERS = sorted(
+    set("".join(CHINESE_FILLER + CHINESE_CODES) + CHINESE_QUESTION + "《》") - set("NewYork ")
+)
+
+
+def chinese_paragraph(rng, qid, all_answers):
+    sentences = rng.sample(CHINESE_FILLER, 5)
+    code = rng.choice(CHINESE_CODES)
+    marked = rng.random() < 0.5
+    sentences.insert(rng.randrange(6), f"密码是《{code}》。" if marked else f"密码是{code}。")
+    context = "".join(sentences)
+    texts = [code, f"《{code}》"] if marked else [code]
+    return {
+        "context": context,
+        "qas": [
+            {
+                "id": f"q{qid}",
+                "question": CHINESE_QUESTION,
+                "answers": [{"text": t, "answer_start": context.index(t)} for t in texts][
+                    : len(texts) if all_answers else 1
+                ],
+            }
+        ],
+    }
+
+
+def write_chinese_squad(path, num_paragraphs, seed, all_answers=False):
+    """Training needs one answer per question; a dev set may have more."""
+    rng = random.Random(seed)
+    paragraphs = [chinese_paragraph(rng, f"{seed}-{i}", all_answers) for i in range(num_paragraphs)]
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"version": "v1.0", "data": [{"paragraphs": paragraphs}]}, f, ensure_ascii=False)
+    return str(path)
+
+
+@pytest.mark.slow
+@pytest.mark.learning
+def test_chinese_reading_comprehension_scored_as_cmrc2018(tmp_path, calibration):
+    vocab = tmp_path / "vocab.txt"
+    tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "new", "york", *CHINESE_CHARACTERS]
+    vocab.write_text("\n".join(tokens) + "\n", encoding="utf-8")
+    config = BertConfig(
+        vocab_size=len(tokens),
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=128,
+        max_position_embeddings=64,
+        type_vocab_size=2,
+    )
+    config.to_json_file(str(tmp_path / "bert_config.json"))
+    model_files = (tmp_path, str(vocab), str(tmp_path / "bert_config.json"))
+    train = write_chinese_squad(tmp_path / "train.json", 320, seed=1)
+    dev = write_chinese_squad(tmp_path / "dev.json", 40, seed=2, all_answers=True)
+    output_dir, export_dir = str(tmp_path / "out"), str(tmp_path / "export")
+    results = run_squad(
+        options(
+            model_files,
+            output_dir,
+            calibration.seed(4),
+            train_file=train,
+            predict_file=dev,
+            do_train=True,
+            do_predict=True,
+            eval_metric="cmrc2018",
+            export_dir=export_dir,
+        )
+    )
+    calibration.record(f1=results["F1"], em=results["EM"])
+    assert results["F1"] > 90 and results["EM"] > 80, results
+    predictions = json.load(open(os.path.join(output_dir, "predictions.json")))
+    contexts = {
+        p["qas"][0]["id"]: p["context"] for p in json.load(open(dev))["data"][0]["paragraphs"]
+    }
+    assert all(predictions[q] and predictions[q] in contexts[q] for q in predictions)
+    stored = json.load(open(os.path.join(output_dir, "eval_results.json")))
+    assert stored == results == cmrc2018.evaluate_cmrc2018(dev, predictions)
+    assert results["TOTAL"] == 40 and results["SKIP"] == 0
+    check_served_answers(export_dir, dev, predictions)
 
 
 @pytest.mark.slow

@@ -80,6 +80,38 @@ def test_context_to_words_uses_the_originals_five_whitespace_characters():
     assert reader.context_to_words("  a\u00a0b ") == (["a\u00a0b"], [-1, -1, 0, 0, 0, 0])
 
 
+# CJK ideographs are words of their own; the other text keeps whitespace words.
+CHINESE_CONTEXT = "《星光》是李白在2018年写的。 Li Bai住长安"
+CHINESE_WORDS = ["《", "星", "光", "》", "是", "李", "白", "在", "2018", "年", "写", "的", "。",
+                 "Li", "Bai", "住", "长", "安"]  # fmt: skip
+
+
+def test_chinese_contexts_split_into_characters_and_join_without_spaces(tmp_path):
+    words, char_to_word = reader.context_to_words(CHINESE_CONTEXT)
+    assert words == CHINESE_WORDS
+    assert char_to_word[14:18] == [11, 12, 12, 13]  # 的 。 space L
+    assert reader.word_starts(char_to_word)[11:14] == [14, 15, 17]
+    data = [
+        {
+            "paragraphs": [
+                {
+                    "context": CHINESE_CONTEXT,
+                    "qas": [
+                        qa("poet", "谁？", [("李白", 5)]),
+                        qa("year", "哪年？", [("2018年", 8)]),
+                        qa("span", "？", [("。 Li Bai住", 15)]),
+                    ],
+                }
+            ]
+        }
+    ]
+    examples = reader.read_squad_examples(squad_json(tmp_path, data), True).examples
+    spans = [(e.start_position, e.end_position) for e in examples]
+    assert spans == [(5, 6), (8, 9), (12, 15)]
+    texts = [e.words_text(e.start_position, e.end_position) for e in examples]
+    assert texts == ["李白", "2018年", "。 Li Bai住"]
+
+
 def test_read_training_v2(tmp_path):
     result = reader.read_squad_examples(
         squad_json(tmp_path, v2_data()), is_training=True, version_2_with_negative=True
@@ -442,6 +474,21 @@ def two_windows():
         (W0, W0_START, W0_END),
         (W1, np.array(W1_START, np.float32), np.array(W1_END, np.float32)),
     ]
+
+
+def test_chinese_answers_are_cut_from_the_context_without_spaces():
+    words, char_to_word = reader.context_to_words(CHINESE_CONTEXT)
+    chinese = reader.SquadExample(
+        "zh", "q", words, context_text=CHINESE_CONTEXT, word_starts=reader.word_starts(char_to_word)
+    )
+    tokens = ["[CLS]", "q", "[SEP]", "李", "白", "在", "2018", "年", "[SEP]"]
+    window = WindowMeta(0, tokens, {3: 5, 4: 6, 5: 7, 6: 8, 7: 9}, dict.fromkeys(range(3, 8), True))
+    logits = [0.0] * len(tokens)
+    post = SquadPostprocessor([chinese], n_best_size=2)
+    post.add(window, [*logits[:3], 5.0, 0, 0, 4.0, *logits[7:]], [*logits[:4], 5.0, 0, 0, 4.0, 0])
+    nbest = post.finish().nbest["zh"]
+    # (3, 4) 10.0, (6, 7) 8.0, (3, 7) 9.0: the original would answer "李 白".
+    assert [entry["text"] for entry in nbest] == ["李白", "李白在2018年"]
 
 
 def test_nbest_across_two_windows():

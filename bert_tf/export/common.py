@@ -6,6 +6,7 @@ atomically."""
 import keras
 import tensorflow as tf
 
+from bert_tf import tokenization
 from bert_tf.data.squad.reader import CONTEXT_WHITESPACE
 from bert_tf.errors import InputError
 from bert_tf.files import atomic_output, exists
@@ -87,25 +88,33 @@ def request_length_multiple(jit_compile):
     return XLA_PAD_MULTIPLE if jit_compile else 1
 
 
-def whitespace_words(texts):
+def whitespace_words(texts, split_cjk=False):
     """Splits texts into words as the SQuAD reader's `context_to_words`.
 
     Args:
       texts: tf.string `[batch]` (invalid UTF-8 decodes to U+FFFD).
+      split_cjk: each CJK ideograph a word of its own, as the reader does
+        (else only whitespace splits).
     Returns:
       (chars, word_starts, word_ends): chars int32 `[batch, (chars)]`, the
       code points; word_starts, word_ends int32 `[batch, (words)]`, the
       offset of each word's first character and one past its last.
     """
     chars = tf.strings.unicode_decode(texts, "UTF-8", errors="replace")
-    is_space = tf.reduce_any(chars.flat_values[:, None] == _WHITESPACE_CODE_POINTS, axis=1)
+    code_points = chars.flat_values
+    is_space = tf.reduce_any(code_points[:, None] == _WHITESPACE_CODE_POINTS, axis=1)
+    # A character that ends the word before it and the one after it.
+    is_alone = tf.zeros_like(is_space)
+    if split_cjk:
+        for first, last in tokenization.CJK_RANGES:
+            is_alone |= (code_points >= first) & (code_points <= last)
     rows = chars.value_rowids()
     position = tf.cast(tf.ragged.range(chars.row_lengths()).flat_values, tf.int32)
     row_length = tf.cast(tf.gather(chars.row_lengths(), rows), tf.int32)
     # Neighbours of each character; a row's first / last sees a space beyond its edge.
-    padded = tf.pad(is_space, [[1, 1]], constant_values=True)
-    is_first = ~is_space & (padded[:-2] | (position == 0))
-    is_last = ~is_space & (padded[2:] | (position == row_length - 1))
+    breaks = tf.pad(is_space | is_alone, [[1, 1]], constant_values=True)
+    is_first = ~is_space & (breaks[:-2] | is_alone | (position == 0))
+    is_last = ~is_space & (breaks[2:] | is_alone | (position == row_length - 1))
     word_starts = tf.RaggedTensor.from_value_rowids(
         tf.boolean_mask(position, is_first), tf.boolean_mask(rows, is_first), chars.nrows()
     )

@@ -16,19 +16,26 @@ It loads with only tensorflow and tensorflow_text imported; the vocab file
 travels with it as an asset.
 
 `serving_default` runs the original run_squad.py prediction in one graph:
-the context is split into words on the reader's whitespace
-(`reader.context_to_words`), each word is WordPiece-tokenized on its own
-(`alignment.tokenize_document`), the question is cut to `max_query_length`
-tokens, `[CLS] question [SEP] window [SEP]` windows are taken `doc_stride`
-tokens apart, and the span is chosen as `SquadPostprocessor` chooses its
-best answer (n-best start and end positions per window, max-context
-starts, `max_answer_length`, SQuAD 2.0 null threshold). Differences from
-the Python pipeline:
+the context is split into words as the reader splits it (whitespace, and
+around each CJK ideograph: `reader.context_to_words`), each word is
+WordPiece-tokenized on its own (`alignment.tokenize_document`), the
+question is cut to `max_query_length` tokens, `[CLS] question [SEP] window
+[SEP]` windows are taken `doc_stride` tokens apart, and the span is chosen
+as `SquadPostprocessor` chooses its best answer (n-best start and end
+positions per window, max-context starts, `max_answer_length`, SQuAD 2.0
+null threshold). The answer is cut from the context at the character
+offsets of its first and last sub-token (`BertTokenizer.tokenize_with_offsets`),
+which is predictions.json's text (`get_final_text`) in English and in
+Chinese, except:
 
-* the answer is the whole words the span touches, cut from the context
-  (the original's `orig_text`, but keeping the context's own whitespace
-  between words); `get_final_text`'s trimming to the predicted sub-tokens
-  is not done;
+* where `get_final_text` falls back to the whole words the span touches: a
+  span with `[UNK]` in it, or a word whose characters the tokenizer's
+  normalisation changes in number (decomposed accents, deleted control
+  characters); the graph still cuts at the sub-tokens (whole words only
+  for the words so changed);
+* where the words of the answer are separated by other whitespace than one
+  space: the original joins them with one space, the graph keeps the
+  context's own (`context[start_char:end_char] == answer` always holds);
 * a question without any valid span gets "" (and score 0.0) instead of the
   original's placeholder "empty";
 * invalid UTF-8 in a context counts as U+FFFD characters (the tokenizer
@@ -237,24 +244,25 @@ def _context_tokens(tokenizer, contexts):
 
     Args: tokenizer: a BertTokenizer; contexts: tf.string `[batch]`.
     Returns:
-      (chars, word_starts, word_ends, context_ids, token_words): the first
-      three as `whitespace_words`; context_ids int32 `[batch, (tokens)]`;
-      token_words int32 `[all tokens]`, for each of `context_ids.flat_values`
-      its word's index in `word_starts.flat_values`.
+      (chars, context_ids, token_begins, token_ends): chars as
+      `whitespace_words`; context_ids int32 `[batch, (tokens)]`;
+      token_begins, token_ends int32 `[all tokens]`, for each of
+      `context_ids.flat_values` the code points of its context it spells
+      (`BertTokenizer.tokenize_with_offsets`).
     """
-    chars, word_starts, word_ends = whitespace_words(contexts)
+    chars, word_starts, word_ends = whitespace_words(contexts, split_cjk=True)
     words = _cut(chars, word_starts.value_rowids(), word_starts.flat_values, word_ends.flat_values)
-    pieces = tokenizer(words)  # [all words, (tokens)]
+    pieces, begins, ends = tokenizer.tokenize_with_offsets(words)  # [all words, (tokens)]
     context_ids = tf.RaggedTensor.from_row_splits(pieces, word_starts.row_splits).merge_dims(1, 2)
-    token_words = tf.cast(pieces.value_rowids(), tf.int32)
-    return chars, word_starts, word_ends, context_ids, token_words
+    word_start = tf.gather(word_starts.flat_values, pieces.value_rowids())
+    return chars, context_ids, word_start + begins.flat_values, word_start + ends.flat_values
 
 
 def _answer_spans(infer, tokenizer, questions, contexts, settings):
     """question, context tf.string `[batch]` -> the `serving_default` outputs;
     `infer` is the model call (`export.common.model_call`)."""
     batch = tf.shape(contexts)[0]
-    chars, word_starts, word_ends, context_ids, token_words = _context_tokens(tokenizer, contexts)
+    chars, context_ids, token_begins, token_ends = _context_tokens(tokenizer, contexts)
     question_ids = tokenizer(questions)[:, : settings.max_query_length]
     inputs, example_ids, window_starts = pack_example_windows(
         [question_ids, context_ids],
@@ -276,7 +284,7 @@ def _answer_spans(infer, tokenizer, questions, contexts, settings):
         tf.cast(question_ids.row_lengths(), tf.int32),
         tf.cast(context_ids.row_starts(), tf.int32),
     )
-    max_context = _max_context(in_context, offset, token, length, tf.size(token_words))
+    max_context = _max_context(in_context, offset, token, length, tf.size(token_begins))
     candidates = _candidate_pairs(
         start_logits, end_logits, in_context & max_context, in_context, settings
     )
@@ -295,16 +303,15 @@ def _answer_spans(infer, tokenizer, questions, contexts, settings):
         has_answer &= ~null_wins
         outputs["null_score"] = tf.cast(null_score, tf.float32)
 
-    def char_at(position, word_chars):
-        """Offset int32 `[batch]` in `word_chars` of the word at `position` of `window`."""
+    def char_at(position, token_chars):
+        """`token_chars` int32 `[batch]` of the context token at `position` of `window`."""
         context_token = tf.gather(
             tf.reshape(token, [-1]), window * settings.max_seq_length + position
         )
-        word = _gather_or(token_words, context_token, has_answer, -1)
-        return _gather_or(word_chars, word, has_answer, -1)
+        return _gather_or(token_chars, context_token, has_answer, -1)
 
-    start_char = char_at(start, word_starts.flat_values)
-    end_char = char_at(end, word_ends.flat_values)
+    start_char = char_at(start, token_begins)
+    end_char = char_at(end, token_ends)
     outputs.update(
         start_char=start_char,
         end_char=end_char,

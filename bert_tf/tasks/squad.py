@@ -4,7 +4,8 @@ Outputs in `output_dir`, as the original: checkpoints, `predictions.json`,
 `nbest_predictions.json` and (v2.0) `null_odds.json`; plus the window
 caches (`train.tf_record`, `predict.tf_record`) and, when the predict file
 has answers, `eval_results.json` with the official evaluation scripts'
-scores (for v2.0 also the best null threshold found from null_odds.json).
+scores (for v2.0 also the best null threshold found from null_odds.json;
+with `--eval_metric=cmrc2018` CMRC 2018's, for CMRC 2018 and DRCD).
 """
 
 import dataclasses
@@ -15,7 +16,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import tokenization
-from bert_tf.data.squad import evaluation, postprocess, reader
+from bert_tf.data.squad import cmrc2018, evaluation, postprocess, reader
 from bert_tf.data.squad import features as squad_features
 from bert_tf.errors import InputError
 from bert_tf.export.squad import export_span_labeler
@@ -27,6 +28,7 @@ from bert_tf.tasks.fine_tuning import FineTuningOptions, FineTuningRunner
 from bert_tf.training.loop import Objective
 
 EVAL_RESULTS_FILE = "eval_results.json"
+EVAL_METRICS = ("squad", "cmrc2018")
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -58,6 +60,11 @@ class SquadOptions(FineTuningOptions):
     )
     null_score_diff_threshold: float = option(
         0.0, 'SQuAD 2.0: answer "" when the null score exceeds the best span\'s by more.'
+    )
+    eval_metric: str = option(
+        "squad",
+        "How to score --predict_file: squad (the official v1.1 / v2.0 scripts) or cmrc2018 "
+        "(CMRC 2018's script, for Chinese: CMRC 2018, DRCD).",
     )
     export_dir: str | None = option(None, "Write a SavedModel (question + context in) here.")
     # run_squad.py has no eval set of its own: --predict_file is scored instead.
@@ -105,6 +112,15 @@ class SquadRunner(FineTuningRunner):
                 f"--max_seq_length={options.max_seq_length} leaves no room for the "
                 f"context after --max_query_length={options.max_query_length} "
                 "question tokens, [CLS] and two [SEP]"
+            )
+        if options.eval_metric not in EVAL_METRICS:
+            raise InputError(
+                f"--eval_metric={options.eval_metric!r} must be one of {', '.join(EVAL_METRICS)}"
+            )
+        if options.eval_metric == "cmrc2018" and options.version_2_with_negative:
+            raise InputError(
+                "--eval_metric=cmrc2018 scores answerable questions only; "
+                "it does not go with --version_2_with_negative"
             )
         for name in ("doc_stride", "max_query_length", "n_best_size", "max_answer_length"):
             if getattr(options, name) < 1:
@@ -207,9 +223,13 @@ class SquadRunner(FineTuningRunner):
                     yield unique_id, start, end
 
     def _score(self, examples, outputs):
-        if self.options.version_2_with_negative:
+        if self.options.eval_metric == "cmrc2018":
+            results = cmrc2018.evaluate_cmrc2018(examples, outputs.predictions)
+        elif self.options.version_2_with_negative:
+            _warn_if_chinese(examples)
             results = evaluation.evaluate_v2(examples, outputs.predictions, outputs.null_odds)
         else:
+            _warn_if_chinese(examples)
             results = evaluation.evaluate_v1(examples, outputs.predictions)
         path = os.path.join(self.options.output_dir, EVAL_RESULTS_FILE)
         write_text_atomically(path, json.dumps(results, indent=2) + "\n")
@@ -233,6 +253,19 @@ class SquadRunner(FineTuningRunner):
             null_score_diff_threshold=options.null_score_diff_threshold,
             overwrite=options.overwrite,
             jit_compile=options.training.jit_compile,
+        )
+
+
+def _warn_if_chinese(examples):
+    """Warns when most contexts hold CJK ideographs: SQuAD's scripts split
+    answers on whitespace, so on Chinese their F1 is their exact match."""
+    chinese = sum(len(e.doc_tokens) > len(e.context_text.split()) for e in examples)
+    if chinese > len(examples) / 2:
+        logging.warning(
+            "%d of %d contexts are Chinese, where the SQuAD scores give no partial credit "
+            "(F1 = exact match): pass --eval_metric=cmrc2018 for CMRC 2018's scores",
+            chinese,
+            len(examples),
         )
 
 

@@ -80,7 +80,7 @@ def evaluate_v1(examples_or_dataset, predictions):
     `predictions`: {qas_id: answer text}. Every question needs a gold answer
     (InputError otherwise: that is SQuAD 2.0 data).
     """
-    golds = _gold_answers(examples_or_dataset)
+    golds = gold_answers(examples_or_dataset)
     exact = f1 = 0.0
     missing = 0
     for qas_id, answers in golds:
@@ -111,7 +111,7 @@ def evaluate_v2(examples_or_dataset, predictions, null_odds=None, threshold=1.0)
     null_odds threshold that maximises each score on this data) only when
     `null_odds` is given.
     """
-    all_golds = _gold_answers(examples_or_dataset)
+    all_golds = gold_answers(examples_or_dataset)
     golds = {qas_id: answers for qas_id, answers in all_golds if qas_id in predictions}
     missing = sum(1 for qas_id, _ in all_golds if qas_id not in predictions)
     if missing:
@@ -197,7 +197,7 @@ def _best_threshold(predictions, scores, na_probs, has_answer):
     return 100.0 * best_score / len(scores), best_thresh
 
 
-def _gold_answers(examples_or_dataset):
+def gold_answers(examples_or_dataset):
     """[(qas_id, [gold answer texts])] in dataset order.
 
     Accepts a SQuAD file path, its JSON object, its `data` list, or a list of

@@ -219,7 +219,7 @@ class SquadPostprocessor:
         pred_text = " ".join(pieces.replace(" ##", "").replace("##", "").split())
         first_word = feature.token_to_orig_map[start]
         last_word = feature.token_to_orig_map[end]
-        orig_text = " ".join(example.doc_tokens[first_word : last_word + 1])
+        orig_text = example.words_text(first_word, last_word)
         return get_final_text(pred_text, orig_text, self.do_lower_case, self.verbose_logging)
 
     def _nbest(self, index):

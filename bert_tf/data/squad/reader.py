@@ -2,7 +2,14 @@
 
 A context is split into words on the original's five whitespace characters
 only (space, tab, CR, LF, U+202F), so e.g. a no-break space U+00A0 stays
-inside a word. An answer's character span is mapped to the words it touches.
+inside a word, and, for Chinese (and Japanese kanji, Korean hanja), every
+CJK ideograph (`tokenization.CJK_RANGES`) is a word of its own, as CMRC
+2018's baseline splits them; the original keeps a context without spaces as
+one word. An answer's character span is mapped to the words it touches.
+The text of words `first..last` (`SquadExample.words_text`) is the context's
+own text with each whitespace run as one space: on contexts without CJK
+ideographs that is the original's `" ".join` of the words, and words split
+off ideographs join without a space ("北京", not "北 京").
 
 Training (`is_training=True`), as the original:
 
@@ -37,6 +44,7 @@ Differences from the original, all on input it crashes on or misreads:
 import collections
 import dataclasses
 import json
+import re
 
 from absl import logging
 
@@ -47,8 +55,10 @@ from bert_tf.files import exists, open_file
 # The original run_squad.py's context whitespace (not `str.split()`'s).
 CONTEXT_WHITESPACE = frozenset(" \t\r\n\u202f")
 
-# A paragraph's context, its words and each character's word index.
-_Context = collections.namedtuple("_Context", ["text", "doc_tokens", "char_to_word"])
+_WHITESPACE_RUN = re.compile("[" + "".join(sorted(CONTEXT_WHITESPACE)) + "]+")
+
+# A paragraph's context, its words, each character's word index and each word's first character.
+_Context = collections.namedtuple("_Context", ["text", "doc_tokens", "char_to_word", "word_starts"])
 
 
 @dataclasses.dataclass
@@ -72,6 +82,15 @@ class SquadExample:
     is_impossible: bool = False
     answers: list = dataclasses.field(default_factory=list)
     context_text: str = dataclasses.field(default="", repr=False)
+    word_starts: list = dataclasses.field(default_factory=list, repr=False)
+
+    def words_text(self, first, last):
+        """The context text of words `first..last` (inclusive), each
+        whitespace run in it as one space; without `word_starts` (an example
+        made by hand) the words joined with spaces, as the original."""
+        if not self.word_starts:
+            return " ".join(self.doc_tokens[first : last + 1])
+        return join_words(self.context_text, self.doc_tokens, self.word_starts, first, last)
 
 
 @dataclasses.dataclass
@@ -109,7 +128,8 @@ def read_squad_examples(input_file, is_training, version_2_with_negative=False):
         if not qas:
             continue
         text = _field(paragraph, "context", str, input_file, where)
-        context = _Context(text, *context_to_words(text))
+        doc_tokens, char_to_word = context_to_words(text)
+        context = _Context(text, doc_tokens, char_to_word, word_starts(char_to_word))
         for k, qa in enumerate(qas):
             example = _read_question(
                 qa,
@@ -148,7 +168,7 @@ def read_squad_examples(input_file, is_training, version_2_with_negative=False):
 
 
 def context_to_words(context):
-    """Splits a context on `CONTEXT_WHITESPACE`.
+    """Splits a context on `CONTEXT_WHITESPACE` and around each CJK ideograph.
 
     Returns `(doc_tokens, char_to_word_offset)`: the list of words, and for
     each character of `context` the index of the word it belongs to (a
@@ -161,6 +181,9 @@ def context_to_words(context):
     for char in context:
         if char in CONTEXT_WHITESPACE:
             in_word = False
+        elif ord(char) >= _FIRST_CJK and tokenization.is_chinese_char(ord(char)):
+            doc_tokens.append(char)
+            in_word = False
         elif in_word:
             doc_tokens[-1] += char
         else:
@@ -168,6 +191,25 @@ def context_to_words(context):
             in_word = True
         char_to_word_offset.append(len(doc_tokens) - 1)
     return doc_tokens, char_to_word_offset
+
+
+_FIRST_CJK = min(first for first, _ in tokenization.CJK_RANGES)
+
+
+def word_starts(char_to_word_offset):
+    """The offset of each word's first character, from `context_to_words`'s map."""
+    starts = []
+    for offset, word in enumerate(char_to_word_offset):
+        if word == len(starts):
+            starts.append(offset)
+    return starts
+
+
+def join_words(context, doc_tokens, starts, first, last):
+    """`context`'s text from word `first` to word `last` (inclusive), each
+    whitespace run as one space (`starts`: `word_starts`)."""
+    end = starts[last] + len(doc_tokens[last])
+    return _WHITESPACE_RUN.sub(" ", context[starts[first] : end])
 
 
 def load_squad_json(input_file):
@@ -243,6 +285,7 @@ def _read_question(qa, where, source, context, is_training, version_2_with_negat
         is_impossible=is_impossible,
         answers=texts,
         context_text=context.text,
+        word_starts=context.word_starts,
     )
     if not is_training:
         return example
@@ -277,7 +320,9 @@ def _answer_word_span(answer, text, where, source, context):
         )
     start = context.char_to_word[offset]
     end = context.char_to_word[offset + len(text) - 1]
-    actual = " ".join(context.doc_tokens[start : end + 1]) if start >= 0 else ""
+    actual = ""
+    if start >= 0:
+        actual = join_words(context.text, context.doc_tokens, context.word_starts, start, end)
     if cleaned not in actual:
         logging.warning(
             "%s: %s: could not find answer: '%s' vs. '%s'", source, where, actual, cleaned
