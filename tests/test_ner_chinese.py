@@ -287,6 +287,14 @@ def cluener_record(rng, example_id):
     return {"id": example_id, "text": text, "label": label}
 
 
+def cluener_records(num, seed):
+    rng = random.Random(seed)
+    return [cluener_record(rng, i) for i in range(num)]
+
+
+SPLITS = [("train", 300, 1), ("dev", 40, 2), ("test", 30, 3)]
+
+
 @pytest.fixture(scope="module")
 def chinese_files(tmp_path_factory):
     root = tmp_path_factory.mktemp("cluener")
@@ -304,10 +312,9 @@ def chinese_files(tmp_path_factory):
     ).to_json_file(str(root / "bert_config.json"))
     data = root / "data"
     data.mkdir()
-    for name, num, seed in [("train", 300, 1), ("dev", 40, 2), ("test", 30, 3)]:
-        rng = random.Random(seed)
-        write_json_lines(data / f"{name}.json", [cluener_record(rng, i) for i in range(num)])
-    test = [json.loads(line) for line in (data / "test.json").read_text("utf-8").splitlines()]
+    for name, num, seed in SPLITS:
+        write_json_lines(data / f"{name}.json", cluener_records(num, seed))
+    test = cluener_records(*SPLITS[2][1:])
     # The test file as CLUE ships it: ids (here not in order) and no labels.
     for record, new_id in zip(test, random.Random(4).sample(range(1000), len(test))):
         record["id"] = new_id
@@ -325,6 +332,26 @@ def gold_chunks(record):
     }
 
 
+def chinese_options(root, data_dir, output_dir, seed, **kwargs):
+    return NerOptions(
+        data_dir=data_dir,
+        vocab_file=os.path.join(root, "vocab.txt"),
+        bert_config_file=os.path.join(root, "bert_config.json"),
+        output_dir=output_dir,
+        max_seq_length=32,
+        train_batch_size=16,
+        eval_batch_size=16,
+        predict_batch_size=16,
+        learning_rate=3e-3,
+        num_train_epochs=4.0,
+        do_train=True,
+        do_eval=True,
+        do_predict=True,
+        training=TrainingOptions(seed=seed, steps_per_loop=100),
+        **kwargs,
+    )
+
+
 @pytest.mark.learning
 def test_cluener_end_to_end(chinese_files, tmp_path, calibration):
     """Fine-tunes on CLUENER lines tagged BMES, scores dev.json, and writes
@@ -333,23 +360,13 @@ def test_cluener_end_to_end(chinese_files, tmp_path, calibration):
     root, data_dir, test = chinese_files
     output_dir = str(tmp_path / "out")
     results = run_ner(
-        NerOptions(
-            data_dir=data_dir,
+        chinese_options(
+            root,
+            data_dir,
+            output_dir,
+            calibration.seed(3),
             data_format="cluener",
             tag_scheme="bmes",
-            vocab_file=os.path.join(root, "vocab.txt"),
-            bert_config_file=os.path.join(root, "bert_config.json"),
-            output_dir=output_dir,
-            max_seq_length=32,
-            train_batch_size=16,
-            eval_batch_size=16,
-            predict_batch_size=16,
-            learning_rate=3e-3,
-            num_train_epochs=4.0,
-            do_train=True,
-            do_eval=True,
-            do_predict=True,
-            training=TrainingOptions(seed=calibration.seed(3), steps_per_loop=100),
         )
     )
     lines = open(os.path.join(output_dir, "cluener_predict.json"), encoding="utf-8")
@@ -366,3 +383,55 @@ def test_cluener_end_to_end(chinese_files, tmp_path, calibration):
     test_f1 = 2 * len(gold & predicted) / (len(gold) + len(predicted))
     calibration.record(f1=results["f1"], f1_name=results["f1_name"], test_f1=test_f1)
     assert results["f1"] > 0.9 and results["f1_name"] > 0.85 and test_f1 > 0.9, (results, test_f1)
+
+
+@pytest.mark.learning
+def test_character_rows_end_to_end(chinese_files, tmp_path, calibration):
+    """The same sentences as `character tag` rows (spaces dropped), BIOES
+    tags: the scheme is detected, and test_predictions.txt adds a column."""
+    root, _, _ = chinese_files
+    data_dir = tmp_path / "msra"
+    data_dir.mkdir()
+    for name, num, seed in SPLITS:
+        rows = []
+        for record in cluener_records(num, seed):
+            tags = ["O"] * len(record["text"])
+            for entity_type, first, last in gold_chunks(record):
+                tags[first : last + 1] = span_tags(entity_type, last + 1 - first, "bioes")
+            rows += [f"{c}\t{t}" for c, t in zip(record["text"], tags) if c != " "] + [""]
+        (data_dir / f"{name}.txt").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    output_dir = str(tmp_path / "out")
+    results = run_ner(
+        chinese_options(root, str(data_dir), output_dir, calibration.seed(3), data_format="chars")
+    )
+    assert "f1_address" in results
+    gold, predicted = [[]], [[]]
+    for line in open(os.path.join(output_dir, "test_predictions.txt"), encoding="utf-8"):
+        fields = line.split()
+        if not fields:
+            gold.append([])
+            predicted.append([])
+            continue
+        assert len(fields) == 3, line
+        gold[-1].append(fields[1])
+        predicted[-1].append(fields[2])
+    gold, predicted = [g for g in gold if g], [p for p in predicted if p]
+    assert len(gold) == SPLITS[2][1]
+    test_f1 = entity_scores(gold, predicted, "bioes")[0].f1
+    calibration.record(f1=results["f1"], test_f1=test_f1)
+    assert results["f1"] > 0.9 and test_f1 > 0.9, (results, test_f1)
+
+
+def test_bad_data_flags_are_named(chinese_files, tmp_path):
+    root, data_dir, _ = chinese_files
+    for kwargs, error in [
+        (dict(data_format="xml"), r"--data_format='xml' must be one of conll, chars, cluener"),
+        (dict(tag_scheme="iob"), r"--tag_scheme='iob' must be auto or one of bio, bioes, bmes"),
+        (
+            dict(data_format="cluener", tag_scheme="bmes", labels="O,B-name,I-name"),
+            r"--tag_scheme=bmes: tag 'I-name' is neither O nor B-<TYPE> / M-<TYPE>",
+        ),
+        (dict(data_format="conll"), r"has no train.txt to take the labels from"),
+    ]:
+        with pytest.raises(InputError, match=error):
+            run_ner(chinese_options(root, data_dir, str(tmp_path / "x"), 0, **kwargs))
