@@ -21,7 +21,7 @@ from bert_tf.errors import InputError
 
 OUTSIDE = "O"
 # The prefixes of each tagging scheme, in the order of an entity's tags.
-SCHEMES = {"bio": "BI", "bioes": "BIES", "bmes": "BMES"}
+SCHEMES = {"bio": ("B", "I"), "bioes": ("B", "I", "E", "S"), "bmes": ("B", "M", "E", "S")}
 
 
 def split_tag(tag, scheme="bio"):
@@ -75,13 +75,13 @@ def _starts(prev_prefix, prefix, prev_type, entity_type):
 
 
 def _strict_chunks(tags, scheme):
-    """ "bioes" / "bmes" chunks: `B I* E` (`B M* E`) of one type, or `S`."""
+    """The chunks of "bioes" / "bmes" tags: `B I* E` (`B M* E`) of one type, or `S`."""
     found = set()
     start = None  # the open chunk's first index
     open_type = ""
     for index, tag in enumerate(tags):
         prefix, entity_type = split_tag(tag, scheme)
-        if start is not None and prefix in "IME" and entity_type == open_type:
+        if start is not None and prefix in ("I", "M", "E") and entity_type == open_type:
             if prefix == "E":
                 found.add((open_type, start, index))
                 start = None

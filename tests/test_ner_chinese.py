@@ -185,6 +185,9 @@ def test_span_tags_and_scheme_checks():
         split_tag("I-LOC", "bmes")
     with pytest.raises(InputError, match=r"'E-LOC' is neither O nor B-<TYPE> / I-<TYPE>$"):
         split_tag("E-LOC", "bio")
+    for tag in ("-LOC", "BI-LOC", "B-"):
+        with pytest.raises(InputError, match="is neither O nor"):
+            split_tag(tag, "bioes")
     assert detect_scheme(["O", "B-X", "I-X", "E-X"]) == "bioes"
     assert detect_scheme(["O", "S-X"]) == "bioes"
 

@@ -68,7 +68,7 @@ class NerOptions(FineTuningOptions):
     )
     num_train_epochs: float = option(3.0, "Training epochs (over the sentences).")
     labels: str = option(
-        "", "Comma-separated tags (default: the tags of train.txt, sorted, O first)."
+        "", "Comma-separated tags (default: the train file's tags, sorted, O first)."
     )
     document_context: bool = option(
         False,
