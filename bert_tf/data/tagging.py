@@ -155,9 +155,9 @@ def read_cluener(path, scheme="bio"):
     (a list holding a list), one per non-blank line, the characters tagged in
     `scheme` ("bio", "bioes" or "bmes"); a line without "label" (the test
     file) is all "O". `example_id` is the line's "id", or without one its
-    0-based index among the lines. InputError names the file and line of bad
-    JSON, a span whose text is not the text at its offsets, and overlapping
-    spans."""
+    0-based index among the file's non-blank lines. InputError names the
+    file and line of bad JSON, a span whose text is not the text at its
+    offsets, and overlapping spans."""
     if not exists(path):
         raise InputError(f"{path} does not exist")
     with open_file(path) as f:
