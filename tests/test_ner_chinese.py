@@ -385,6 +385,8 @@ def test_cluener_end_to_end(chinese_files, tmp_path, calibration):
     gold = {(row, *chunk) for row, record in enumerate(test) for chunk in gold_chunks(record)}
     test_f1 = 2 * len(gold & predicted) / (len(gold) + len(predicted))
     calibration.record(f1=results["f1"], f1_name=results["f1_name"], test_f1=test_f1)
+    # Measured (tests/calibrate.py, seeds +0..+3 x default, avx2): 1.0 everywhere;
+    # chance is about 0.
     assert results["f1"] > 0.9 and results["f1_name"] > 0.85 and test_f1 > 0.9, (results, test_f1)
 
 
@@ -422,6 +424,7 @@ def test_character_rows_end_to_end(chinese_files, tmp_path, calibration):
     assert len(gold) == SPLITS[2][1]
     test_f1 = entity_scores(gold, predicted, "bioes")[0].f1
     calibration.record(f1=results["f1"], test_f1=test_f1)
+    # Measured (tests/calibrate.py, seeds +0..+3 x default, avx2): 1.0 everywhere.
     assert results["f1"] > 0.9 and test_f1 > 0.9, (results, test_f1)
 
 
