@@ -1,10 +1,13 @@
-"""Fine-tunes BERT for CoNLL-2003 named entity recognition (or trains the
-paper's feature-based BiLSTM on it), evaluates on dev.txt and tags test.txt.
+"""Fine-tunes BERT for named entity recognition (or trains the paper's
+feature-based BiLSTM): CoNLL-2003, per-character Chinese files
+(--data_format=chars) or CLUENER2020 JSON lines (--data_format=cluener);
+evaluates on the dev file and tags the test file.
 
 Outputs in --output_dir: checkpoints, eval_results.txt (conlleval's entity
 precision / recall / F1 as fractions, eval_loss) and test_predictions.txt
-(test.txt with a predicted tag column, for conlleval); --export_dir writes a
-SavedModel that tags raw sentences.
+(test.txt with a predicted tag column, for conlleval) or, for CLUENER,
+cluener_predict.json; --export_dir writes a SavedModel that tags raw
+sentences.
 """
 
 import os

@@ -1,8 +1,20 @@
-"""CoNLL-2003 named entity data: reader, label set, features and their records.
+"""Named entity data: readers, label set, features and their records.
 
-Files have one `token POS chunk NER` row per word (columns separated by
-spaces), a blank line after each sentence and `-DOCSTART- -X- -X- O` rows
-that start a document. The tag is the last column.
+Three formats (`DATA_FORMATS`):
+- "conll", CoNLL-2003: one `token POS chunk NER` row per word (columns
+  separated by spaces), a blank line after each sentence and
+  `-DOCSTART- -X- -X- O` rows that start a document. The tag is the last
+  column.
+- "chars", any CoNLL-like file: the word in the first column, the tag in
+  the last, as many columns (at least two) on every row, separated by spaces
+  or tabs; `-DOCSTART-` rows optional. MSRA, People's Daily and Weibo NER
+  have one `character tag` row per Chinese character.
+- "cluener", CLUENER2020 JSON lines (`{"id": 0, "text": "...", "label":
+  {"name": {"叶老桂": [[9, 11]]}}}`, spans inclusive character offsets):
+  every character of the text is a word (a space too: it has no sub-token,
+  so it becomes `[UNK]`, and offsets stay the text's), tagged from the
+  spans in the tagging scheme (`metrics_ner.span_tags`); the file is one
+  document.
 
 Features: each word is WordPiece-tokenized on its own (a word that
 tokenizes to nothing becomes `[UNK]`, so every word has a sub-token); the
@@ -26,6 +38,7 @@ the window gets windows of its own sub-tokens as above.
 
 import dataclasses
 import functools
+import json
 import os
 
 from absl import logging
@@ -34,8 +47,10 @@ from bert_tf.data import features as feature_files
 from bert_tf.data.features import Feature, FeatureSchema, file_stamp, input_features
 from bert_tf.errors import InputError
 from bert_tf.files import exists, open_file, write_text_atomically
+from bert_tf.metrics_ner import chunks, span_tags
 from bert_tf.packing import is_max_context, pack_windows
 
+DATA_FORMATS = ("conll", "chars", "cluener")
 DOCSTART = "-DOCSTART-"
 NUM_COLUMNS = 4
 OUTSIDE = "O"
@@ -50,11 +65,13 @@ _CACHE_VERSION = 1
 
 @dataclasses.dataclass(frozen=True)
 class Sentence:
-    """One sentence: its words, their tags and the (1-based) line of each word."""
+    """One sentence: its words, their tags, the (1-based) line of each word
+    and, from CLUENER files, the line's "id"."""
 
     words: tuple
     tags: tuple
     line_numbers: tuple
+    example_id: object = None
 
 
 def read_conll(path):
@@ -63,7 +80,18 @@ def read_conll(path):
     A file without `-DOCSTART-` rows is one document. A row without exactly
     four columns raises InputError naming the file and the line.
     """
+    return read_columns(path, conll=True)
+
+
+def read_columns(path, conll=False):
+    """Reads a CoNLL-like file (word first, tag last) as `read_conll`.
+
+    Rows have as many columns as the first word row (at least two;
+    `-DOCSTART-` rows of any width), or with `conll` four, as `read_conll`.
+    InputError names the file and line of a row that differs.
+    """
     documents, sentences, rows = [], [], []
+    width, width_line = (NUM_COLUMNS if conll else None), None
 
     def end_sentence():
         if rows:
@@ -86,17 +114,98 @@ def read_conll(path):
         if not fields:
             end_sentence()
             continue
-        if len(fields) != NUM_COLUMNS:
-            raise InputError(
-                f"{path}:{number}: {len(fields)} columns, expected "
+        if not conll:
+            if fields[0] == DOCSTART:
+                end_document()
+                continue
+            if len(fields) < 2:
+                raise InputError(f"{path}:{number}: 1 column, expected a word and its tag")
+            if width is None:
+                width, width_line = len(fields), number
+        if len(fields) != width:
+            expected = (
                 f"{NUM_COLUMNS} (token POS chunk NER)"
+                if conll
+                else f"{width} as on line {width_line}"
             )
+            raise InputError(f"{path}:{number}: {len(fields)} columns, expected {expected}")
         if fields[0] == DOCSTART:
             end_document()
             continue
         rows.append((fields[0], fields[-1], number))
     end_document()
     return documents
+
+
+def _cluener_spans(label):
+    """`(type, entity, first, last)` of a "label" value; ValueError unless it
+    maps types to `{entity text: [[first, last], ...]}`."""
+    spans = []
+    for entity_type, entities in label.items():
+        for entity, positions in entities.items():
+            for first, last in positions:
+                if not (isinstance(first, int) and isinstance(last, int)):
+                    raise ValueError
+                spans.append((entity_type, entity, first, last))
+    return spans
+
+
+def read_cluener(path, scheme="bio"):
+    """Reads a CLUENER2020 JSON lines file into one document of `Sentence`s
+    (a list holding a list), one per non-blank line, the characters tagged in
+    `scheme` ("bio", "bioes" or "bmes"); a line without "label" (the test
+    file) is all "O". `example_id` is the line's "id", or without one its
+    0-based index among the file's non-blank lines. InputError names the
+    file and line of bad JSON, a span whose text is not the text at its
+    offsets, and overlapping spans."""
+    if not exists(path):
+        raise InputError(f"{path} does not exist")
+    with open_file(path) as f:
+        lines = f.read().split("\n")
+    sentences = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            example = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise InputError(f"{where}: not JSON: {error.msg} (column {error.colno})") from None
+        if not isinstance(example, dict) or not isinstance(example.get("text"), str):
+            raise InputError(f'{where}: expected an object with a "text" string')
+        text = example["text"]
+        try:
+            spans = _cluener_spans(example.get("label") or {})
+        except (AttributeError, TypeError, ValueError):
+            raise InputError(
+                f'{where}: "label" must map types to {{entity: [[first, last], ...]}}'
+            ) from None
+        tags = [OUTSIDE] * len(text)
+        owner = [None] * len(text)
+        for entity_type, entity, first, last in sorted(spans, key=lambda span: span[2:]):
+            name = f"{entity_type} {entity!r} at [{first}, {last}]"
+            if not 0 <= first <= last < len(text) or text[first : last + 1] != entity:
+                found = text[first : last + 1] if 0 <= first <= last < len(text) else None
+                raise InputError(
+                    f"{where}: {name} is not the text there "
+                    + (f"({found!r})" if found is not None else f"({len(text)} characters)")
+                )
+            overlapped = next((o for o in owner[first : last + 1] if o is not None), None)
+            if overlapped is not None:
+                raise InputError(f"{where}: {name} overlaps {overlapped}")
+            owner[first : last + 1] = [name] * (last + 1 - first)
+            tags[first : last + 1] = span_tags(entity_type, last + 1 - first, scheme)
+        example_id = example.get("id", len(sentences))
+        sentences.append(Sentence(tuple(text), tuple(tags), (number,) * len(text), example_id))
+    return [sentences] if sentences else []
+
+
+def read_data(path, data_format, scheme="bio"):
+    """Documents of a file in `data_format` (one of `DATA_FORMATS`); `scheme`
+    tags CLUENER's spans."""
+    if data_format == "cluener":
+        return read_cluener(path, scheme)
+    return read_columns(path, conll=data_format == "conll")
 
 
 def sentences_of(documents):
@@ -330,11 +439,13 @@ def ensure_tagging_features(
     do_lower_case,
     max_seq_length,
     document_context,
+    tag_scheme="bio",
     pad_examples_to_multiple_of=None,
 ):
     """Writes (or reuses) `output_dir/<split>.tf_record` with the windows of
-    `documents` (read from `input_file`); returns a `FeatureFile` counting
-    sentences (examples) and windows (features)."""
+    `documents` (read from `input_file`; `tag_scheme` tagged CLUENER's
+    spans); returns a `FeatureFile` counting sentences (examples) and
+    windows (features)."""
     path = os.path.join(output_dir, RECORD_FILES[split])
     check_tags(input_file, documents, labels)
     fingerprint = {
@@ -345,6 +456,7 @@ def ensure_tagging_features(
         "labels": list(labels),
         "max_seq_length": max_seq_length,
         "document_context": document_context,
+        "tag_scheme": tag_scheme,
         "pad_to": pad_examples_to_multiple_of,
     }
     return feature_files.ensure_feature_file(
@@ -443,3 +555,28 @@ def write_predictions(path, input_file, sentences, tags):
         else:
             out.append(f"{line.rstrip()} {by_line.get(number, OUTSIDE)}")
     write_text_atomically(path, "\n".join(out) + "\n")
+
+
+def cluener_label(sentence, tags, scheme):
+    """CLUENER's "label" of a sentence's predicted `tags`: `{type: {entity
+    text: [[first, last], ...]}}` (offsets inclusive, in text order)."""
+    text = "".join(sentence.words)
+    label = {}
+    for entity_type, first, last in sorted(chunks(tags, scheme), key=lambda c: c[1:]):
+        entities = label.setdefault(entity_type, {})
+        entities.setdefault(text[first : last + 1], []).append([first, last])
+    return label
+
+
+def write_cluener_predictions(path, sentences, tags, scheme):
+    """Writes CLUE's submission file: one `{"id": ..., "label": ...}` JSON
+    object per sentence, in file order (`tags` one list of strings per
+    sentence)."""
+    lines = [
+        json.dumps(
+            {"id": sentence.example_id, "label": cluener_label(sentence, sentence_tags, scheme)},
+            ensure_ascii=False,
+        )
+        for sentence, sentence_tags in zip(sentences, tags)
+    ]
+    write_text_atomically(path, "".join(line + "\n" for line in lines))

@@ -1,13 +1,16 @@
-"""CoNLL-2003 named entity recognition: what `run_ner.py` runs.
+"""Named entity recognition (CoNLL-2003, Chinese NER): what `run_ner.py` runs.
 
-Files in `--data_dir`: train.txt, dev.txt (or valid.txt) and test.txt.
-Outputs in `output_dir`: checkpoints, the feature caches
-(`train.tf_record`, ...), `eval_results.txt` (dev set: conlleval's entity
-`precision`, `recall`, `f1` as fractions in [0, 1], per type as
-`f1_PER`, ...; `eval_loss` = `loss`, the mean cross-entropy per word;
-`global_step`) and `test_predictions.txt` (test.txt with the predicted tag
-appended to each row, for conlleval). `--feature_based` trains the paper's
-BiLSTM on the frozen encoder's layers instead of fine-tuning.
+Files in `--data_dir`: train.txt, dev.txt (or valid.txt) and test.txt
+(`--data_format=conll` or `chars`), or CLUENER's train.json, dev.json and
+test.json (`cluener`); see `data/tagging.py`. Outputs in `output_dir`:
+checkpoints, the feature caches (`train.tf_record`, ...), `eval_results.txt`
+(dev set: the entity `precision`, `recall`, `f1` as fractions in [0, 1], per
+type as `f1_PER`, ..., chunks as conlleval or the `--tag_scheme` finds them;
+`eval_loss` = `loss`, the mean cross-entropy per word; `global_step`) and
+`test_predictions.txt` (test.txt with the predicted tag appended to each
+row, for conlleval) or, for CLUENER, `cluener_predict.json` (CLUE's
+submission format). `--feature_based` trains the paper's BiLSTM on the
+frozen encoder's layers instead of fine-tuning.
 """
 
 import dataclasses
@@ -21,7 +24,7 @@ from bert_tf.data import tagging
 from bert_tf.errors import InputError
 from bert_tf.export.tagging import export_tagger
 from bert_tf.files import exists
-from bert_tf.metrics_ner import entity_scores
+from bert_tf.metrics_ner import SCHEMES, detect_scheme, entity_scores, split_tag
 from bert_tf.modeling.tagging import COMBINE_MODES, BertFeatureTagger, BertTokenClassifier
 from bert_tf.options import option
 from bert_tf.tasks.common import parse_layers, run_task
@@ -29,7 +32,13 @@ from bert_tf.tasks.fine_tuning import FineTuningOptions, FineTuningRunner
 from bert_tf.training.loop import Objective
 
 PREDICTIONS_FILE = "test_predictions.txt"
-_SPLIT_FILES = {"train": ("train.txt",), "eval": ("dev.txt", "valid.txt"), "predict": ("test.txt",)}
+CLUENER_PREDICTIONS_FILE = "cluener_predict.json"
+_TEXT_FILES = {"train": ("train.txt",), "eval": ("dev.txt", "valid.txt"), "predict": ("test.txt",)}
+_SPLIT_FILES = {
+    "conll": _TEXT_FILES,
+    "chars": _TEXT_FILES,
+    "cluener": {"train": ("train.json",), "eval": ("dev.json",), "predict": ("test.json",)},
+}
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -37,15 +46,29 @@ class NerOptions(FineTuningOptions):
     """The flags of run_ner.py."""
 
     data_dir: str = option(
-        help="Folder with train.txt, dev.txt (or valid.txt) and test.txt in the CoNLL-2003 format."
+        help="Folder with train.txt, dev.txt (or valid.txt) and test.txt "
+        "(train.json, dev.json and test.json for --data_format=cluener)."
+    )
+    data_format: str = option(
+        "conll",
+        "conll (CoNLL-2003: token POS chunk NER rows), chars (word first, tag "
+        "last, e.g. MSRA's `character tag` rows) or cluener (CLUENER2020 JSON lines).",
+    )
+    tag_scheme: str = option(
+        "auto",
+        "bio (conlleval: BIO or IOB1), bioes or bmes: how entity chunks are "
+        "scored and CLUENER's spans tagged; auto: bmes with M- labels, bioes "
+        "with E- or S- labels, else bio.",
     )
     do_lower_case: bool = option(
         False, "Lower-case the input (uncased models; CoNLL models are usually cased)."
     )
-    do_predict: bool = option(False, "Tag test.txt (writes test_predictions.txt).")
+    do_predict: bool = option(
+        False, "Tag test.txt (writes test_predictions.txt; cluener: cluener_predict.json)."
+    )
     num_train_epochs: float = option(3.0, "Training epochs (over the sentences).")
     labels: str = option(
-        "", "Comma-separated tags (default: the tags of train.txt, sorted, O first)."
+        "", "Comma-separated tags (default: the train file's tags, sorted, O first)."
     )
     document_context: bool = option(
         False,
@@ -87,11 +110,11 @@ def _log_softmax(logits):
     return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
 
-def eval_metrics(gold_tags, predicted_tags, losses):
-    """eval_results.txt: conlleval's entity scores (fractions), per type
-    `precision_<T>` / `recall_<T>` / `f1_<T>`, and `eval_loss` = `loss`
-    (mean of `losses`, the cross-entropy of each word)."""
-    overall, by_type = entity_scores(gold_tags, predicted_tags)
+def eval_metrics(gold_tags, predicted_tags, losses, scheme="bio"):
+    """eval_results.txt: conlleval's entity scores (fractions; chunks in
+    `scheme`), per type `precision_<T>` / `recall_<T>` / `f1_<T>`, and
+    `eval_loss` = `loss` (mean of `losses`, the cross-entropy of each word)."""
+    overall, by_type = entity_scores(gold_tags, predicted_tags, scheme)
     metrics = {
         "precision": overall.precision,
         "recall": overall.recall,
@@ -119,6 +142,7 @@ class NerRunner(FineTuningRunner):
     def __init__(self, options):
         super().__init__(options)
         self.labels = None
+        self.scheme = None
 
     def validate(self):
         options = self.options
@@ -132,10 +156,19 @@ class NerRunner(FineTuningRunner):
                 f"--combine={options.combine!r} must be one of {', '.join(COMBINE_MODES)}"
             )
         parse_layers(options.layers)
+        if options.data_format not in tagging.DATA_FORMATS:
+            raise InputError(
+                f"--data_format={options.data_format!r} must be one of "
+                f"{', '.join(tagging.DATA_FORMATS)}"
+            )
+        if options.tag_scheme not in ("auto", *SCHEMES):
+            raise InputError(
+                f"--tag_scheme={options.tag_scheme!r} must be auto or one of {', '.join(SCHEMES)}"
+            )
 
     def input_file(self, split):
         """The data file of a split in --data_dir (dev.txt or valid.txt for eval)."""
-        names = _SPLIT_FILES[split]
+        names = _SPLIT_FILES[self.options.data_format][split]
         for name in names:
             path = os.path.join(self.options.data_dir, name)
             if exists(path):
@@ -144,23 +177,36 @@ class NerRunner(FineTuningRunner):
 
     def read_inputs(self):
         options = self.options
+        scheme = None if options.tag_scheme == "auto" else options.tag_scheme
         if options.labels:
             self.labels = tagging.parse_labels(options.labels)
         else:
-            train = os.path.join(options.data_dir, _SPLIT_FILES["train"][0])
+            name = _SPLIT_FILES[options.data_format]["train"][0]
+            train = os.path.join(options.data_dir, name)
             if not exists(train):
                 raise InputError(
-                    f"--data_dir {options.data_dir} has no train.txt to take the "
+                    f"--data_dir {options.data_dir} has no {name} to take the "
                     "labels from: pass --labels"
                 )
-            self.labels = tagging.label_list(tagging.read_conll(train))
-        logging.info("labels: %s", ", ".join(self.labels))
+            documents = tagging.read_data(train, options.data_format, scheme or "bio")
+            self.labels = tagging.label_list(documents)
+        self.scheme = scheme or detect_scheme(self.labels)
+        for label in self.labels:
+            try:
+                split_tag(label, self.scheme)
+            except InputError as error:
+                raise InputError(f"--tag_scheme={self.scheme}: {error}") from None
+        logging.info("labels (%s): %s", self.scheme, ", ".join(self.labels))
+
+    def read_split(self, split):
+        """The documents of a split's file."""
+        return tagging.read_data(self.input_file(split), self.options.data_format, self.scheme)
 
     def split_features(self, split, pad_to, documents=None):
         options = self.options
         path = self.input_file(split)
         if documents is None:
-            documents = tagging.read_conll(path)
+            documents = self.read_split(split)
         return tagging.ensure_tagging_features(
             options.output_dir,
             split,
@@ -172,6 +218,7 @@ class NerRunner(FineTuningRunner):
             do_lower_case=options.do_lower_case,
             max_seq_length=options.max_seq_length,
             document_context=options.document_context,
+            tag_scheme=self.scheme,
             pad_examples_to_multiple_of=pad_to,
         )
 
@@ -194,7 +241,7 @@ class NerRunner(FineTuningRunner):
         """Tags a split's sentences, batch by batch; returns `(sentences,
         predicted tags, word losses)`: tags one list of strings per sentence,
         losses float64 `[words]` the cross-entropy of each word's gold tag."""
-        documents = tagging.read_conll(self.input_file(split))
+        documents = self.read_split(split)
         sentences = tagging.sentences_of(documents)
         feature_file = self.split_features(split, batch_size, documents)
         losses = []
@@ -216,12 +263,16 @@ class NerRunner(FineTuningRunner):
 
     def score(self, predictions):
         sentences, tags, losses = predictions
-        return eval_metrics([s.tags for s in sentences], tags, losses)
+        return eval_metrics([s.tags for s in sentences], tags, losses, self.scheme)
 
     def write_predictions(self, predictions):
         sentences, tags, _ = predictions
-        path = os.path.join(self.options.output_dir, PREDICTIONS_FILE)
-        tagging.write_predictions(path, self.input_file("predict"), sentences, tags)
+        if self.options.data_format == "cluener":
+            path = os.path.join(self.options.output_dir, CLUENER_PREDICTIONS_FILE)
+            tagging.write_cluener_predictions(path, sentences, tags, self.scheme)
+        else:
+            path = os.path.join(self.options.output_dir, PREDICTIONS_FILE)
+            tagging.write_predictions(path, self.input_file("predict"), sentences, tags)
         self.wrote("predictions", path)
 
     def export(self, model):
