@@ -410,7 +410,7 @@ def test_afqmc_run_learns_and_writes_the_submission(tmp_path, calibration):
     metrics = dict(line.split(" = ") for line in results)
     accuracy = float(metrics["eval_accuracy"])
     calibration.record(eval_accuracy=accuracy)
-    assert accuracy >= 0.9, metrics
+    assert accuracy >= 0.9, metrics  # 1.0 on 4 seeds x default, avx2 (tests/calibrate.py)
     assert metrics["global_step"] == "300"  # 240 / 16 * 20 epochs
     submission = [json.loads(line) for line in open(output_dir / "afqmc_predict.json")]
     assert [sorted(line) for line in submission] == [["id", "label"]] * 30

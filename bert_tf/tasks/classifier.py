@@ -31,7 +31,9 @@ class ClassifierOptions(FineTuningOptions):
     )
     # The data reader's options (glue.get_processor); None: the task's default.
     xnli_language: str | None = option(None, "XNLI language (the original's default: zh).")
-    skip_malformed: bool | None = option(None, "Skip rows with a wrong number of columns.")
+    skip_malformed: bool | None = option(
+        None, "Skip rows with a wrong number of columns (CLUE: a missing key or a wrong type)."
+    )
     text_a_column: str | None = option(None, "generic task: column (name or index) of text a.")
     text_b_column: str | None = option(None, "generic task: column of text b (pairs).")
     label_column: str | None = option(None, "generic task: column of the label.")

@@ -49,9 +49,10 @@ def read_json_lines(path):
 
 
 def mark_spans(text, span1_index, span1_len, span2_index, span2_len):
-    """`text` with "_" around span1 and "[" "]" around span2, inserted one
-    character at a time in the order of CLUE's WSCProcessor (the span that
-    comes first first), so overlapping spans come out as there too."""
+    """`text` with "_" around span1 and "[" "]" around span2. The four marks
+    go in one at a time as CLUE's WSCProcessor inserts them (the earlier
+    span's first, the later span's index then moved by 2), so even
+    overlapping spans come out as there."""
     chars = list(text)
     if span2_index > span1_index:
         marks = [
