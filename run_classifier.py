@@ -1,7 +1,7 @@
-"""Fine-tunes BERT on GLUE / XNLI / your own TSV or CSV, as the original run_classifier.py.
+"""Fine-tunes BERT on GLUE / XNLI / CLUE / your own TSV or CSV, as the original run_classifier.py.
 
 Outputs in --output_dir: checkpoints, eval_results.txt, test_results.tsv and
-the GLUE submission file; --export_dir writes a SavedModel for TF Serving.
+the GLUE or CLUE submission file; --export_dir writes a SavedModel for TF Serving.
 """
 
 import os

@@ -120,5 +120,5 @@ def test_glue_submission_format(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["CoLA.tsv", "MNLI-m.tsv", "STS-B.tsv"]
     with pytest.raises(ValueError):
         write_glue_submission(path, cola, [2], cola.get_labels())
-    with pytest.raises(InputError, match="not a GLUE task"):
+    with pytest.raises(InputError, match="not a GLUE or CLUE task"):
         submission_path(str(tmp_path), get_processor("xnli"))

@@ -23,7 +23,7 @@ class ClassifierOptions(FineTuningOptions):
     """The flags of the original run_classifier.py (with its defaults) and the additions."""
 
     task_name: str = option(help=f"One of: {', '.join(glue.task_names())}.")
-    data_dir: str = option(help="Folder with the task's .tsv files.")
+    data_dir: str = option(help="Folder with the task's files (.tsv; CLUE: .json).")
     long_text_stride: int | None = option(
         None,
         "Split texts longer than --max_seq_length into windows this many tokens apart "
@@ -31,7 +31,9 @@ class ClassifierOptions(FineTuningOptions):
     )
     # The data reader's options (glue.get_processor); None: the task's default.
     xnli_language: str | None = option(None, "XNLI language (the original's default: zh).")
-    skip_malformed: bool | None = option(None, "Skip rows with a wrong number of columns.")
+    skip_malformed: bool | None = option(
+        None, "Skip rows with a wrong number of columns (CLUE: a missing key or a wrong type)."
+    )
     text_a_column: str | None = option(None, "generic task: column (name or index) of text a.")
     text_b_column: str | None = option(None, "generic task: column of text b (pairs).")
     label_column: str | None = option(None, "generic task: column of the label.")
@@ -129,12 +131,10 @@ class ClassifierRunner(FineTuningRunner):
         path = os.path.join(options.output_dir, "test_results.tsv")
         classifier_outputs.write_test_results(path, outputs)
         self.wrote("predictions", path)
-        if processor.submission_name:
+        if processor.submission_file:
             path = classifier_outputs.submission_path(options.output_dir, processor)
-            classifier_outputs.write_glue_submission(
-                path, processor, outputs, processor.get_labels()
-            )
-            self.wrote("GLUE submission", path)
+            classifier_outputs.write_submission(path, processor, outputs, options.data_dir)
+            self.wrote(f"{processor.submission_format.upper()} submission", path)
 
     def export(self, model):
         options = self.options
@@ -157,6 +157,6 @@ def run_classifier(options):
 
     Returns the eval metrics (empty without do_eval). Writes to `output_dir`:
     checkpoints, cached features (`train.tf_record`, ...),
-    `eval_results.txt`, `test_results.tsv` and the GLUE submission file.
+    `eval_results.txt`, `test_results.tsv` and the GLUE or CLUE submission file.
     """
     return run_task(ClassifierRunner(options))

@@ -1,4 +1,5 @@
-"""Data processors of run_classifier.py: GLUE, XNLI and the user's own TSV / CSV files.
+"""Data processors of run_classifier.py: GLUE, XNLI and the user's own TSV / CSV files
+(CLUE's JSON lines tasks: clue.py, registered here too).
 
 Each processor turns a task's files into `InputExample`s the way the
 original google-research/bert `run_classifier.py` does (CoLA, MNLI, MRPC,
@@ -109,7 +110,9 @@ class DataProcessor:
       is_regression: labels are floats (STS-B); `get_labels()` is then [].
       metric: one of `METRICS`, the GLUE metric set of the task.
       submission_name: the GLUE leaderboard file name without ".tsv"
-        ("MRPC", "MNLI-m", ...), or None for tasks outside GLUE.
+        ("MRPC", "MNLI-m", ...), or None for tasks outside GLUE and CLUE.
+      submission_format: "glue" (`submission_file` is `<submission_name>.tsv`)
+        or "clue" (CLUE's JSON lines, see clue.py).
       has_test_labels: whether `get_test_examples` returns real labels.
       skip_malformed: skip rows with too few columns (with a warning)
         instead of raising InputError.
@@ -119,6 +122,7 @@ class DataProcessor:
     is_regression = False
     metric = "accuracy"
     submission_name = None
+    submission_format = "glue"
     has_test_labels = False
     # File names (relative to data_dir) of each split.
     files = {"train": "train.tsv", "dev": "dev.tsv", "test": "test.tsv"}
@@ -129,6 +133,11 @@ class DataProcessor:
     def __init__(self, skip_malformed=None):
         if skip_malformed is not None:
             self.skip_malformed = bool(skip_malformed)
+
+    @property
+    def submission_file(self):
+        """The leaderboard file's name, or None."""
+        return self.submission_name and self.submission_name + ".tsv"
 
     # -- the original API ------------------------------------------------
     def get_train_examples(self, data_dir):
@@ -699,23 +708,32 @@ _ALL_OPTIONS = set().union(*_OPTIONS.values()) | {"skip_malformed"}
 _OPTION_ALIASES = {"xnli_language": "language"}
 
 
+def _registry():
+    """(processors, aliases) of GLUE's tasks and CLUE's (clue.py, which
+    builds on this module, hence imported here)."""
+    from bert_tf.data.classification import clue
+
+    return {**_PROCESSORS, **clue.PROCESSORS}, {**_ALIASES, **clue.ALIASES}
+
+
 def task_names():
     """The canonical task names `get_processor` accepts."""
-    return sorted(_PROCESSORS)
+    return sorted(_registry()[0])
 
 
 def get_processor(task_name, **options):
     """The processor of `task_name` (case-insensitive; aliases such as "sst2",
-    "stsb", "mnli_mismatched" / "mnli-mm").
+    "stsb", "mnli_mismatched" / "mnli-mm", "wsc").
 
     `options` may hold the options of every task (e.g. all of run_classifier's
     flags): those of value None and those the task does not take are ignored.
     They are `language` (or `xnli_language`) for XNLI, `skip_malformed` for
     every task, and GenericProcessor's arguments for "generic".
     """
+    processors, aliases = _registry()
     key = str(task_name).strip().lower()
-    key = _ALIASES.get(key, key)
-    if key not in _PROCESSORS:
+    key = aliases.get(key, key)
+    if key not in processors:
         raise InputError(
             f"unknown task_name {task_name!r}: use one of {', '.join(task_names())} "
             "(case-insensitive)"
@@ -727,4 +745,4 @@ def get_processor(task_name, **options):
             raise TypeError(f"get_processor() got an unknown option {name!r}")
         if value is not None and (name == "skip_malformed" or name in _OPTIONS.get(key, ())):
             kwargs[name] = value
-    return _PROCESSORS[key](**kwargs)
+    return processors[key](**kwargs)

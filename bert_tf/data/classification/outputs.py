@@ -1,10 +1,11 @@
-"""Prediction files of run_classifier.py: test_results.tsv and GLUE submission files.
+"""Prediction files of run_classifier.py: test_results.tsv and GLUE / CLUE submission files.
 
 Both are written to a temporary file and renamed, and take only the
 predictions of real examples (filter out padding, and combine the windows
 of an example, before calling them).
 """
 
+import json
 import os
 
 import numpy as np
@@ -37,14 +38,44 @@ def write_test_results(path, probabilities):
 
 
 def submission_path(output_dir, processor):
-    """`output_dir/<GLUE name>.tsv` (e.g. MNLI-m.tsv) for the processor's task."""
-    if not processor.submission_name:
-        raise InputError(f"task {processor.name} is not a GLUE task: it has no submission file")
-    return os.path.join(output_dir, processor.submission_name + ".tsv")
+    """`output_dir/<the task's leaderboard file>`: GLUE's `<name>.tsv` (e.g.
+    MNLI-m.tsv), CLUE's `<name>_predict.json` (e.g. afqmc_predict.json)."""
+    if not processor.submission_file:
+        raise InputError(
+            f"task {processor.name} is not a GLUE or CLUE task: it has no submission file"
+        )
+    return os.path.join(output_dir, processor.submission_file)
+
+
+def write_submission(path, processor, predictions, data_dir):
+    """The task's leaderboard file in its format (`processor.submission_format`);
+    CLUE's takes the ids of the test file in `data_dir`."""
+    if processor.submission_format == "clue":
+        write_clue_submission(
+            path,
+            predictions,
+            processor.get_labels(),
+            processor.test_ids(data_dir),
+            processor.submission_fields,
+        )
+    else:
+        write_glue_submission(path, processor, predictions, processor.get_labels())
+
+
+def _label_names(predictions, label_list):
+    """The label of each prediction: class ids [n] or scores [n, num_labels] (argmax)."""
+    ids = np.asarray(predictions)
+    if ids.ndim == 2:
+        ids = np.argmax(ids, axis=-1)
+    if ids.ndim != 1:
+        raise ValueError(f"predictions must be [n] or [n, num_labels], got shape {ids.shape}")
+    if len(ids) and (ids.min() < 0 or ids.max() >= len(label_list)):
+        raise ValueError(f"prediction ids must be in [0, {len(label_list)})")
+    return [str(label_list[int(i)]) for i in ids]
 
 
 def write_glue_submission(path, processor, predictions, label_list):
-    """A GLUE leaderboard file: `index\\tprediction`, then one row per test
+    """A GLUE leaderboard file: `index\tprediction`, then one row per test
     example in order (index 0, 1, ...).
 
     Classification: the label name of each prediction (`label_list[id]`, so
@@ -60,15 +91,24 @@ def write_glue_submission(path, processor, predictions, label_list):
             raise ValueError(f"regression predictions must be [n], got shape {values.shape}")
         cells = ["%.3f" % value for value in values]
     else:
-        ids = np.asarray(predictions)
-        if ids.ndim == 2:
-            ids = np.argmax(ids, axis=-1)
-        if ids.ndim != 1:
-            raise ValueError(f"predictions must be [n] or [n, num_labels], got shape {ids.shape}")
-        if len(ids) and (ids.min() < 0 or ids.max() >= len(label_list)):
-            raise ValueError(f"prediction ids must be in [0, {len(label_list)})")
-        cells = [str(label_list[int(i)]) for i in ids]
+        cells = _label_names(predictions, label_list)
     write_text_atomically(
         path,
         "index\tprediction\n" + "".join(f"{index}\t{cell}\n" for index, cell in enumerate(cells)),
+    )
+
+
+def write_clue_submission(path, predictions, label_list, ids, fields=None):
+    """A CLUE leaderboard file: per test example, in order, one JSON object
+    `{"id": <its id>, "label": "<label name>", **fields}` on a line.
+    `predictions` are class ids [n] or scores [n, num_labels] (argmax)."""
+    labels = _label_names(predictions, label_list)
+    if len(ids) != len(labels):
+        raise ValueError(f"{len(ids)} ids for {len(labels)} predictions")
+    write_text_atomically(
+        path,
+        "".join(
+            json.dumps({"id": i, "label": label, **(fields or {})}, ensure_ascii=False) + "\n"
+            for i, label in zip(ids, labels)
+        ),
     )
