@@ -568,3 +568,63 @@ def test_bad_flags_are_named(model_files, data_dir, tmp_path):
                 init_checkpoint=trained_checkpoint,
             )
         )
+
+
+@pytest.mark.learning
+def test_crf_ner_end_to_end(model_files, data_dir, tmp_path, calibration):
+    """--use_crf: learns, saves the transitions (TF1 names `crf/...`) that a
+    rerun restores, and the SavedModel decodes with them as
+    test_predictions.txt does."""
+    output_dir, export_dir = str(tmp_path / "out"), str(tmp_path / "export")
+    options = dict(use_crf=True, do_predict=True, num_train_epochs=2.0)
+    results = run_ner(
+        ner_options(
+            model_files,
+            data_dir,
+            output_dir,
+            calibration.seed(3),
+            export_dir=export_dir,
+            **options,
+        )
+    )
+    calibration.record(f1=results["f1"], eval_loss=results["eval_loss"])
+    print("CRF", results, flush=True)
+    assert results["f1"] > 0.9 and results["eval_loss"] < 0.5, results
+    prefix = tf.train.latest_checkpoint(output_dir)
+    transitions = tf.train.load_checkpoint(prefix).get_tensor("crf/transitions")
+    assert transitions.shape == (4, 4) and np.abs(transitions).max() > 0.05
+    # Evaluating again restores the checkpoint, transitions included.
+    rerun = run_ner(ner_options(model_files, data_dir, output_dir, do_train=False, use_crf=True))
+    assert rerun["f1"] == results["f1"]
+    np.testing.assert_allclose(rerun["eval_loss"], results["eval_loss"], rtol=1e-5)
+    predicted = predicted_sentences(os.path.join(output_dir, "test_predictions.txt"))
+    texts = [" ".join(words) for words, _ in predicted]
+    outputs = served(export_dir, texts)
+    for (words, tags), row_tags in zip(predicted, outputs["tags"]):
+        assert row_tags[: len(words)] == tags
+
+
+def test_crf_taggers_name_their_transitions_and_start_from_a_checkpoint_without(
+    model_files, tmp_path
+):
+    """`crf/transitions`, `crf/start_transitions`, `crf/end_transitions` in
+    the TF1 map; a checkpoint without them (an --init_checkpoint) loads with
+    the CRF left initialised (zeros)."""
+    from bert_tf.checkpoints import load_checkpoint, tf1_variable_map
+
+    config = BertConfig.from_json_file(model_files[1])
+    plain = BertTokenClassifier(config, 5)
+    prefix = save_tf1_checkpoint(plain, str(tmp_path / "plain" / "model.ckpt"))
+    crf_names = {"crf/transitions", "crf/start_transitions", "crf/end_transitions"}
+    for tagger in (
+        BertTokenClassifier(config, 5, use_crf=True),
+        BertFeatureTagger(config, 5, layers=(-1,), lstm_units=4, use_crf=True),
+    ):
+        assert crf_names <= set(tf1_variable_map(tagger))
+        report = load_checkpoint(tagger, prefix, strict=False)
+        assert crf_names <= set(report.left_initialised)
+        assert not np.any(tagger.crf.transitions.numpy())
+    np.testing.assert_array_equal(
+        tagger.encoder.embeddings.word_embeddings.numpy(),
+        plain.encoder.embeddings.word_embeddings.numpy(),
+    )

@@ -162,5 +162,20 @@ class LinearChainCrf(keras.layers.Layer):
         real = tf.range(tf.shape(path)[1])[None, :] < lengths[:, None]
         return tf.where(real, path, 0)
 
+    def labelled_nll(self, emissions, label_ids):
+        """`nll` over each row's labelled positions (`label_ids` int
+        `[batch, seq]` >= 0, -1 elsewhere) taken in order as one sequence:
+        float32 `[batch]`."""
+        mask = label_ids >= 0
+        emissions, lengths = compact(emissions, mask)
+        tags, _ = compact(tf.maximum(label_ids, 0), mask)
+        return self.nll(emissions, tags, lengths)
+
+    def labelled_decode(self, emissions, mask):
+        """`decode` over each row's positions where `mask` (bool `[batch, seq]`),
+        the best tags put back there: int32 `[batch, seq]`, -1 elsewhere."""
+        emissions, lengths = compact(emissions, mask)
+        return expand(self.decode(emissions, lengths), mask)
+
     def get_config(self):
         return {**super().get_config(), "num_tags": self.num_tags}
