@@ -225,8 +225,12 @@ class NerRunner(FineTuningRunner):
         losses = []
         crf = self.model.crf
         if crf is not None:
-            decode = tf.function(partial(decode_tags, self.model), reduce_retracing=True)
-            nll = tf.function(crf.labelled_nll, reduce_retracing=True)
+            logits = tf.TensorSpec([None, None, len(self.labels)], tf.float32)
+            rows = [None, None]
+            decode = tf.function(
+                partial(decode_tags, self.model), [logits, tf.TensorSpec(rows, tf.bool)]
+            )
+            nll = tf.function(crf.labelled_nll, [logits, tf.TensorSpec(rows, tf.int32)])
 
         def batches():
             dataset_fn = self.split_dataset_fn(feature_file.path, batch_size, False)
