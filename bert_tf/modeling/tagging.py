@@ -29,10 +29,11 @@ class CrfLoss(keras.losses.Loss):
     """A CRF tagger's loss: its NLL summed over the batch's rows (each row's
     labelled positions one sequence) divided by the labelled positions, as
     run_ner.py's `--use_crf`. `y_true` is the label ids `[batch, seq]`, -1
-    where not labelled (no `sample_weight`)."""
+    where not labelled (no `sample_weight`). `crf` is the model's
+    `LinearChainCrf` (a loaded `.keras` model sets it again)."""
 
-    def __init__(self, crf, name="crf_loss", **kwargs):
-        super().__init__(name=name, reduction="sum", **kwargs)
+    def __init__(self, crf=None, name="crf_loss", reduction="sum", dtype=None):
+        super().__init__(name=name, reduction=reduction, dtype=dtype)
         self.crf = crf
 
     def call(self, y_true, y_pred):
@@ -91,6 +92,11 @@ class BertTokenClassifier(TaskModel):
         return keras.losses.SparseCategoricalCrossentropy(
             from_logits=True, reduction="mean_with_sample_weight"
         )
+
+    def compile_from_config(self, config):
+        super().compile_from_config(config)
+        if isinstance(self.loss, CrfLoss):
+            self.loss.crf = self.crf
 
     def get_config(self):
         return {**super().get_config(), "num_labels": self.num_labels, "use_crf": self.use_crf}
