@@ -97,15 +97,32 @@ def test_zero_transitions_decode_the_argmax_and_nll_is_the_cross_entropy(batch):
     )
 
 
-def test_decode_and_nll_compile_with_xla(batch):
-    emissions, tags, lengths = batch
+def test_labelled_decode_and_nll_compile_with_xla(batch):
+    """The training step's and the export's calls, labelled positions scattered."""
+    emissions, tags, _ = batch
+    labels = np.where(np.random.default_rng(2).random(tags.shape) < 0.6, tags, -1)
     crf = random_crf(3)
-    decode = tf.function(crf.decode, jit_compile=True)
-    nll = tf.function(crf.nll, jit_compile=True)
-    np.testing.assert_array_equal(decode(emissions, lengths), crf.decode(emissions, lengths))
-    np.testing.assert_allclose(
-        nll(emissions, tags, lengths), crf.nll(emissions, tags, lengths), rtol=1e-5
+    decode = tf.function(crf.labelled_decode, jit_compile=True)
+    nll = tf.function(crf.labelled_nll, jit_compile=True)
+    np.testing.assert_array_equal(
+        decode(emissions, labels >= 0), crf.labelled_decode(emissions, labels >= 0)
     )
+    np.testing.assert_allclose(
+        nll(emissions, labels), crf.labelled_nll(emissions, labels), rtol=1e-5
+    )
+
+
+def test_labelled_nll_is_the_nll_of_the_labelled_positions(batch):
+    emissions, tags, _ = batch
+    labels = tags.copy()
+    labels[0, [0, 2]] = -1
+    crf = random_crf(4)
+    keep = [1, 3, 4]
+    expected = crf.nll(emissions[:1, keep], tags[:1, keep], [3])
+    np.testing.assert_allclose(crf.labelled_nll(emissions, labels)[:1], expected, rtol=1e-6)
+    decoded = crf.labelled_decode(emissions, labels >= 0).numpy()[0]
+    assert (decoded[[0, 2]] == -1).all()
+    np.testing.assert_array_equal(decoded[keep], crf.decode(emissions[:1, keep], [3])[0])
 
 
 def test_compact_and_expand_are_inverse():
