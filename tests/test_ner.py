@@ -588,7 +588,9 @@ def test_crf_ner_end_to_end(model_files, data_dir, tmp_path, calibration):
         )
     )
     calibration.record(f1=results["f1"], eval_loss=results["eval_loss"])
-    assert results["f1"] > 0.9 and results["eval_loss"] < 0.5, results
+    # Measured (tests/calibrate.py, seeds +0..+3 x default, avx2): F1 1.0,
+    # eval_loss 0.108 to 0.124 (NLL per word; chance is about ln 4 = 1.39).
+    assert results["f1"] > 0.95 and results["eval_loss"] < 0.3, results
     prefix = tf.train.latest_checkpoint(output_dir)
     transitions = tf.train.load_checkpoint(prefix).get_tensor("crf/transitions")
     assert transitions.shape == (4, 4) and np.abs(transitions).max() > 0.05
