@@ -323,6 +323,8 @@ def test_compile_defaults_compute_the_scripts_losses(tiny_config):
     token_labels = np.where(inputs["input_mask"] > 0, rng.integers(0, 5, (4, 8)), -1)
     token_labels[:, 2] = -1  # a second word piece: not labelled
     starts, ends = rng.integers(0, 8, 4), rng.integers(0, 8, 4)
+    crf_tagger = bert_tf.BertTokenClassifier(tiny_config, 5, use_crf=True)
+    crf_tagger.crf.transitions.assign(rng.normal(size=(5, 5)))
     cases = [
         (bert_tf.BertClassifier(tiny_config, 3), labels, None,
          ClassificationObjective(False), {"label_ids": labels}),
@@ -332,6 +334,8 @@ def test_compile_defaults_compute_the_scripts_losses(tiny_config):
          SquadObjective(), {"start_positions": starts, "end_positions": ends}),
         (bert_tf.BertTokenClassifier(tiny_config, 5), np.maximum(token_labels, 0),
          (token_labels >= 0).astype(np.float32), TaggingObjective(), {"label_ids": token_labels}),
+        (crf_tagger, token_labels, None, TaggingObjective(crf_tagger.crf),
+         {"label_ids": token_labels}),
     ]  # fmt: skip
     for model, y, weights, objective, features in cases:
         model.compile()
@@ -433,3 +437,22 @@ def test_multiple_choice_fits_and_predicts_contexts_with_choices(tiny_config, tm
     classifier = bert_tf.BertClassifier(tiny_config, 2, preprocessor=preprocessor)
     with pytest.raises(InputError, match="not raw \\(contexts, choices\\)"):
         classifier.predict((contexts, choices))
+
+
+def test_crf_tagger_keras_file_keeps_its_transitions_and_loss(tiny_config, tmp_path):
+    """A compiled `use_crf` tagger's `.keras` file loads with its CRF and its
+    `CrfLoss` bound to that CRF (the same loss)."""
+    inputs = random_inputs(tiny_config, batch=2, seq=6, lengths=[6, 4])
+    labels = np.where(inputs["input_mask"] > 0, np.arange(6) % 3, -1)
+    model = bert_tf.BertTokenClassifier(tiny_config, 3, use_crf=True)
+    model.crf.transitions.assign(np.random.default_rng(1).normal(size=(3, 3)))
+    model.compile()
+    path = str(tmp_path / "crf.keras")
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    np.testing.assert_array_equal(loaded.crf.transitions.numpy(), model.crf.transitions.numpy())
+    losses = [
+        float(m.compute_loss(inputs, labels, m(inputs, training=False), None, training=False))
+        for m in (model, loaded)
+    ]
+    assert losses[0] == losses[1] and losses[0] > 0

@@ -244,7 +244,9 @@ def test_chinese_reading_comprehension_scored_as_cmrc2018(tmp_path, calibration)
         )
     )
     calibration.record(f1=results["F1"], em=results["EM"])
-    assert results["F1"] > 90 and results["EM"] > 80, results  # 100 on every seed and CPU setting measured
+    assert results["F1"] > 90 and results["EM"] > 80, (
+        results
+    )  # 100 on every seed and CPU setting measured
     predictions = json.load(open(os.path.join(output_dir, "predictions.json")))
     contexts = {
         p["qas"][0]["id"]: p["context"] for p in json.load(open(dev))["data"][0]["paragraphs"]

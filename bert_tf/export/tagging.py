@@ -9,7 +9,8 @@ whitespace (`export.common.whitespace_words`), each WordPiece-tokenized on its
 own (none -> `[UNK]`), packed into windows `data.tagging.window_stride`
 apart, and each word's tag is the argmax at its first sub-token in the
 window where that sub-token has the most context, as `data.tagging`
-features do. It loads with only tensorflow and tensorflow_text imported;
+features do; with a CRF (`use_crf`), the Viterbi path over those
+sub-tokens of each window. It loads with only tensorflow and tensorflow_text imported;
 the vocab file travels with it as an asset.
 """
 
@@ -104,10 +105,11 @@ def labelled_positions(input_mask, example_ids, starts, row_starts, is_first):
     return is_best & (window == tf.gather(earliest, segment)), token
 
 
-def tag_sentences(infer, tokenizer, labels, max_seq_length, text, multiple=1):
+def tag_sentences(infer, tokenizer, labels, max_seq_length, text, multiple=1, crf=None):
     """text tf.string `[batch]` -> the `serving_default` outputs (module docstring).
     `infer` is the model call (`export.common.model_call`); windows are
-    padded to their longest, rounded up to `multiple`."""
+    padded to their longest, rounded up to `multiple`; `crf` the model's
+    `LinearChainCrf`, or None (argmax)."""
     word_starts, word_ends, ids, is_first, token_words = sentence_pieces(tokenizer, text)
     inputs, example_ids, starts = pack_example_windows(
         [ids],
@@ -118,10 +120,14 @@ def tag_sentences(infer, tokenizer, labels, max_seq_length, text, multiple=1):
         pad_to_longest=True,
         length_multiple=multiple,
     )
-    predicted = tf.argmax(infer(inputs), axis=-1, output_type=tf.int32)
+    logits = infer(inputs)
     chosen, token = labelled_positions(
         inputs["input_mask"], example_ids, starts, tf.cast(ids.row_starts(), tf.int32), is_first
     )
+    if crf is None:
+        predicted = tf.argmax(logits, axis=-1, output_type=tf.int32)
+    else:
+        predicted = crf.labelled_decode(logits, chosen)
     words = tf.gather(token_words, tf.boolean_mask(token, chosen))
     num_words = tf.size(word_starts.flat_values, out_type=tf.int64)
     tag_ids = tf.scatter_nd(words[:, None], tf.boolean_mask(predicted, chosen), [num_words])
@@ -143,7 +149,8 @@ def export_tagger(
     overwrite=False,
     jit_compile=False,
 ):
-    """Writes `model` (logits `[batch, seq, len(labels)]`) as a SavedModel at
+    """Writes `model` (logits `[batch, seq, len(labels)]`, decoded by its
+    `crf` when it has one) as a SavedModel at
     `export_dir` (module docstring); `labels` are the tag names in id order;
     `vocab_file`, `do_lower_case` and `max_seq_length` default to the
     model's preprocessor's. Written to a temporary directory and renamed, an
@@ -161,7 +168,13 @@ def export_tagger(
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
     def serve(text):
         return tag_sentences(
-            infer, tokenizer, labels, max_seq_length, text, request_length_multiple(jit_compile)
+            infer,
+            tokenizer,
+            labels,
+            max_seq_length,
+            text,
+            request_length_multiple(jit_compile),
+            getattr(model, "crf", None),
         )
 
     return write_archive(export_dir, model, tokenizer, {"serving_default": serve})
@@ -183,7 +196,14 @@ def entities(model_or_export, texts, labels=None, max_seq_length=None):
             raise InputError("entities() with a Keras model needs labels: tag names in id order")
         tokenizer, max_seq_length = model_text_settings(model_or_export, None, None, max_seq_length)
         infer = model_call(model_or_export)
-        outputs = tag_sentences(infer, tokenizer, list(labels), max_seq_length, tf.constant(texts))
+        outputs = tag_sentences(
+            infer,
+            tokenizer,
+            list(labels),
+            max_seq_length,
+            tf.constant(texts),
+            crf=getattr(model_or_export, "crf", None),
+        )
     else:
         export = model_or_export
         if isinstance(export, (str, os.PathLike)):

@@ -1,14 +1,49 @@
 """Token tagging models (NER): fine-tuned and feature-based (BERT paper, section 5.3)."""
 
 import keras
+import tensorflow as tf
 from keras import ops
 
 from bert_tf.errors import InputError
+from bert_tf.modeling.crf import LinearChainCrf
 from bert_tf.modeling.layers import OutputProjection
 from bert_tf.modeling.models import CLASSIFIER_DROPOUT
 from bert_tf.modeling.task_model import TaskModel
 
 COMBINE_MODES = ("concat", "sum")
+
+
+def decode_tags(model, logits, mask):
+    """A tagger's tag ids int32 `[batch, seq]` at the positions where `mask`
+    (bool `[batch, seq]`, each word's first piece), -1 elsewhere: the
+    argmax of `logits` `[batch, seq, num_labels]`, or with a CRF
+    (`use_crf`) its Viterbi path over the masked positions of each row."""
+    mask = tf.cast(mask, tf.bool)
+    if model.crf is not None:
+        return model.crf.labelled_decode(logits, mask)
+    return tf.where(mask, tf.argmax(logits, axis=-1, output_type=tf.int32), -1)
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class CrfLoss(keras.losses.Loss):
+    """A CRF tagger's loss: its NLL summed over the batch's rows (each row's
+    labelled positions one sequence) divided by the labelled positions, as
+    run_ner.py's `--use_crf`. `y_true` is the label ids `[batch, seq]`, -1
+    where not labelled (no `sample_weight`). `crf` is the model's
+    `LinearChainCrf` (a loaded `.keras` model sets it again)."""
+
+    def __init__(self, crf=None, name="crf_loss", reduction="sum", dtype=None):
+        super().__init__(name=name, reduction=reduction, dtype=dtype)
+        self.crf = crf
+
+    def call(self, y_true, y_pred):
+        labels = tf.cast(y_true, tf.int32)
+        labelled = tf.reduce_sum(tf.cast(labels >= 0, tf.float32))
+        return tf.reduce_sum(self.crf.labelled_nll(y_pred, labels)) / tf.maximum(labelled, 1.0)
+
+
+def _crf_variables(crf):
+    return {} if crf is None else crf.tf1_variables()
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -17,13 +52,18 @@ class BertTokenClassifier(TaskModel):
 
     Returns float32 logits `[batch, seq, num_labels]`. TF1 names: top-level
     `output_weights [num_labels, hidden]` and `output_bias`, as the
-    classifier of the original run_classifier.py.
+    classifier of the original run_classifier.py. With `use_crf`, the logits
+    are a linear-chain CRF's emissions over each word's first piece
+    (`self.crf`, TF1 names `crf/transitions`, `crf/start_transitions`,
+    `crf/end_transitions`): tags come from `decode_tags`.
     """
 
-    def __init__(self, config, num_labels, **kwargs):
+    def __init__(self, config, num_labels, use_crf=False, **kwargs):
         kwargs.setdefault("name", "bert_token_classifier")
         super().__init__(config, **kwargs)
         self.num_labels = num_labels
+        self.use_crf = use_crf
+        self.crf = LinearChainCrf(num_labels, name="crf") if use_crf else None
         self.dropout = keras.layers.Dropout(CLASSIFIER_DROPOUT)
         self.classifier = OutputProjection(
             num_labels, self.config.initializer_range, name="classifier"
@@ -35,6 +75,7 @@ class BertTokenClassifier(TaskModel):
         return {
             "output_weights": self.classifier.output_weights,
             "output_bias": self.classifier.output_bias,
+            **_crf_variables(self.crf),
         }
 
     def call(self, inputs, training=None):
@@ -44,13 +85,21 @@ class BertTokenClassifier(TaskModel):
     def default_loss(self):
         """run_ner.py's: cross-entropy averaged over the labelled tokens; `y`
         is the label ids `[batch, seq]`, `sample_weight` 1 where labelled (each
-        word's first piece)."""
+        word's first piece). With `use_crf`, `CrfLoss`: `y` is the label ids
+        with -1 where not labelled, and no `sample_weight`."""
+        if self.crf is not None:
+            return CrfLoss(self.crf)
         return keras.losses.SparseCategoricalCrossentropy(
             from_logits=True, reduction="mean_with_sample_weight"
         )
 
+    def compile_from_config(self, config):
+        super().compile_from_config(config)
+        if isinstance(self.loss, CrfLoss):
+            self.loss.crf = self.crf
+
     def get_config(self):
-        return {**super().get_config(), "num_labels": self.num_labels}
+        return {**super().get_config(), "num_labels": self.num_labels, "use_crf": self.use_crf}
 
 
 def check_layers(layers, num_hidden_layers):
@@ -70,7 +119,8 @@ class BertFeatureTagger(TaskModel):
     without dropout), the hidden states of `layers` concatenated
     (`[batch, seq, hidden * len(layers)]`) or summed (`[batch, seq, hidden]`),
     a 2-layer BiLSTM of `lstm_units` per direction over the real tokens and
-    a linear tagger. Returns float32 logits `[batch, seq, num_labels]`.
+    a linear tagger. Returns float32 logits `[batch, seq, num_labels]`; with
+    `use_crf`, a CRF's emissions, as BertTokenClassifier's.
     """
 
     def __init__(
@@ -80,6 +130,7 @@ class BertFeatureTagger(TaskModel):
         layers=(-1, -2, -3, -4),
         combine="concat",
         lstm_units=768,
+        use_crf=False,
         **kwargs,
     ):
         kwargs.setdefault("name", "bert_feature_tagger")
@@ -90,6 +141,8 @@ class BertFeatureTagger(TaskModel):
         self.layers_used = check_layers(tuple(layers), self.config.num_hidden_layers)
         self.combine = combine
         self.lstm_units = lstm_units
+        self.use_crf = use_crf
+        self.crf = LinearChainCrf(num_labels, name="crf") if use_crf else None
         self.encoder.trainable = False
         hidden = self.config.hidden_size
         width = hidden * len(self.layers_used) if combine == "concat" else hidden
@@ -109,7 +162,7 @@ class BertFeatureTagger(TaskModel):
         self.built = True
 
     def tf1_head_variables(self):
-        return {}  # the original has no feature-based tagger
+        return _crf_variables(self.crf)  # the original has no feature-based tagger
 
     def features(self, inputs):
         """The combined hidden states `[batch, seq, width]` of the frozen encoder."""
@@ -133,4 +186,5 @@ class BertFeatureTagger(TaskModel):
             "layers": list(self.layers_used),
             "combine": self.combine,
             "lstm_units": self.lstm_units,
+            "use_crf": self.use_crf,
         }

@@ -10,11 +10,15 @@ type as `f1_PER`, ..., chunks as conlleval or the `--tag_scheme` finds them;
 `test_predictions.txt` (test.txt with the predicted tag appended to each
 row, for conlleval) or, for CLUENER, `cluener_predict.json` (CLUE's
 submission format). `--feature_based` trains the paper's BiLSTM on the
-frozen encoder's layers instead of fine-tuning.
+frozen encoder's layers instead of fine-tuning. `--use_crf` puts a
+linear-chain CRF over each window's labelled words (each word's first
+piece): the loss is its NLL per labelled word, `eval_loss` the same on the
+dev set, and tags its Viterbi path.
 """
 
 import dataclasses
 import os
+from functools import partial
 
 import numpy as np
 import tensorflow as tf
@@ -25,7 +29,12 @@ from bert_tf.errors import InputError
 from bert_tf.export.tagging import export_tagger
 from bert_tf.files import exists
 from bert_tf.metrics_ner import SCHEMES, detect_scheme, entity_scores, split_tag
-from bert_tf.modeling.tagging import COMBINE_MODES, BertFeatureTagger, BertTokenClassifier
+from bert_tf.modeling.tagging import (
+    COMBINE_MODES,
+    BertFeatureTagger,
+    BertTokenClassifier,
+    decode_tags,
+)
 from bert_tf.options import option
 from bert_tf.tasks.common import parse_layers, run_task
 from bert_tf.tasks.fine_tuning import FineTuningOptions, FineTuningRunner
@@ -85,17 +94,28 @@ class NerOptions(FineTuningOptions):
     combine: str = option("concat", "Feature-based: concat or sum the --layers.")
     lstm_units: int = option(768, "Feature-based: LSTM units per direction.")
     export_dir: str | None = option(None, "Write a SavedModel (sentences in, tags out) here.")
+    use_crf: bool = option(
+        False, "A linear-chain CRF over each window's words: NLL loss, Viterbi tags."
+    )
 
 
 class TaggingObjective(Objective):
     """Token cross-entropy over the labelled positions (label id >= 0),
-    normalised by the number of labelled tokens in the global batch."""
+    normalised by the number of labelled tokens in the global batch. With
+    `crf` (a `LinearChainCrf`), its NLL of each row's labelled positions
+    instead, summed and normalised alike (the NLL per labelled word)."""
+
+    def __init__(self, crf=None):
+        self.crf = crf
 
     def totals(self, features):
         return {"labelled_tokens": tf.reduce_sum(tf.cast(features["label_ids"] >= 0, tf.int32))}
 
     def loss(self, outputs, features, totals):
         labels = features["label_ids"]
+        if self.crf is not None:
+            errors = self.crf.labelled_nll(outputs, labels)
+            return {"loss": tf.reduce_sum(errors) / tf.maximum(totals["labelled_tokens"], 1.0)}
         errors = tf.nn.sparse_softmax_cross_entropy_with_logits(
             tf.maximum(labels, 0), tf.cast(outputs, tf.float32)
         )
@@ -143,6 +163,7 @@ class NerRunner(FineTuningRunner):
         super().__init__(options)
         self.labels = None
         self.scheme = None
+        self.model = None
 
     def validate(self):
         options = self.options
@@ -225,37 +246,58 @@ class NerRunner(FineTuningRunner):
     def build_model(self, config):
         options = self.options
         if options.feature_based:
-            return BertFeatureTagger(
+            self.model = BertFeatureTagger(
                 config,
                 len(self.labels),
                 layers=parse_layers(options.layers),
                 combine=options.combine,
                 lstm_units=options.lstm_units,
+                use_crf=options.use_crf,
             )
-        return BertTokenClassifier(config, len(self.labels))
+        else:
+            self.model = BertTokenClassifier(config, len(self.labels), use_crf=options.use_crf)
+        return self.model
 
     def objective(self):
-        return TaggingObjective()
+        return TaggingObjective(self.model.crf)
 
     def predict_split(self, trainer, split, batch_size):
         """Tags a split's sentences, batch by batch; returns `(sentences,
         predicted tags, word losses)`: tags one list of strings per sentence,
-        losses float64 `[words]` the cross-entropy of each word's gold tag."""
+        losses float64 `[words]` the cross-entropy of each word's gold tag
+        (with a CRF, each window's NLL shared equally by its words)."""
         documents = self.read_split(split)
         sentences = tagging.sentences_of(documents)
         feature_file = self.split_features(split, batch_size, documents)
         losses = []
+        crf = self.model.crf
+        if crf is not None:
+            logits = tf.TensorSpec([None, None, len(self.labels)], tf.float32)
+            rows = [None, None]
+            decode = tf.function(
+                partial(decode_tags, self.model), [logits, tf.TensorSpec(rows, tf.bool)]
+            )
+            nll = tf.function(crf.labelled_nll, [logits, tf.TensorSpec(rows, tf.int32)])
 
         def batches():
             dataset_fn = self.split_dataset_fn(feature_file.path, batch_size, False)
             for batch in trainer.predict_batches(dataset_fn, self.passthrough):
-                log_probs = _log_softmax(batch["logits"])
                 labelled = (batch["label_ids"] >= 0) & (batch["is_real_example"] == 1)[:, None]
-                gold = np.take_along_axis(
-                    log_probs, np.maximum(batch["label_ids"], 0)[..., None], axis=-1
-                )[..., 0]
-                losses.append(-gold[labelled])
-                yield {**batch, "predicted": batch["logits"].argmax(axis=-1)}
+                if crf is None:
+                    log_probs = _log_softmax(batch["logits"])
+                    gold = np.take_along_axis(
+                        log_probs, np.maximum(batch["label_ids"], 0)[..., None], axis=-1
+                    )[..., 0]
+                    losses.append(-gold[labelled])
+                    yield {**batch, "predicted": batch["logits"].argmax(axis=-1)}
+                    continue
+                counts = labelled.sum(axis=1)
+                errors = nll(batch["logits"], np.where(labelled, batch["label_ids"], -1)).numpy()
+                losses.append(np.repeat(errors.astype(np.float64) / np.maximum(counts, 1), counts))
+                yield {
+                    **batch,
+                    "predicted": decode(batch["logits"], batch["word_ids"] >= 0).numpy(),
+                }
 
         predicted = tagging.word_predictions(sentences, batches())
         tags = [[self.labels[i] for i in ids] for ids in predicted]
