@@ -14,6 +14,7 @@ from seqeval.scheme import IOBES
 from bert_tf.config import BertConfig
 from bert_tf.data import tagging
 from bert_tf.errors import InputError
+from bert_tf.export.tagging import entities as served_entities
 from bert_tf.metrics_ner import chunks, detect_scheme, entity_scores, span_tags, split_tag
 from bert_tf.tasks.ner import NerOptions, run_ner
 from bert_tf.training.distribution import TrainingOptions
@@ -359,9 +360,10 @@ def chinese_options(root, data_dir, output_dir, seed, **kwargs):
 def test_cluener_end_to_end(chinese_files, tmp_path, calibration):
     """Fine-tunes on CLUENER lines tagged BMES, scores dev.json, and writes
     the submission file for test.json (ids in file order, spans that are
-    the text at their offsets)."""
+    the text at their offsets); the SavedModel finds the same entities in
+    the raw texts."""
     root, data_dir, test = chinese_files
-    output_dir = str(tmp_path / "out")
+    output_dir, export_dir = str(tmp_path / "out"), str(tmp_path / "export")
     results = run_ner(
         chinese_options(
             root,
@@ -370,6 +372,7 @@ def test_cluener_end_to_end(chinese_files, tmp_path, calibration):
             calibration.seed(3),
             data_format="cluener",
             tag_scheme="bmes",
+            export_dir=export_dir,
         )
     )
     lines = open(os.path.join(output_dir, "cluener_predict.json"), encoding="utf-8")
@@ -388,6 +391,16 @@ def test_cluener_end_to_end(chinese_files, tmp_path, calibration):
     # Measured (tests/calibrate.py, seeds +0..+3 x default, avx2): 1.0 everywhere;
     # chance is about 0.
     assert results["f1"] > 0.9 and results["f1_name"] > 0.85 and test_f1 > 0.9, (results, test_f1)
+    # Training saw a space as an [UNK] word; the SavedModel splits text on it,
+    # so only texts without one are compared.
+    served = served_entities(export_dir, [record["text"] for record in test])
+    without_space = [row for row, record in enumerate(test) if " " not in record["text"]]
+    assert len(without_space) >= len(test) / 2
+    assert {
+        (row, entity["type"], entity["start_char"], entity["end_char"] - 1)
+        for row in without_space
+        for entity in served[row]
+    } == {entity for entity in predicted if entity[0] in without_space}
 
 
 @pytest.mark.learning

@@ -5,7 +5,8 @@ returns `tags` tf.string `[batch, max_words]` (padded with ""), and
 `word_starts`, `word_ends` int32 `[batch, max_words]` (each word is
 `text[word_starts:word_ends]`, offsets in Unicode code points; -1 padding).
 It runs `run_ner.py`'s prediction in one graph: words are split on
-whitespace (`export.common.whitespace_words`), each WordPiece-tokenized on its
+whitespace and around each CJK ideograph, so Chinese is tagged per
+character (`export.common.whitespace_words`), each WordPiece-tokenized on its
 own (none -> `[UNK]`), packed into windows `data.tagging.window_stride`
 apart, and each word's tag is the argmax at its first sub-token in the
 window where that sub-token has the most context, as `data.tagging`
@@ -29,7 +30,7 @@ from bert_tf.export.common import (
     whitespace_words,
     write_archive,
 )
-from bert_tf.metrics_ner import chunks
+from bert_tf.metrics_ner import chunks, detect_scheme
 from bert_tf.packing import pack_example_windows
 
 
@@ -66,7 +67,7 @@ def sentence_pieces(tokenizer, text):
       int64 `[all tokens]` the index of each token's word in
       `word_starts.flat_values`.
     """
-    chars, word_starts, word_ends = whitespace_words(text)
+    chars, word_starts, word_ends = whitespace_words(text, split_cjk=True)
     pieces = _at_least_one(tokenizer(_cut_words(chars, word_starts, word_ends)), tokenizer.unk_id)
     ids = tf.RaggedTensor.from_row_splits(pieces, word_starts.row_splits).merge_dims(1, 2)
     is_first = tf.ragged.range(pieces.row_lengths()).flat_values == 0
@@ -186,8 +187,10 @@ def entities(model_or_export, texts, labels=None, max_seq_length=None):
     `model_or_export`: a Keras token classifier with a preprocessor (from
     `from_pretrained`) and `labels`, its tag names in id order; or the path
     of an `export_tagger` SavedModel, or that SavedModel loaded. Words and
-    tags are as `serving_default`'s (module docstring); entities are the BIO
-    / IOB chunks of CoNLL's scorer (`metrics_ner.chunks`). Returns per text
+    tags are as `serving_default`'s (module docstring); entities are the
+    chunks of CoNLL's scorer (`metrics_ner.chunks`) in the tags' scheme
+    (`metrics_ner.detect_scheme` of `labels`, else of the tags found: BIO,
+    BIOES or BMES). Returns per text
     a list of dicts: `type`, `text`, `start_char`, `end_char` (code points).
     """
     texts = list(texts)
@@ -210,10 +213,13 @@ def entities(model_or_export, texts, labels=None, max_seq_length=None):
             export = tf.saved_model.load(os.fspath(export))
         outputs = export.signatures["serving_default"](text=tf.constant(texts, tf.string))
     tags, starts, ends = (outputs[k].numpy() for k in ("tags", "word_starts", "word_ends"))
+    tags = [
+        [tag.decode("utf-8") for tag in row_tags[: int((row_starts >= 0).sum())]]
+        for row_tags, row_starts in zip(tags, starts)
+    ]
+    scheme = detect_scheme(labels or {tag for row in tags for tag in row})
     found = []
-    for text, row_tags, row_starts, row_ends in zip(texts, tags, starts, ends):
-        num_words = int((row_starts >= 0).sum())
-        words = [tag.decode("utf-8") for tag in row_tags[:num_words]]
+    for text, words, row_starts, row_ends in zip(texts, tags, starts, ends):
         found.append(
             [
                 {
@@ -222,7 +228,7 @@ def entities(model_or_export, texts, labels=None, max_seq_length=None):
                     "start_char": int(row_starts[first]),
                     "end_char": int(row_ends[last]),
                 }
-                for entity_type, first, last in sorted(chunks(words), key=lambda c: c[1])
+                for entity_type, first, last in sorted(chunks(words, scheme), key=lambda c: c[1])
             ]
         )
     return found
