@@ -76,13 +76,13 @@ def write_squad(path, num_paragraphs, seed, unanswerable_share=0.0):
     return str(path)
 
 
-@pytest.fixture(scope="module")
-def model_files(tmp_path_factory):
-    root = tmp_path_factory.mktemp("squad_model")
+def write_model_files(root, words):
+    """A vocab of `words` and a tiny config in `root`; (root, vocab, config)."""
+    tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]
     vocab = root / "vocab.txt"
-    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]) + "\n")
+    vocab.write_text("\n".join(tokens) + "\n", encoding="utf-8")
     config = BertConfig(
-        vocab_size=len(WORDS) + 5,
+        vocab_size=len(tokens),
         hidden_size=64,
         num_hidden_layers=2,
         num_attention_heads=4,
@@ -92,6 +92,11 @@ def model_files(tmp_path_factory):
     )
     config.to_json_file(str(root / "bert_config.json"))
     return root, str(vocab), str(root / "bert_config.json")
+
+
+@pytest.fixture(scope="module")
+def model_files(tmp_path_factory):
+    return write_model_files(tmp_path_factory.mktemp("squad_model"), WORDS)
 
 
 def options(model_files, output_dir, seed=4, **kwargs):
@@ -213,20 +218,7 @@ def write_chinese_squad(path, num_paragraphs, seed, all_answers=False):
 @pytest.mark.slow
 @pytest.mark.learning
 def test_chinese_reading_comprehension_scored_as_cmrc2018(tmp_path, calibration):
-    vocab = tmp_path / "vocab.txt"
-    tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "new", "york", *CHINESE_CHARACTERS]
-    vocab.write_text("\n".join(tokens) + "\n", encoding="utf-8")
-    config = BertConfig(
-        vocab_size=len(tokens),
-        hidden_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        intermediate_size=128,
-        max_position_embeddings=64,
-        type_vocab_size=2,
-    )
-    config.to_json_file(str(tmp_path / "bert_config.json"))
-    model_files = (tmp_path, str(vocab), str(tmp_path / "bert_config.json"))
+    model_files = write_model_files(tmp_path, ["new", "york", *CHINESE_CHARACTERS])
     train = write_chinese_squad(tmp_path / "train.json", 320, seed=1)
     dev = write_chinese_squad(tmp_path / "dev.json", 40, seed=2, all_answers=True)
     output_dir, export_dir = str(tmp_path / "out"), str(tmp_path / "export")
