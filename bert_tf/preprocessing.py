@@ -300,13 +300,13 @@ class BertTokenizer(keras.layers.Layer):
         flat_pieces = tf.where(too_long, tokenization.UNK_TOKEN, pieces.flat_values)
         ids, byte_begins, byte_ends = self._wordpiece.tokenize_with_offsets(flat_pieces)
         token_piece = ids.value_rowids()
+        token_texts = tf.gather(flat_pieces, token_piece)
 
         def chars_before(byte_offsets):
             """Code points of each token's basic token before a byte offset."""
-            texts = tf.gather(flat_pieces, token_piece)
             lengths = byte_offsets.flat_values
             return tf.strings.length(
-                tf.strings.substr(texts, tf.zeros_like(lengths), lengths), unit="UTF8_CHAR"
+                tf.strings.substr(token_texts, tf.zeros_like(lengths), lengths), unit="UTF8_CHAR"
             )
 
         piece_length = tf.gather(piece_chars.flat_values, token_piece)

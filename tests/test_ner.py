@@ -674,5 +674,5 @@ def test_crf_tagger_decodes_its_viterbi_path(model_files):
     assert (tags[None] != decoded).any()
     inputs = random_inputs(model.config, batch=2, seq=6, seed=1, lengths=[6, 4])
     mask = np.array([[0, 1, 0, 1, 1, 0], [0, 1, 1, 0, 0, 0]], bool)
-    decoded = decode_tags(model, model(inputs), mask).numpy()
+    decoded = decode_tags(model.crf, model(inputs), mask).numpy()
     np.testing.assert_array_equal(decoded, [[-1, 0, -1, 1, 2, -1], [-1, 0, 1, -1, -1, -1]])

@@ -31,6 +31,7 @@ from bert_tf.export.common import (
     write_archive,
 )
 from bert_tf.metrics_ner import chunks, detect_scheme
+from bert_tf.modeling.tagging import decode_tags
 from bert_tf.packing import pack_example_windows
 
 
@@ -125,10 +126,7 @@ def tag_sentences(infer, tokenizer, labels, max_seq_length, text, multiple=1, cr
     chosen, token = labelled_positions(
         inputs["input_mask"], example_ids, starts, tf.cast(ids.row_starts(), tf.int32), is_first
     )
-    if crf is None:
-        predicted = tf.argmax(logits, axis=-1, output_type=tf.int32)
-    else:
-        predicted = crf.labelled_decode(logits, chosen)
+    predicted = decode_tags(crf, logits, chosen)
     words = tf.gather(token_words, tf.boolean_mask(token, chosen))
     num_words = tf.size(word_starts.flat_values, out_type=tf.int64)
     tag_ids = tf.scatter_nd(words[:, None], tf.boolean_mask(predicted, chosen), [num_words])

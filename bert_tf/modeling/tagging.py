@@ -13,14 +13,15 @@ from bert_tf.modeling.task_model import TaskModel
 COMBINE_MODES = ("concat", "sum")
 
 
-def decode_tags(model, logits, mask):
+def decode_tags(crf, logits, mask):
     """A tagger's tag ids int32 `[batch, seq]` at the positions where `mask`
     (bool `[batch, seq]`, each word's first piece), -1 elsewhere: the
-    argmax of `logits` `[batch, seq, num_labels]`, or with a CRF
-    (`use_crf`) its Viterbi path over the masked positions of each row."""
+    argmax of `logits` `[batch, seq, num_labels]`, or with `crf` (the
+    tagger's `LinearChainCrf`, None without `use_crf`) its Viterbi path over
+    the masked positions of each row."""
     mask = tf.cast(mask, tf.bool)
-    if model.crf is not None:
-        return model.crf.labelled_decode(logits, mask)
+    if crf is not None:
+        return crf.labelled_decode(logits, mask)
     return tf.where(mask, tf.argmax(logits, axis=-1, output_type=tf.int32), -1)
 
 

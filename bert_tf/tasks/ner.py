@@ -274,9 +274,7 @@ class NerRunner(FineTuningRunner):
         if crf is not None:
             logits = tf.TensorSpec([None, None, len(self.labels)], tf.float32)
             rows = [None, None]
-            decode = tf.function(
-                partial(decode_tags, self.model), [logits, tf.TensorSpec(rows, tf.bool)]
-            )
+            decode = tf.function(partial(decode_tags, crf), [logits, tf.TensorSpec(rows, tf.bool)])
             nll = tf.function(crf.labelled_nll, [logits, tf.TensorSpec(rows, tf.int32)])
 
         def batches():
