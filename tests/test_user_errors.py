@@ -419,9 +419,11 @@ def test_a_hugging_face_folder_needs_no_bert_config_file(server, data_dir, tmp_p
     assert "warm start from" in finished.stderr
 
 
-def test_pretraining_records_and_the_readme_glob(server, tmp_path):
-    """The README's commands: records into a folder that does not exist yet,
-    read back with `train.tfrecord-*` although the summary lies beside them."""
+@pytest.fixture(scope="module")
+def pretraining_records(server, tmp_path_factory):
+    """Two record shards made by the README's command into a folder that did
+    not exist, and a config that fits them: `(tmp folder, made, config)`."""
+    tmp_path = tmp_path_factory.mktemp("pretraining")
     corpus = _write(
         str(tmp_path / "corpus.txt"),
         "\n\n".join(
@@ -463,12 +465,6 @@ def test_pretraining_records_and_the_readme_glob(server, tmp_path):
         "--max_predictions_per_seq=3",
         "--dupe_factor=1",
     )
-    assert made.status == 0, made.stderr[-3000:]
-    assert made.stdout.splitlines() == [
-        f"records: {data}/train.tfrecord-0",
-        f"records: {data}/train.tfrecord-1",
-        f"summary: {data}/train.summary.json",
-    ]
     config = str(tmp_path / "bert_config.json")
     BertConfig(
         vocab_size=26,
@@ -478,20 +474,140 @@ def test_pretraining_records_and_the_readme_glob(server, tmp_path):
         intermediate_size=32,
         max_position_embeddings=16,
     ).to_json_file(config)
-    trained = server.run(
-        "run_pretraining.py",
-        f"--input_file={data}/train.tfrecord-*",
+    return tmp_path, made, config
+
+
+def pretraining_flags(input_file, config, output_dir, *more):
+    return [
+        f"--input_file={input_file}",
         f"--bert_config_file={config}",
-        f"--output_dir={tmp_path}/out",
+        f"--output_dir={output_dir}",
         "--max_seq_length=16",
         "--max_predictions_per_seq=3",
-        "--do_train",
         "--train_batch_size=4",
-        "--num_train_steps=2",
         "--num_warmup_steps=1",
+        *more,
+    ]
+
+
+def test_pretraining_records_and_the_readme_glob(server, pretraining_records):
+    """The README's commands: records into a folder that does not exist yet,
+    read back with `train.tfrecord-*` although the summary lies beside them."""
+    tmp_path, made, config = pretraining_records
+    data = tmp_path / "data"
+    assert made.status == 0, made.stderr[-3000:]
+    assert made.stdout.splitlines() == [
+        f"records: {data}/train.tfrecord-0",
+        f"records: {data}/train.tfrecord-1",
+        f"summary: {data}/train.summary.json",
+    ]
+    trained = server.run(
+        "run_pretraining.py",
+        *pretraining_flags(
+            f"{data}/train.tfrecord-*",
+            config,
+            tmp_path / "out",
+            "--do_train",
+            "--num_train_steps=2",
+        ),
     )
     assert trained.status == 0, trained.stderr[-3000:]
     assert trained.stdout.splitlines() == [f"checkpoint: {tmp_path}/out/model.ckpt-2"]
+
+
+def _record_offsets(path):
+    """The byte offset of each record of a TFRecord file, and its data length."""
+    offsets = []
+    with open(path, "rb") as f:
+        data = f.read()
+    offset = 0
+    while offset < len(data):
+        length = int.from_bytes(data[offset : offset + 8], "little")
+        offsets.append((offset, length))
+        offset += 16 + length
+    return offsets
+
+
+def test_damaged_records_are_named_and_can_be_skipped(server, pretraining_records):
+    """A record file cut short, or with a byte changed, past its first record:
+    one line naming the file, the record and its byte offset; with
+    --skip_corrupt_records the run reads each file up to the damage and lists
+    what it skipped."""
+    tmp_path, made, config = pretraining_records
+    damaged = tmp_path / "damaged"
+    damaged.mkdir()
+    cut, changed = str(damaged / "cut.tfrecord"), str(damaged / "changed.tfrecord")
+    for source, target in ((0, cut), (1, changed)):
+        shutil.copy(tmp_path / "data" / f"train.tfrecord-{source}", target)
+    cut_at, _ = _record_offsets(cut)[3]
+    with open(cut, "r+b") as f:
+        f.truncate(cut_at + 20)
+    changed_at, length = _record_offsets(changed)[2]
+    with open(changed, "r+b") as f:
+        f.seek(changed_at + 12 + length // 2)
+        byte = f.read(1)
+        f.seek(-1, os.SEEK_CUR)
+        f.write(bytes([byte[0] ^ 0xFF]))
+
+    stopped = server.run(
+        "run_pretraining.py",
+        *pretraining_flags(cut, config, tmp_path / "cut_out", "--do_train", "--num_train_steps=8"),
+    )
+    assert_one_error(
+        stopped, f"{cut}: record 3 (byte {cut_at}) is truncated", "--skip_corrupt_records"
+    )
+    stopped = server.run(
+        "run_pretraining.py",
+        *pretraining_flags(
+            changed, config, tmp_path / "changed_out", "--do_train", "--num_train_steps=8"
+        ),
+    )
+    assert_one_error(
+        stopped, f"{changed}: record 2 (byte {changed_at}) is corrupted (its data fails"
+    )
+
+    skipped = server.run(
+        "run_pretraining.py",
+        *pretraining_flags(
+            f"{damaged}/*.tfrecord",
+            config,
+            tmp_path / "skip_out",
+            "--do_train",
+            "--do_eval",
+            "--num_train_steps=8",
+            "--eval_batch_size=4",
+            "--skip_corrupt_records",
+        ),
+    )
+    assert skipped.status == 0, skipped.stderr[-3000:]
+    assert sorted(skipped.stdout.splitlines())[-2:] == [
+        f"skipped: {changed} from record 2 (byte {changed_at}) is corrupted (its data fails "
+        f"its checksum) to its end ({os.path.getsize(changed) - changed_at} bytes; 2 records read)",
+        f"skipped: {cut} from record 3 (byte {cut_at}) is truncated to its end (20 bytes; "
+        "3 records read)",
+    ]
+
+
+def test_a_damaged_feature_file_is_named_with_what_to_do(
+    server, model_files, data_dir, trained, tmp_path
+):  # noqa: F811
+    """A fine-tuning run's cached features changed on disk: the run names the
+    file and says to delete it."""
+    output_dir = str(tmp_path / "out")
+    shutil.copytree(trained[0], output_dir)
+    features = os.path.join(output_dir, "eval.tf_record")
+    offset, length = _record_offsets(features)[1]
+    with open(features, "r+b") as f:
+        f.seek(offset + 12 + length - 1)
+        byte = f.read(1)
+        f.seek(-1, os.SEEK_CUR)
+        f.write(bytes([byte[0] ^ 0xFF]))
+    finished = server.run(
+        CLASSIFIER, *classifier_flags(model_files, data_dir, output_dir, "--do_eval")
+    )
+    assert_one_error(
+        finished, f"{features}: record 1 (byte {offset}) is corrupted", "delete it and run again"
+    )
 
 
 def _eval_results(output_dir):

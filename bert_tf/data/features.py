@@ -16,6 +16,7 @@ import tensorflow as tf
 from absl import logging
 from google.protobuf.message import DecodeError
 
+from bert_tf.data.tfrecord import find_damage
 from bert_tf.errors import InputError
 from bert_tf.files import (
     atomic_output,
@@ -151,7 +152,9 @@ class FeatureSchema:
         try:
             first = [r.numpy() for r in tf.data.TFRecordDataset(path).take(1)]
         except tf.errors.OpError as e:
-            raise InputError(f"{path}: not a TFRecord file ({type(e).__name__})") from None
+            damage = find_damage(path)
+            why = damage.describe() if damage else type(e).__name__
+            raise InputError(f"{path}: not a TFRecord file ({why})") from None
         if not first:
             return False
         problem = self.mismatch(first[0])
@@ -190,6 +193,7 @@ def make_dataset(
     length_multiple=None,
     group_by_length=False,
     lengths_of=None,
+    skip_damaged=False,
 ):
     """A `tf.data.Dataset` of batches (dicts of tensors, see
     `FeatureSchema.parse`) from TFRecord `files`.
@@ -217,6 +221,10 @@ def make_dataset(
     shuffled. Eval/predict batches are then no longer in file order: carry
     an example index to restore it. `lengths_of(batch)` gives the lengths
     sorted on (default: `sequence_lengths` of `input_mask`).
+
+    `skip_damaged` (with `shard_by="files"`): a file's records from its first
+    damaged one on are skipped instead of stopping the run with a
+    `tf.errors.DataLossError` (see `damaged_file_error`).
     """
     files = [files] if isinstance(files, str) else list(files)
     if check_files:
@@ -229,9 +237,13 @@ def make_dataset(
         if group_by_length:
             raise ValueError("group_by_length needs shard_by='records'")
         dataset = _records_by_file(files, is_training, input_context, seed, shuffle_buffer_size)
+        if skip_damaged:
+            dataset = dataset.ignore_errors()
         dataset = dataset.batch(batch_size, drop_remainder=True)
         dataset = dataset.map(schema.parse, num_parallel_calls=tf.data.AUTOTUNE)
     elif shard_by == "records":
+        if skip_damaged:
+            raise ValueError("skip_damaged needs shard_by='files'")
         dataset = tf.data.TFRecordDataset(files).enumerate()
         if input_context is not None and input_context.num_input_pipelines > 1:
             dataset = dataset.shard(
@@ -264,6 +276,18 @@ def make_dataset(
             deterministic=True,
         )
     return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+def damaged_file_error(paths, remedy):
+    """An InputError naming the first of the TFRecord files `paths` with a
+    damaged record (where and what, see `tfrecord.find_damage`) and `remedy`,
+    or None if all of them read back: what a `tf.errors.DataLossError` of
+    their reader means."""
+    for path in paths:
+        damage = find_damage(path)
+        if damage:
+            return InputError(f"{path}: {damage.describe()}; {remedy}")
+    return None
 
 
 def sequence_lengths(input_mask):

@@ -8,6 +8,7 @@ for features of int64 and float lists, and `TFRecordFile` equals
 masked CRC-32C of those 8 bytes, the data and the masked CRC-32C of the data.
 """
 
+import dataclasses
 import functools
 import struct
 
@@ -100,3 +101,46 @@ class TFRecordFile:
 
     def __exit__(self, *exc_info):
         self.close()
+
+
+@dataclasses.dataclass(frozen=True)
+class Damage:
+    """Where a TFRecord file stops being readable: the record's number (from
+    0), the byte offset of its header, what is wrong and the bytes from there
+    to the end of the file."""
+
+    record: int
+    offset: int
+    problem: str
+    bytes_lost: int
+
+    def describe(self):
+        return f"record {self.record} (byte {self.offset}) is {self.problem}"
+
+
+def find_damage(path):
+    """The first damaged record of the TFRecord file at `path` (truncated, or
+    a checksum that does not match), or None if every record reads back.
+    Past a damaged record the framing cannot be trusted: TensorFlow's reader,
+    and this scan, stop there."""
+    size = files.size_and_mtime(path)[0]
+    offset = record = 0
+    with files.open_file(path, "rb") as f:
+        while header := f.read(12):
+            problem = None
+            if len(header) < 12:
+                problem = "truncated"
+            elif masked_crc32c(header[:8]) != _UINT32.unpack(header[8:])[0]:
+                problem = "corrupted (its length fails its checksum)"
+            else:
+                (length,) = _UINT64.unpack(header[:8])
+                body = f.read(length + 4)
+                if len(body) < length + 4:
+                    problem = "truncated"
+                elif masked_crc32c(body[:length]) != _UINT32.unpack(body[length:])[0]:
+                    problem = "corrupted (its data fails its checksum)"
+            if problem:
+                return Damage(record, offset, problem, size - offset)
+            offset += len(header) + length + 4
+            record += 1
+    return None

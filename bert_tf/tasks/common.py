@@ -23,6 +23,7 @@ from absl import logging
 from bert_tf import checkpoints, files, tokenization
 from bert_tf.accelerators import is_tpu_strategy
 from bert_tf.config import CONFIG_FILE_NAMES, BertConfig, config_file_beside
+from bert_tf.data.features import damaged_file_error
 from bert_tf.errors import BertTfError, InputError
 from bert_tf.export.common import XLA_PAD_MULTIPLE, check_export_dir
 from bert_tf.files import check_output_dir
@@ -258,6 +259,14 @@ class TaskRunner:
     def predict(self, trainer):
         """With do_predict (where the task has it): writes the prediction files."""
 
+    # What to do about a damaged file of `record_files` (the end of its error line).
+    damaged_file_remedy = "delete it and run again: the run writes it anew"
+
+    def record_files(self):
+        """The TFRecord files the run reads: when their reader fails, the first
+        damaged one is named (see `features.damaged_file_error`)."""
+        return []
+
     def export(self, model):
         """With export_dir (where the task has it): writes the SavedModel;
         returns its folder."""
@@ -377,6 +386,18 @@ def _run(runner):
     _check_weights_exist(options)
     files.makedirs(options.output_dir)
     runner.prepare(config)
+    try:
+        return _train_and_use(runner, config)
+    except tf.errors.DataLossError:
+        error = damaged_file_error(runner.record_files(), runner.damaged_file_remedy)
+        if error is None:
+            raise
+        raise error from None
+
+
+def _train_and_use(runner, config):
+    """Builds the model and trains, evaluates, predicts and exports as the options say."""
+    options = runner.options
     training = options.training
     with training_environment(training) as strategy:
         for name in runner.batch_size_options:

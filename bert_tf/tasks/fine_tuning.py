@@ -70,6 +70,7 @@ class FineTuningRunner(TaskRunner):
         super().__init__(options)
         self.tokenizer = None
         self.train_file = None  # the train split's FeatureFile, with do_train
+        self.feature_paths = []  # every feature file a dataset was made of
 
     def split_features(self, split, pad_to):
         """The split's `FeatureFile`, its examples padded with padding rows
@@ -108,9 +109,14 @@ class FineTuningRunner(TaskRunner):
 
     def split_dataset_fn(self, path, batch_size, is_training):
         """The Trainer's `dataset_fn` over the feature file at `path`."""
+        if path not in self.feature_paths:
+            self.feature_paths.append(path)
         return self.dataset_fn(
             self.make_dataset, path, batch_size, is_training, **self.dataset_arguments()
         )
+
+    def record_files(self):
+        return self.feature_paths
 
     def train_schedule(self):
         train = self.train_file

@@ -3,9 +3,11 @@
 import dataclasses
 
 import tensorflow as tf
+from absl import logging
 from keras import ops
 
 from bert_tf.data.pretraining import dataset as pretraining_data
+from bert_tf.data.tfrecord import find_damage
 from bert_tf.files import expand_input_patterns
 from bert_tf.modeling import BertPretrainingModel, pretraining_losses
 from bert_tf.options import option
@@ -22,6 +24,12 @@ class PretrainingOptions(RunOptions):
     num_train_steps: int = option(100000, "Optimizer updates to train for.")
     num_warmup_steps: int = option(10000, "Linear warm-up updates.")
     max_eval_steps: int = option(100, "Maximum evaluation batches.")
+    skip_corrupt_records: bool = option(
+        False,
+        "Read each --input_file up to its first damaged record (truncated, or a "
+        "checksum that does not match) and skip the rest of that file, instead of "
+        "stopping. The files are checked before training; what is skipped is listed.",
+    )
 
 
 class PretrainingObjective(Objective):
@@ -74,14 +82,35 @@ class PretrainingRunner(TaskRunner):
     checkpoints and `eval_results.txt` out."""
 
     pads_dynamically = False
+    damaged_file_remedy = (
+        "--skip_corrupt_records reads the records before it and skips the rest of the file"
+    )
+
+    def __init__(self, options):
+        super().__init__(options)
+        self.input_files = []
+        self.damaged = {}  # path -> tfrecord.Damage, with --skip_corrupt_records
 
     def prepare(self, config):
         options = self.options
+        self.input_files = expand_input_patterns(options.input_file)
+        if options.skip_corrupt_records:
+            logging.info("checking %d input files for damaged records", len(self.input_files))
+            for path in self.input_files:
+                damage = find_damage(path)
+                if damage:
+                    logging.warning(
+                        "%s: %s; skipping the rest of the file", path, damage.describe()
+                    )
+                    self.damaged[path] = damage
         pretraining_data.check_record_files(
-            expand_input_patterns(options.input_file),
+            [p for p in self.input_files if p not in self.damaged or self.damaged[p].record],
             options.max_seq_length,
             options.max_predictions_per_seq,
         )
+
+    def record_files(self):
+        return self.input_files
 
     def _dataset_fn(self, batch_size, is_training):
         options = self.options
@@ -96,6 +125,7 @@ class PretrainingRunner(TaskRunner):
                 input_context=input_context,
                 seed=options.training.seed,
                 check_files=False,
+                skip_damaged=options.skip_corrupt_records,
             )
 
         return dataset_fn
@@ -125,4 +155,11 @@ def run_pretraining(options):
     Checkpoints go to `output_dir` (resumed automatically); eval writes
     `output_dir/eval_results.txt` with the original's keys.
     """
-    return run_task(PretrainingRunner(options))
+    runner = PretrainingRunner(options)
+    metrics = run_task(runner)
+    for path, damage in runner.damaged.items():
+        print(
+            f"skipped: {path} from {damage.describe()} to its end "
+            f"({damage.bytes_lost} bytes; {damage.record} records read)"
+        )
+    return metrics

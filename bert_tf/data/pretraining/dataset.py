@@ -30,11 +30,13 @@ def make_dataset(
     seed=None,
     shuffle_buffer_size=10000,
     check_files=True,
+    skip_damaged=False,
 ):
     """A `tf.data.Dataset` of pre-training batches from comma-separated globs
     (or a list of them): `features.make_dataset` sharded by file. `seed`
     makes the training order reproducible; `check_files` checks the first
-    record of every file first."""
+    record of every file first; `skip_damaged` reads each file up to its
+    first damaged record."""
     return features.make_dataset(
         expand_input_patterns(input_patterns),
         pretraining_schema(max_seq_length, max_predictions_per_seq),
@@ -45,4 +47,5 @@ def make_dataset(
         shuffle_buffer_size=shuffle_buffer_size,
         shard_by="files",
         check_files=check_files,
+        skip_damaged=skip_damaged,
     )
