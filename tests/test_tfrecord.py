@@ -102,3 +102,40 @@ def test_instances_are_the_bytes_of_the_schema():
             assert encode(instance) == expected
         parsed = schema.parse(tf.constant([encode(instance)]))
         np.testing.assert_array_equal(parsed["input_word_ids"][0, :n], input_ids)
+
+
+def test_damage_is_found_where_tensorflows_reader_stops(tmp_path):
+    """Every byte of a record changed in turn, and the file cut at every
+    length: `find_damage` reports damage where TensorFlow's reader fails, at
+    the record it stops before, and also where the file ends inside a
+    record's 12-byte header, which TensorFlow's reader takes for the end of
+    the file."""
+    records = [b"first", b"second record", b"third"]
+    with tfrecord.TFRecordFile(str(tmp_path / "good")) as f:
+        for record in records:
+            f.write(record)
+    good = (tmp_path / "good").read_bytes()
+    second = 16 + len(records[0])
+    variants = [good[:cut] for cut in range(1, len(good))]
+    for position in range(second, second + 16 + len(records[1])):
+        changed = bytearray(good)
+        changed[position] ^= 0x01
+        variants.append(bytes(changed))
+    path = str(tmp_path / "variant")
+    for data in variants:
+        with open(path, "wb") as f:
+            f.write(data)
+        read = []
+        try:
+            for record in tf.data.TFRecordDataset(path):
+                read.append(record.numpy())
+            failed = False
+        except tf.errors.DataLossError:
+            failed = True
+        damage = tfrecord.find_damage(path)
+        ends_in_a_header = 0 < len(data) - sum(16 + len(r) for r in read) < 12
+        assert (damage is not None) == (failed or ends_in_a_header), len(data)
+        if damage:
+            assert damage.record == len(read)
+            assert damage.offset == sum(16 + len(r) for r in read)
+            assert damage.bytes_lost == len(data) - damage.offset
