@@ -394,3 +394,29 @@ def test_combine_windows_averages_real_rows_per_example():
     expected = [logits[[1, 2]].mean(0), logits[3], logits[[0, 4, 5]].mean(0)]
     np.testing.assert_allclose(means, expected, rtol=1e-6)
     assert combined_labels.tolist() == [0, 2, 1]
+
+
+def test_logged_examples_show_a_label_only_where_the_file_has_one(tmp_path, tokenizer, monkeypatch):
+    """SST-2's test.tsv has no labels: its examples carry the first label as a
+    placeholder, which the logged examples must not show as the label."""
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    (data_dir / "dev.tsv").write_text("sentence\tlabel\nthe cat sat\t1\n")
+    (data_dir / "test.tsv").write_text("index\tsentence\n0\tthe cat sat\n")
+    logged = []
+    monkeypatch.setattr(cf.logging, "info", lambda message, *args: logged.append(message % args))
+    for split in ("dev", "test"):
+        cf.ensure_split_features(
+            get_processor("sst-2"),
+            str(data_dir),
+            split,
+            str(tmp_path / "out"),
+            16,
+            tokenizer,
+            vocab_file=VOCAB_FILE,
+            do_lower_case=True,
+        )
+    labels = [
+        line for message in logged for line in message.splitlines() if line.startswith("label:")
+    ]
+    assert labels == ["label: 1 (id = 1)", "label: none (the file has no labels)"]

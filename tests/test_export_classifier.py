@@ -95,7 +95,10 @@ def test_single_sentence_regression_export_and_overwrite(setup):
     weights = with_random_weights(pairs, seed=2)
     with pytest.raises(InputError, match="--export_dir .*export' already exists; pass --overwrite"):
         export_classifier(pairs, export_dir, vocab, True, SEQ, sentence_pairs=True)
-    export_classifier(pairs, export_dir, vocab, True, SEQ, sentence_pairs=True, overwrite=True)
+    names = ["contradiction", "entailment", "neutral"]
+    export_classifier(
+        pairs, export_dir, vocab, True, SEQ, sentence_pairs=True, overwrite=True, label_names=names
+    )
     served = tf.saved_model.load(export_dir).signatures["serving_default"](
         text_a=tf.constant(TEXTS), text_b=tf.constant(TEXTS[::-1])
     )
@@ -104,3 +107,7 @@ def test_single_sentence_regression_export_and_overwrite(setup):
     )
     np.testing.assert_allclose(served["probabilities"].numpy(), expected, atol=2e-5)
     assert served["label_ids"].numpy().tolist() == expected.argmax(1).tolist()
+    assert [label.decode() for label in served["labels"].numpy()] == [
+        names[i] for i in expected.argmax(1)
+    ]
+    assert "labels" not in by_ids  # regression: no label names

@@ -21,6 +21,7 @@ from conftest import HANG_TIMEOUT
 from original_bert import OriginalTokenizer, original_instances, run_original
 
 from bert_tf import tokenization
+from bert_tf.data.pretraining import writer
 from bert_tf.data.pretraining.instances import randint, shuffle
 from bert_tf.data.pretraining.writer import (
     BlockInterleaver,
@@ -496,6 +497,42 @@ def test_output_files_take_the_records_in_turn(tmp_path, words, num_files):
         got = read_instances([path], 32, 5)
         for name, values in single.items():
             np.testing.assert_array_equal(got[name], values[k::num_files], err_msg=name)
+
+
+def test_the_first_20_records_written_are_logged_as_the_original_logs_them(
+    tmp_path, tokenizer, words, monkeypatch
+):
+    """`*** Example ***`, the tokens of the input ids (masks as written) and
+    each feature in the original's order, for the first 20 records in write
+    order (over both output files), read back from the files."""
+    logged = []
+    monkeypatch.setattr(
+        writer.logging, "info", lambda message, *args: logged.append(message % args)
+    )
+    documents = make_documents(random.Random(6), words, 30, (2, 8), (3, 12))
+    _, written = run(
+        tmp_path,
+        documents,
+        num_output_files=2,
+        sentences_per_block=20,
+        max_seq_length=32,
+        max_predictions_per_seq=5,
+    )
+    expected = []
+    for k in range(20):
+        length = written["input_mask"][k].sum()
+        expected += [
+            "*** Example ***",
+            "tokens: "
+            + " ".join(tokenizer.convert_ids_to_tokens(written["input_ids"][k][:length])),
+        ]
+        for name in ORIGINAL_SPEC:
+            values = written[name][k].tolist()
+            expected.append(f"{name}: {' '.join(map(str, values))}")
+    start = logged.index("*** Example ***")
+    assert logged[start : start + len(expected)] == expected
+    assert logged.count("*** Example ***") == 20
+    assert "[MASK]" in " ".join(expected)
 
 
 def test_interleaver_merges_blocks_at_random_keeping_their_order():

@@ -120,10 +120,15 @@ model = tf.saved_model.load(sys.argv[1])
 texts, ids = json.load(open(sys.argv[2]))
 serve = model.signatures["serving_default"]
 out = serve(text_a=tf.constant([a for a, b in texts]), text_b=tf.constant([b for a, b in texts]))
-result = {k: v.numpy().tolist() for k, v in out.items()}
+def lists(outputs):
+    return {
+        k: [x.decode() for x in v.numpy()] if v.dtype == tf.string else v.numpy().tolist()
+        for k, v in outputs.items()
+    }
+result = lists(out)
 if ids:
     out = model.signatures["serving_ids"](**{k: tf.constant(v, tf.int32) for k, v in ids.items()})
-    result.update({"ids_" + k: v.numpy().tolist() for k, v in out.items()})
+    result.update({"ids_" + k: v for k, v in lists(out).items()})
 json.dump(result, open(sys.argv[3], "w"))
 """
 
@@ -243,6 +248,7 @@ def test_mrpc_trains_predicts_and_exports(model_files, tmp_path, calibration):
     served = serve_in_fresh_process(export_dir, rows["test"], tmp_path, ids=test_features)
     np.testing.assert_allclose(served["probabilities"], probabilities, atol=1e-5)
     assert served["label_ids"] == probabilities.argmax(1).tolist()
+    assert served["labels"] == [str(i) for i in served["label_ids"]]  # MRPC's labels: 0, 1
     np.testing.assert_allclose(served["ids_probabilities"], probabilities, atol=1e-5)
     assert served["ids_label_ids"] == served["label_ids"]
 

@@ -60,6 +60,73 @@ def encode_example(features):
     return length_delimited(1, entries)
 
 
+def decode_example(data):
+    """`tf.train.Example` bytes of int64 and float lists -> `{name: [values]}`
+    (the inverse of `encode_example`; packed or unpacked lists)."""
+    decoded = {}
+    for _, features in _fields(data):
+        for _, entry in _fields(features):
+            fields = dict(_fields(entry))
+            name, feature = fields[1].decode(), fields.get(2, b"")
+            values = []
+            for kind, value_list in _fields(feature):
+                values = _list_values(kind, value_list)
+            decoded[name] = values
+    return decoded
+
+
+def _list_values(kind, value_list):
+    """The values of an Int64List (feature kind 3) or FloatList (kind 2)."""
+    values = []
+    for _, value in _fields(value_list):
+        if kind == 2:  # float32s: packed bytes, or one fixed32
+            values.extend(struct.unpack(f"<{len(value) // 4}f", value))
+        elif isinstance(value, int):
+            values.append(value - (value >> 63 << 64))  # two's complement
+        else:
+            position = 0
+            while position < len(value):
+                number, position = _read_varint(value, position)
+                values.append(number - (number >> 63 << 64))
+    return values
+
+
+def _fields(message):
+    """`(field number, value)` of each field of protobuf bytes: an int for a
+    varint, bytes for a length-delimited or fixed32 field."""
+    position = 0
+    while position < len(message):
+        key, position = _read_varint(message, position)
+        wire_type = key & 7
+        if wire_type == 0:
+            value, position = _read_varint(message, position)
+        elif wire_type in (2, 5):
+            length = 4
+            if wire_type == 2:
+                length, position = _read_varint(message, position)
+            value, position = message[position : position + length], position + length
+        else:
+            raise ValueError(f"protobuf wire type {wire_type} is not in tf.train.Example")
+        yield key >> 3, value
+
+
+def _read_varint(data, position):
+    """The varint at `position` of `data` and the position after it."""
+    value = shift = 0
+    while True:
+        byte = data[position]
+        position += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, position
+        shift += 7
+
+
+def unframe(framed_record):
+    """The record in a framed record (one of `frame`'s)."""
+    return framed_record[12:-4]
+
+
 def masked_crc32c(data):
     """TFRecord's checksum: CRC-32C rotated right by 15 bits plus a constant."""
     crc = google_crc32c.value(data)

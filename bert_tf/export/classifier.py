@@ -4,8 +4,9 @@ The SavedModel has two signatures:
   - `serving_default`: raw text in (`text_a`, and `text_b` for sentence-pair
     tasks; tf.string `[batch]`), tokenized and packed in the graph exactly as
     `FullTokenizer` + the original packing; returns `probabilities` float32
-    `[batch, num_labels]` (for regression: `predictions` float32 `[batch]`)
-    and `label_ids` int32 `[batch]`;
+    `[batch, num_labels]`, `label_ids` int32 `[batch]` and `labels`
+    tf.string `[batch]` (the label names; for regression `predictions`
+    float32 `[batch]` and `label_ids`, all 0);
   - `serving_ids`: `input_word_ids`, `input_mask`, `input_type_ids` int32
     `[batch, max_seq_length]` in, the same outputs.
 It loads with `tf.saved_model.load` in a process that imports only
@@ -37,12 +38,14 @@ def export_classifier(
     long_text_stride=None,
     overwrite=False,
     jit_compile=False,
+    label_names=None,
 ):
     """Writes `model` (a BertClassifier) as a SavedModel at `export_dir`.
 
     `vocab_file`, `do_lower_case` and `max_seq_length` default to the
     model's preprocessor's (`from_pretrained`, `.keras` files);
-    `is_regression` to `num_labels == 1`.
+    `is_regression` to `num_labels == 1`. `label_names` (one per label, in
+    output order; default the ids as strings) are the `labels` output.
     `sentence_pairs` decides whether `serving_default` takes `text_b`.
     With `long_text_stride`, texts longer than `max_seq_length` are split
     into overlapping windows whose logits are averaged, as in eval/predict.
@@ -56,6 +59,18 @@ def export_classifier(
     )
     if is_regression is None:
         is_regression = model.num_labels == 1
+    if label_names is None:
+        label_names = [str(i) for i in range(model.num_labels)]
+    elif not is_regression and len(label_names) != model.num_labels:
+        raise ValueError(f"{len(label_names)} label names for a model of {model.num_labels} labels")
+    names = tf.constant([str(name) for name in label_names])
+
+    def outputs(logits):
+        result = classification_outputs(logits, is_regression)
+        if not is_regression:
+            result["labels"] = tf.gather(names, result["label_ids"])
+        return result
+
     ids_spec = tf.TensorSpec([None, max_seq_length], tf.int32)
     infer = model_call(model, jit_compile)
 
@@ -67,7 +82,7 @@ def export_classifier(
                 "input_type_ids": input_type_ids,
             }
         )
-        return classification_outputs(logits, is_regression)
+        return outputs(logits)
 
     def classify_text(text_a, text_b=None):
         segments = [tokenizer(text_a)] + ([tokenizer(text_b)] if text_b is not None else [])
@@ -82,7 +97,7 @@ def export_classifier(
         )
         logits = infer(inputs)
         logits = average_windows(logits, example_ids, tf.shape(text_a)[0])
-        return classification_outputs(logits, is_regression)
+        return outputs(logits)
 
     text_spec = tf.TensorSpec([None], tf.string)
     if sentence_pairs:

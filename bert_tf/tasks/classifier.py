@@ -149,6 +149,7 @@ class ClassifierRunner(FineTuningRunner):
             long_text_stride=options.long_text_stride,
             overwrite=options.overwrite,
             jit_compile=options.training.jit_compile,
+            label_names=self.processor.get_labels(),
         )
 
 

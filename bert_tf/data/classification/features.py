@@ -199,17 +199,21 @@ def serialize_features(features, is_regression=False):
     )
 
 
-def _log_example(example, features, tokenizer):
+def _log_example(example, features, tokenizer, has_labels):
     tokens = tokenizer.convert_ids_to_tokens(
         [i for i, m in zip(features.input_ids, features.input_mask) if m]
     )
+    label = (
+        f"{example.label} (id = {features.label_id})"
+        if has_labels
+        else "none (the file has no labels)"
+    )
     logging.info(
-        "*** Example ***\nguid: %s\ntokens: %s\nexample_index: %d\nlabel: %s (id = %s)",
+        "*** Example ***\nguid: %s\ntokens: %s\nexample_index: %d\nlabel: %s",
         example.guid,
         " ".join(tokens),
         features.example_index,
-        example.label,
-        features.label_id,
+        label,
     )
 
 
@@ -221,9 +225,11 @@ def _record_writer(
     is_regression,
     long_text_stride,
     pad_examples_to_multiple_of,
+    has_labels=True,
 ):
     """`write_records(writer)` for `feature_files`: writes the features of
-    `examples` and the padding; returns (examples, features, records)."""
+    `examples` and the padding; returns (examples, features, records).
+    Without `has_labels` the examples' labels are placeholders (not logged)."""
 
     def write_records(writer):
         num_examples = num_features = 0
@@ -238,7 +244,7 @@ def _record_writer(
                 index,
             ):
                 if num_features < _NUM_LOGGED_EXAMPLES:
-                    _log_example(example, features, tokenizer)
+                    _log_example(example, features, tokenizer, has_labels)
                 writer.write(serialize_features(features, is_regression))
                 num_features += 1
             num_examples += 1
@@ -332,6 +338,7 @@ def ensure_features(
     long_text_stride=None,
     pad_examples_to_multiple_of=None,
     extra=None,
+    has_labels=True,
 ):
     """Writes `output_dir/{split}.tf_record` unless an up-to-date one is there.
 
@@ -346,6 +353,8 @@ def ensure_features(
         (called only when the file is (re)built).
       split: "train", "eval" / "dev" or "predict" / "test".
       input_files: the files the examples come from (`processor.input_files`).
+      has_labels: False when the examples' labels are placeholders (a test
+        set without labels): the logged examples then show none.
     Returns:
       a `FeatureFile`.
     """
@@ -371,6 +380,7 @@ def ensure_features(
             is_regression,
             long_text_stride,
             pad_examples_to_multiple_of,
+            has_labels,
         )(writer)
 
     return feature_files.ensure_feature_file(path, fingerprint, write_records)
@@ -413,6 +423,7 @@ def ensure_split_features(
         long_text_stride=long_text_stride,
         pad_examples_to_multiple_of=pad_examples_to_multiple_of,
         extra=processor.config(),
+        has_labels=data_split != "test" or processor.has_test_labels,
     )
 
 

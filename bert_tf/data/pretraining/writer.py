@@ -215,6 +215,7 @@ def create_pretraining_data(options):
         options.interleave_blocks, random.Random(f"interleave:{options.random_seed}")
     )
     blocks = reader.blocks(options.sentences_per_block)
+    log_examples = _ExampleLog(processor.tokenize.tokenizer)
     with (
         _RecordFiles(options.output_files) as output,
         _Progress(options.show_progress) as progress,
@@ -222,9 +223,9 @@ def create_pretraining_data(options):
     ):
         for result in results:
             summary.add(result.summary)
-            output.write(interleaver.add(result.records))
+            output.write(log_examples(interleaver.add(result.records)))
             progress.update(reader.documents_read, summary.instances)
-        output.write(interleaver.drain())
+        output.write(log_examples(interleaver.drain()))
         if not summary.instances:
             raise InputError(
                 f"--input_file: no text in {', '.join(files)} "
@@ -349,6 +350,47 @@ def _terminate_workers(pool):
     for process in processes:
         process.join()
     pool._result_queue._writer.close()
+
+
+class _ExampleLog:
+    """Logs the first `count` records written as the original tool does: an
+    `*** Example ***` line, the tokens (masked ones as `[MASK]` or their
+    replacement) and each feature's values."""
+
+    # The original's order of the features.
+    FEATURES = (
+        "input_ids",
+        "input_mask",
+        "segment_ids",
+        "masked_lm_positions",
+        "masked_lm_ids",
+        "masked_lm_weights",
+        "next_sentence_labels",
+    )
+
+    def __init__(self, tokenizer, count=20):
+        self._tokenizer = tokenizer
+        self._left = count
+
+    def __call__(self, framed_records):
+        """Yields `framed_records`, logging the first ones."""
+        records = iter(framed_records)
+        while self._left:
+            record = next(records, None)
+            if record is None:
+                return
+            self._log(tfrecord.decode_example(tfrecord.unframe(record)))
+            self._left -= 1
+            yield record
+        yield from records
+
+    def _log(self, features):
+        length = sum(features["input_mask"])
+        tokens = self._tokenizer.convert_ids_to_tokens(features["input_ids"][:length])
+        logging.info("*** Example ***")
+        logging.info("tokens: %s", " ".join(tokens))
+        for name in self.FEATURES:
+            logging.info("%s: %s", name, " ".join(map(str, features[name])))
 
 
 class _RecordFiles:
