@@ -1,6 +1,12 @@
 """bert_tf: Google's original BERT tooling on TensorFlow 2 / Keras 3."""
 
 import importlib
+import os
+
+# TensorFlow's C++ start-up notices (no GPU driver, CPU instructions), printed
+# when a model first imports it; a TF_CPP_MIN_LOG_LEVEL the user set wins.
+# The scripts hide warnings too (level 3).
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
 __version__ = "0.1.0"
 

@@ -368,6 +368,28 @@ def test_export_dir_alone_exports_the_newest_checkpoint(
     assert (export_dir / "saved_model.pb").exists()
     assert f"SavedModel: {export_dir}" in finished.stdout
     assert snapshot(output_dir) == before  # nothing trained, evaluated or rewritten
+    # TensorFlow's SavedModel writer's own lines are not shown.
+    for noise in ("unsupported characters", "Sharding callback", "fingerprint", "Assets written"):
+        assert noise not in finished.stderr, finished.stderr[-3000:]
+
+
+def test_importing_bert_tf_shows_no_tensorflow_notices_unless_asked():
+    """A user's own code: TensorFlow's C++ start-up notices are hidden, unless
+    the user set TF_CPP_MIN_LOG_LEVEL, which is kept."""
+    code = "import os, bert_tf; bert_tf.BertEncoder; print(os.environ['TF_CPP_MIN_LOG_LEVEL'])"
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    for level, expected in ((None, "1"), ("0", "0")):
+        finished = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            env=env if level is None else {**env, "TF_CPP_MIN_LOG_LEVEL": level},
+            timeout=HANG_TIMEOUT,
+        )
+        assert finished.returncode == 0, finished.stderr[-3000:]
+        assert finished.stdout == expected + "\n"
+        if level is None:
+            assert finished.stderr == ""
 
 
 def test_extract_features_takes_the_original_flags_and_no_training_ones(

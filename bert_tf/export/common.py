@@ -3,8 +3,11 @@ in-graph tokenizer, the model call (plain or compiled with XLA), outputs of
 classification logits, whitespace words of raw text, and writing the archive
 atomically."""
 
+import contextlib
+
 import keras
 import tensorflow as tf
+from absl import logging
 
 from bert_tf import tokenization
 from bert_tf.data.squad.reader import CONTEXT_WHITESPACE
@@ -132,6 +135,19 @@ def write_archive(export_dir, model, tokenizer, endpoints):
     archive.track(tokenizer)
     for name, function in endpoints.items():
         archive.add_endpoint(name, function)
-    with atomic_output(export_dir) as tmp:
+    with atomic_output(export_dir) as tmp, _tensorflow_info_hidden():
         archive.write_out(tmp, verbose=False)
     return export_dir
+
+
+@contextlib.contextmanager
+def _tensorflow_info_hidden():
+    """Hides the INFO lines TensorFlow's SavedModel writer logs through absl
+    (renamed input names, sharding callback durations, the fingerprint file):
+    they say nothing about the user's model."""
+    verbosity = logging.get_verbosity()
+    logging.set_verbosity(min(verbosity, logging.WARNING))
+    try:
+        yield
+    finally:
+        logging.set_verbosity(verbosity)
