@@ -1,4 +1,4 @@
-"""Adds words and token types to a trained BERT: checkpoint surgery.
+r"""Adds words and token types to a trained BERT: checkpoint surgery.
 
 Usage:
   # new words into the vocab's [unused*] slots (the checkpoint unchanged)

@@ -11,7 +11,8 @@ New words get ids in one of two ways (`word_ids`):
   initialised by `init`: `truncated_normal` as the original initialises a
   new model (stddev `initializer_range`, redrawn beyond 2 stddev, seeded;
   bias 0, the original's bias initialiser), or `mean`: the mean of the rows
-  (and biases) of the WordPiece tokens the old vocab splits the word into.
+  (and biases) of the WordPiece tokens the old vocab splits the word into
+  (`[UNK]` for a word it cannot cover).
 
 `type_vocab_size` grows `bert/embeddings/token_type_embeddings`; each new row
 is a copy of row 0, so a new type starts out as segment A (inputs the model

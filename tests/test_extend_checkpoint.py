@@ -13,7 +13,6 @@ from test_user_errors import assert_one_error
 
 import bert_tf
 from bert_tf import checkpoints
-from bert_tf.checkpoint_surgery import ExtendOptions, extend_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
 from bert_tf.modeling import BertPretrainingModel
@@ -62,8 +61,9 @@ def server(tmp_path_factory):
 
 
 def extend(release, output_dir, **options):
-    return extend_checkpoint(
-        ExtendOptions(init_checkpoint=release, output_dir=str(output_dir), **options)
+    """The Python API, as README shows it."""
+    return bert_tf.extend_checkpoint(
+        bert_tf.ExtendOptions(init_checkpoint=release, output_dir=str(output_dir), **options)
     )
 
 
