@@ -26,6 +26,8 @@ __all__ = [
     "from_pretrained",
     "BertTokenizer",
     "BertPreprocessor",
+    "ExtendOptions",
+    "extend_checkpoint",
     *_MODELS,
 ]
 
@@ -38,6 +40,8 @@ _LAZY = {
     "from_pretrained": "bert_tf.pretrained",
     "BertTokenizer": "bert_tf.preprocessing",
     "BertPreprocessor": "bert_tf.preprocessor",
+    "ExtendOptions": "bert_tf.checkpoint_surgery",
+    "extend_checkpoint": "bert_tf.checkpoint_surgery",
     **{name: "bert_tf.modeling" for name in _MODELS},
 }
 

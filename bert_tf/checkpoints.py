@@ -82,6 +82,12 @@ _TRAINING_STATE = re.compile(
 )
 
 
+def is_training_state(name):
+    """Whether checkpoint variable `name` is optimizer or step state (an Adam
+    slot, `global_step`, ...), not a model weight."""
+    return bool(_TRAINING_STATE.search(name))
+
+
 @dataclasses.dataclass
 class LoadReport:
     """What `load_weights` did: the TF1 names loaded, left initialised (with
@@ -109,7 +115,7 @@ def load_weights(model, weights, strict=True, source="checkpoint"):
     mismatches remain errors. Returns a LoadReport.
     """
     variables = tf1_variable_map(model)
-    weights = {k: v for k, v in weights.items() if not _TRAINING_STATE.search(k)}
+    weights = {k: v for k, v in weights.items() if not is_training_state(k)}
     missing = sorted(set(variables) - set(weights))
     unused = sorted(set(weights) - set(variables))
     wrong = [

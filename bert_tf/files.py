@@ -120,6 +120,14 @@ def remove(path):
         os.remove(path)
 
 
+def copy_file(source, target):
+    """Copies file `source` to `target` (either may be remote), replacing it."""
+    if is_remote(source) or is_remote(target):
+        _gfile().copy(source, target, overwrite=True)
+    else:
+        shutil.copyfile(source, target)
+
+
 def _rename(source, target):
     """Moves `source` onto `target`, replacing a file there."""
     if is_remote(source):

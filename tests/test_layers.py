@@ -19,7 +19,7 @@ LAYERS = [
     ["files"],
     ["config", "tokenization", "packing", "metrics", "metrics_ner", "accelerators"],
     ["vocab", "preprocessing", "preprocessor", "optimization", "data", "checkpoints"],
-    ["loading"],
+    ["loading", "checkpoint_surgery"],
     ["modeling"],
     ["pretrained", "training"],
     ["export"],
