@@ -159,6 +159,17 @@ def test_progress_lines_come_without_waiting_for_steps_per_loop(trained):
     assert "examples/s" in lines[-1] and "loss" in lines[-1]
 
 
+def test_every_stage_after_training_says_when_it_starts(trained):
+    """Evaluation and prediction trace and run for a while with nothing else
+    to print: a line says when each starts (then one every 10 s)."""
+    stderr = trained[2].stderr
+    position = stderr.rfind("saved checkpoint")
+    for mark in ("] evaluating", "eval_accuracy = ", "] predicting", "test_results.tsv"):
+        found = stderr.find(mark, position)
+        assert found > position, (mark, stderr[position:][-3000:])
+        position = found
+
+
 def test_the_run_ends_with_one_line_per_output(trained):
     output_dir, _, second, _, _, total, _ = trained
     assert second.stdout.splitlines() == [
@@ -368,6 +379,7 @@ def test_export_dir_alone_exports_the_newest_checkpoint(
     assert (export_dir / "saved_model.pb").exists()
     assert f"SavedModel: {export_dir}" in finished.stdout
     assert snapshot(output_dir) == before  # nothing trained, evaluated or rewritten
+    assert f"exporting the SavedModel to {export_dir}" in finished.stderr
     # TensorFlow's SavedModel writer's own lines are not shown.
     for noise in ("unsupported characters", "Sharding callback", "fingerprint", "Assets written"):
         assert noise not in finished.stderr, finished.stderr[-3000:]

@@ -457,6 +457,7 @@ def _train_and_use(runner, config):
         if options.do_predict:
             runner.predict(trainer)
         if options.export_dir:
+            logging.info("exporting the SavedModel to %s", options.export_dir)
             runner.wrote("SavedModel", runner.export(model))
         return metrics
 

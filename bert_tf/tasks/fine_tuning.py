@@ -53,6 +53,11 @@ def epoch_schedule(num_examples, options):
     return num_train_steps, int(num_train_steps * options.warmup_proportion)
 
 
+def pass_name(split):
+    """What the progress lines call a pass of the model over `split`."""
+    return "evaluating" if split == "eval" else "predicting"
+
+
 class FineTuningRunner(TaskRunner):
     """A fine-tuning task on the run skeleton (see the module docstring for
     what a task supplies). `self.options` is a `FineTuningOptions`."""
@@ -138,7 +143,9 @@ class FineTuningRunner(TaskRunner):
         feature file, as numpy arrays, in record order."""
         feature_file = self.split_features(split, batch_size)
         return trainer.predict(
-            self.split_dataset_fn(feature_file.path, batch_size, False), self.passthrough
+            self.split_dataset_fn(feature_file.path, batch_size, False),
+            self.passthrough,
+            pass_name(split),
         )
 
     def evaluate(self, trainer):

@@ -37,7 +37,7 @@ from bert_tf.modeling.tagging import (
 )
 from bert_tf.options import option
 from bert_tf.tasks.common import parse_layers, run_task
-from bert_tf.tasks.fine_tuning import FineTuningOptions, FineTuningRunner
+from bert_tf.tasks.fine_tuning import FineTuningOptions, FineTuningRunner, pass_name
 from bert_tf.training.loop import Objective
 
 PREDICTIONS_FILE = "test_predictions.txt"
@@ -279,7 +279,7 @@ class NerRunner(FineTuningRunner):
 
         def batches():
             dataset_fn = self.split_dataset_fn(feature_file.path, batch_size, False)
-            for batch in trainer.predict_batches(dataset_fn, self.passthrough):
+            for batch in trainer.predict_batches(dataset_fn, self.passthrough, pass_name(split)):
                 labelled = (batch["label_ids"] >= 0) & (batch["is_real_example"] == 1)[:, None]
                 if crf is None:
                     log_probs = _log_softmax(batch["logits"])

@@ -111,6 +111,27 @@ def _sum_over_replicas(strategy, values):
     return {k: strategy.reduce(tf.distribute.ReduceOp.SUM, v, axis=None) for k, v in values.items()}
 
 
+class _BatchProgress:
+    """Lines for a pass over batches (evaluation, prediction): one when it
+    starts (the first batch also traces the step) and one every
+    PROGRESS_SECONDS with the batches done, so that no stage is silent."""
+
+    def __init__(self, what, max_batches=None):
+        self._what = what
+        self._start = time.time()
+        self._next_line = self._start + PROGRESS_SECONDS
+        self.batches = 0
+        logging.info("%s%s", what, f" (at most {max_batches} batches)" if max_batches else "")
+
+    def batch_done(self):
+        self.batches += 1
+        now = time.time()
+        if now >= self._next_line:
+            rate = self.batches / (now - self._start)
+            logging.info("%s: %d batches, %.1f batches/s", self._what, self.batches, rate)
+            self._next_line = now + PROGRESS_SECONDS
+
+
 class Predictor:
     """Runs a model over a dataset on a strategy, batch by batch.
 
@@ -144,26 +165,29 @@ class Predictor:
 
         return self.strategy.distribute_datasets_from_function(per_replica)
 
-    def predict_batches(self, dataset_fn, passthrough=()):
+    def predict_batches(self, dataset_fn, passthrough=(), what="predicting"):
         """Runs the model once over the dataset, yielding one dict of numpy
         arrays per replica batch, in order: the model's outputs (`logits`
         when the model returns a single tensor) and the feature keys in
         `passthrough`. (Replicas' batches are not concatenated: with dynamic
         padding their sequence lengths differ.) Nothing is kept between
-        batches, so callers can stream results of any size."""
+        batches, so callers can stream results of any size. `what` names the
+        pass in the progress lines."""
         iterator = iter(self.distribute(dataset_fn))
+        progress = _BatchProgress(what)
         while True:
             try:
                 result = self._predict_step(iterator, tuple(passthrough))
             except (StopIteration, tf.errors.OutOfRangeError):
                 return
+            progress.batch_done()
             local = {k: self.strategy.experimental_local_results(v) for k, v in result.items()}
             for index in range(len(next(iter(local.values())))):
                 yield {k: np.asarray(values[index]) for k, values in local.items()}
 
-    def predict(self, dataset_fn, passthrough=()):
+    def predict(self, dataset_fn, passthrough=(), what="predicting"):
         """`predict_batches` concatenated over all batches."""
-        chunks = list(self.predict_batches(dataset_fn, passthrough))
+        chunks = list(self.predict_batches(dataset_fn, passthrough, what))
         if not chunks:
             raise TrainingError("the prediction data is empty")
         return {k: np.concatenate([c[k] for c in chunks]) for k in chunks[0]}
@@ -397,15 +421,15 @@ class Trainer(Predictor):
         """Evaluates over the dataset (at most `max_steps` batches); returns
         the task's metrics plus `global_step`."""
         iterator = iter(self.distribute(dataset_fn))
-        sums, steps = None, 0
-        while max_steps is None or steps < max_steps:
+        sums, progress = None, _BatchProgress("evaluating", max_steps)
+        while max_steps is None or progress.batches < max_steps:
             try:
                 batch_sums = self._eval_step(iterator)
             except (StopIteration, tf.errors.OutOfRangeError):
                 break
             batch_sums = {k: float(v) for k, v in batch_sums.items()}
             sums = batch_sums if sums is None else {k: sums[k] + batch_sums[k] for k in sums}
-            steps += 1
+            progress.batch_done()
         if sums is None:
             raise TrainingError("the evaluation data is empty")
         metrics = self.objective.eval_metrics(sums)
