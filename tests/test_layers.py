@@ -16,7 +16,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "bert_tf"
 # Lowest first; an entry names a module or a package (all that is under it).
 LAYERS = [
     ["errors", "options"],
-    ["files"],
+    ["files", "beam"],
     ["config", "tokenization", "packing", "metrics", "metrics_ner", "accelerators"],
     ["vocab", "preprocessing", "preprocessor", "optimization", "data", "checkpoints"],
     ["loading"],
