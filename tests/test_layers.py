@@ -18,7 +18,7 @@ LAYERS = [
     ["errors", "options"],
     ["files", "beam"],
     ["config", "tokenization", "packing", "metrics", "metrics_ner", "accelerators"],
-    ["vocab", "preprocessing", "preprocessor", "optimization", "data", "checkpoints"],
+    ["vocab", "vocab_beam", "preprocessing", "preprocessor", "optimization", "data", "checkpoints"],
     ["loading"],
     ["modeling"],
     ["pretrained", "training"],
