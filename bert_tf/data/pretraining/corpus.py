@@ -71,8 +71,7 @@ def plan_blocks(layouts, sentences_per_block):
     document it touches, ranges of one file merged) with None where a document
     ends between two ranges, to read with `CorpusReader.documents`."""
     documents = split_documents(item for layout in layouts for item in layout)
-    runs_lines = lambda document: sum(run.lines for run in document)  # noqa: E731
-    for block in group_blocks(documents, sentences_per_block, runs_lines):
+    for block in group_blocks(documents, sentences_per_block, _lines_of_runs):
         ranges = []
         for document in block:
             for k, run in enumerate(document):
@@ -85,6 +84,10 @@ def plan_blocks(layouts, sentences_per_block):
                         ranges.append(None)
                     ranges.append(run.range)
         yield ranges
+
+
+def _lines_of_runs(document):
+    return sum(run.lines for run in document)
 
 
 class CorpusReader:
