@@ -252,6 +252,20 @@ def test_bad_input_gives_the_local_error_line(tmp_path, problem):
     assert not list(tmp_path.glob("beam.tfrecord*"))
 
 
+def test_a_bad_vocab_fails_before_the_pipeline(corpus, tmp_path):
+    needs_beam()
+    from bert_tf.data.pretraining.beam_pipeline import create_pretraining_data_with_beam
+
+    options = PretrainingDataOptions(
+        input_patterns=(f"{corpus}/*.txt",),
+        output_files=(str(tmp_path / "out.tfrecord"),),
+        vocab_file=str(tmp_path / "missing-vocab.txt"),
+    )
+    with pytest.raises(InputError, match="vocab file .*missing-vocab.txt does not exist"):
+        create_pretraining_data_with_beam(options, BeamOptions("DirectRunner"), 2)
+    assert not list(tmp_path.iterdir())
+
+
 def test_beam_flags_need_a_runner(tmp_path):
     run = run_script(
         "create_pretraining_data.py",
