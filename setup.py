@@ -38,5 +38,9 @@ setup(
             "seqeval==1.2.2",
         ],
         "jieba": ["jieba==0.42.1"],
+        # --runner of create_pretraining_data.py and build_vocab.py. It needs
+        # protobuf<7, pillow<13, pyarrow<26 and python-dateutil<3, which the
+        # test extra's pins exclude: `make test-beam` has a venv of its own.
+        "beam": ["apache-beam==2.77.0"],
     },
 )

@@ -1,6 +1,7 @@
 """Shared plumbing for the flag-driven scripts."""
 
 import dataclasses
+import functools
 import signal
 import sys
 import types
@@ -42,20 +43,23 @@ def handle_stop_signals():
         signal.signal(signum, _raise_interrupted)
 
 
-def _parse_flags(argv):
-    """absl's parser, with its message as one `error:` line and exit 2."""
+def _parse_flags(argv, known_only=False):
+    """absl's parser, with its message as one `error:` line and exit 2; with
+    `known_only`, the arguments that are not this script's flags are left
+    in the argv it returns (for Beam's pipeline options)."""
     try:
-        return flags.FLAGS(argv)
+        return flags.FLAGS(argv, known_only=known_only)
     except flags.Error as e:
         message = "; ".join(line.strip() for line in str(e).splitlines() if line.strip())
         print(f"error: {message} (see {argv[0]} --help)", file=sys.stderr)
         sys.exit(2)
 
 
-def run_main(main):
+def run_main(main, known_only=False):
     """Runs an absl `main(argv)` as a script: a bad flag or a BertTfError
     becomes one line on stderr and exit 2; SIGTERM / SIGINT one line and
-    exit 128 + the signal's number, after `finally` blocks cleaned up."""
+    exit 128 + the signal's number, after `finally` blocks cleaned up. With
+    `known_only`, flags the script does not define reach `main` in `argv`."""
 
     def wrapped(argv):
         handle_stop_signals()
@@ -73,7 +77,7 @@ def run_main(main):
             )
             sys.exit(128 + signum)
 
-    app.run(wrapped, flags_parser=_parse_flags)
+    app.run(wrapped, flags_parser=functools.partial(_parse_flags, known_only=known_only))
 
 
 def _flag_type(annotation):

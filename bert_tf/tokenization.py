@@ -123,13 +123,30 @@ def iter_utf8_lines(path, skip_invalid=False, on_skip=None):
     `skip_invalid=True`, is skipped: `on_skip(message)` is called for it
     (default: the message is logged as a warning). Line numbers start at 1.
     """
+    for line_number, _, text in iter_utf8_lines_at(path, skip_invalid, on_skip):
+        yield line_number, text
+
+
+def iter_utf8_lines_at(path, skip_invalid=False, on_skip=None, start=0, end=None, first_line=1):
+    """`iter_utf8_lines` with each line's byte offset: yields `(line_number,
+    offset, text)` for the lines that begin in bytes `[start, end)` of the file
+    (`end=None`: to its end). `start` must be the beginning of a line, whose
+    number is `first_line`: a part of a file is read without the rest.
+    """
     if not files.exists(path):
         raise InputError(f"input file {path} does not exist")
     with files.open_file(path, "rb") as f:
-        for line_number, raw in enumerate(f, start=1):
+        if start:
+            f.seek(start)
+        offset = start
+        for line_number, raw in enumerate(f, start=first_line):
+            if end is not None and offset >= end:
+                return
+            line_offset = offset
+            offset += len(raw)
             raw = raw.rstrip(b"\n").rstrip(b"\r")
             try:
-                yield line_number, raw.decode("utf-8")
+                yield line_number, line_offset, raw.decode("utf-8")
             except UnicodeDecodeError as e:
                 message = f"{path}:{line_number}: not valid UTF-8 (byte {e.start})"
                 if not skip_invalid:

@@ -52,6 +52,23 @@ def count_words(input_files, do_lower_case, skip_invalid_utf8=False):
     return counts
 
 
+def check_vocab_options(vocab_size, reserved_tokens, max_unique_chars):
+    """Raises InputError for arguments `learn_vocab` cannot use."""
+    reserved_tokens = list(reserved_tokens)
+    missing = [t for t in tokenization.REQUIRED_TOKENS if t not in reserved_tokens]
+    if missing:
+        raise InputError(f"--reserved_tokens lacks {' '.join(missing)}")
+    repeated = sorted({t for t in reserved_tokens if reserved_tokens.count(t) > 1})
+    if repeated:
+        raise InputError(f"--reserved_tokens repeats {' '.join(repeated)}")
+    if vocab_size <= len(reserved_tokens):
+        raise InputError(
+            f"--vocab_size={vocab_size} must exceed the {len(reserved_tokens)} reserved tokens"
+        )
+    if max_unique_chars is not None and max_unique_chars < 1:
+        raise InputError(f"--max_unique_chars={max_unique_chars} must be at least 1")
+
+
 def learn_vocab(word_counts, vocab_size, reserved_tokens=RESERVED_TOKENS, max_unique_chars=None):
     """Learns a WordPiece vocabulary of at most about `vocab_size` tokens.
 
@@ -70,18 +87,7 @@ def learn_vocab(word_counts, vocab_size, reserved_tokens=RESERVED_TOKENS, max_un
       list of token strings; the token's index is its id.
     """
     reserved_tokens = list(reserved_tokens)
-    missing = [t for t in tokenization.REQUIRED_TOKENS if t not in reserved_tokens]
-    if missing:
-        raise InputError(f"--reserved_tokens lacks {' '.join(missing)}")
-    repeated = sorted({t for t in reserved_tokens if reserved_tokens.count(t) > 1})
-    if repeated:
-        raise InputError(f"--reserved_tokens repeats {' '.join(repeated)}")
-    if vocab_size <= len(reserved_tokens):
-        raise InputError(
-            f"--vocab_size={vocab_size} must exceed the {len(reserved_tokens)} reserved tokens"
-        )
-    if max_unique_chars is not None and max_unique_chars < 1:
-        raise InputError(f"--max_unique_chars={max_unique_chars} must be at least 1")
+    check_vocab_options(vocab_size, reserved_tokens, max_unique_chars)
     if not word_counts:
         raise InputError("the input files contain no words")
     if max_unique_chars is None:

@@ -16,9 +16,9 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "bert_tf"
 # Lowest first; an entry names a module or a package (all that is under it).
 LAYERS = [
     ["errors", "options"],
-    ["files"],
+    ["files", "beam"],
     ["config", "tokenization", "packing", "metrics", "metrics_ner", "accelerators"],
-    ["vocab", "preprocessing", "preprocessor", "optimization", "data", "checkpoints"],
+    ["vocab", "vocab_beam", "preprocessing", "preprocessor", "optimization", "data", "checkpoints"],
     ["loading", "checkpoint_surgery"],
     ["modeling"],
     ["pretrained", "training"],

@@ -39,7 +39,7 @@ class TokenizerOptions:
 @dataclasses.dataclass(frozen=True)
 class BlockResult:
     """One block's instances as TFRecord-framed `tf.train.Example` bytes (in the
-    block's shuffled order) and its counts."""
+    block's shuffled order; see `BlockProcessor`'s `frame`) and its counts."""
 
     records: list
     summary: PretrainingSummary
@@ -113,12 +113,17 @@ class SentenceTokenizer:
 
 
 class BlockProcessor:
-    """Turns `(block_index, documents as lists of lines)` into a BlockResult."""
+    """Turns `(block_index, documents as lists of lines)` into a BlockResult.
 
-    def __init__(self, tokenizer_options, instance_options, random_seed):
+    `frame` wraps each serialized `tf.train.Example`: TFRecord framing by
+    default; pass `bytes` for the bare Examples (a writer that frames them).
+    """
+
+    def __init__(self, tokenizer_options, instance_options, random_seed, frame=tfrecord.frame):
         self.tokenize = SentenceTokenizer(tokenizer_options)
         self.instance_options = instance_options
         self.random_seed = random_seed
+        self.frame = frame
         self.encode = InstanceEncoder(
             instance_options.max_seq_length, instance_options.max_predictions_per_seq
         )
@@ -134,7 +139,7 @@ class BlockProcessor:
 
         def serialize(instance):
             summary.count_instance(instance)
-            return tfrecord.frame(self.encode(instance))
+            return self.frame(self.encode(instance))
 
         rng = random.Random(block_seed(self.random_seed, block_index))
         records = pretraining_instances.create_training_instances(

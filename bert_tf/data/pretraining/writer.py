@@ -227,17 +227,28 @@ def create_pretraining_data(options):
             progress.update(reader.documents_read, summary.instances)
         output.write(log_examples(interleaver.drain()))
         if not summary.instances:
-            raise InputError(
-                f"--input_file: no text in {', '.join(files)} "
-                "(expected one sentence per line, blank lines between documents)"
-            )
+            raise no_text_error(files)
     summary.skipped_lines = reader.skipped_lines
     summary.seconds = time.monotonic() - start
+    write_summary(summary, options)
+    return summary
+
+
+def no_text_error(files):
+    """The InputError of a corpus without a single instance."""
+    return InputError(
+        f"--input_file: no text in {', '.join(files)} "
+        "(expected one sentence per line, blank lines between documents)"
+    )
+
+
+def write_summary(summary, options, output_files=None):
+    """Writes the summary JSON (`options.summary_file`) and logs it; the log
+    names `output_files` (default: `options.output_files`)."""
     write_text_atomically(
         options.summary_file, json.dumps(summary.to_json_dict(options.max_seq_length), indent=2)
     )
-    _log_summary(summary, options)
-    return summary
+    _log_summary(summary, options, output_files or options.output_files)
 
 
 class BlockInterleaver:
@@ -465,11 +476,11 @@ class _Progress:
             self._stream.write("\n")
 
 
-def _log_summary(summary, options):
+def _log_summary(summary, options, output_files):
     logging.info(
         "Wrote %d instances to %s in %.1f s (%.0f instances/s)",
         summary.instances,
-        ", ".join(options.output_files),
+        ", ".join(output_files),
         summary.seconds,
         summary.instances / max(summary.seconds, 1e-9),
     )
