@@ -34,11 +34,29 @@ class ClassifierOptions(FineTuningOptions):
     skip_malformed: bool | None = option(
         None, "Skip rows with a wrong number of columns (CLUE: a missing key or a wrong type)."
     )
-    text_a_column: str | None = option(None, "generic task: column (name or index) of text a.")
+    text_a_column: str | None = option(
+        None, "generic task: column (header name, 0-based index or JSON key, dotted) of text a."
+    )
     text_b_column: str | None = option(None, "generic task: column of text b (pairs).")
     label_column: str | None = option(None, "generic task: column of the label.")
-    labels: tuple | None = option(None, "generic task: the labels, in output order.")
-    delimiter: str | None = option(None, "generic task: field delimiter (default tab).")
+    id_column: str | None = option(
+        None,
+        "generic task: column of an example id (the guid; the first column of "
+        "test_predictions.tsv).",
+    )
+    labels: tuple | None = option(
+        None, "generic task: the labels, in output order (default: those of train, sorted)."
+    )
+    labels_file: str | None = option(None, "generic task: a file of the labels, one per line.")
+    delimiter: str | None = option(
+        None, "generic task: field delimiter (default: ',' for .csv, else tab)."
+    )
+    has_header: bool | None = option(
+        None, "generic task: delimited files start with a header (default true)."
+    )
+    regression: bool | None = option(
+        None, "generic task: the labels are numbers (regression, squared error)."
+    )
 
     @property
     def processor_options(self):
@@ -51,10 +69,13 @@ class ClassifierOptions(FineTuningOptions):
                 "text_a_column",
                 "text_b_column",
                 "label_column",
+                "id_column",
                 "labels",
+                "labels_file",
                 "delimiter",
+                "has_header",
             )
-        }
+        } | {"is_regression": self.regression}
 
 
 def eval_metrics(processor, logits, labels):
@@ -96,6 +117,9 @@ class ClassifierRunner(FineTuningRunner):
             raise InputError(f"--long_text_stride must be >= 1, got {options.long_text_stride}")
         self.processor = glue.get_processor(options.task_name, **options.processor_options)
 
+    def read_inputs(self):
+        self.processor.read_labels(self.options.data_dir)
+
     def split_features(self, split, pad_to):
         options = self.options
         return classifier_features.ensure_split_features(
@@ -131,6 +155,11 @@ class ClassifierRunner(FineTuningRunner):
         path = os.path.join(options.output_dir, "test_results.tsv")
         classifier_outputs.write_test_results(path, outputs)
         self.wrote("predictions", path)
+        if processor.id_column is not None:
+            path = os.path.join(options.output_dir, "test_predictions.tsv")
+            ids = [example.guid for example in processor.get_test_examples(options.data_dir)]
+            classifier_outputs.write_id_predictions(path, processor, ids, outputs)
+            self.wrote("predictions by id", path)
         if processor.submission_file:
             path = classifier_outputs.submission_path(options.output_dir, processor)
             classifier_outputs.write_submission(path, processor, outputs, options.data_dir)

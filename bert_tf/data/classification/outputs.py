@@ -98,6 +98,20 @@ def write_glue_submission(path, processor, predictions, label_list):
     )
 
 
+def write_id_predictions(path, processor, ids, predictions):
+    """`id\tprediction`, then per test example its id and its label (the
+    argmax of its scores), or its value for regression."""
+    if processor.is_regression:
+        cells = [str(value) for value in np.asarray(predictions, np.float32).reshape(-1)]
+    else:
+        cells = _label_names(predictions, processor.get_labels())
+    if len(ids) != len(cells):
+        raise ValueError(f"{len(ids)} ids for {len(cells)} predictions")
+    write_text_atomically(
+        path, "id\tprediction\n" + "".join(f"{i}\t{cell}\n" for i, cell in zip(ids, cells))
+    )
+
+
 def write_clue_submission(path, predictions, label_list, ids, fields=None):
     """A CLUE leaderboard file: per test example, in order, one JSON object
     `{"id": <its id>, "label": "<label name>", **fields}` on a line.
