@@ -1,5 +1,5 @@
 """End to end: run_classifier.py's generic task on JSON lines with nested keys
-and ids, through the real script (run by `script_server`: one TensorFlow import)."""
+and ids, with balanced class weights, through the real script (run by `script_server`: one TensorFlow import)."""
 
 import json
 import random
@@ -38,24 +38,26 @@ def run_script(server, model_files, data_dir, output_dir, *flags):  # noqa: F811
 
 
 def write_reviews(path, rng, n, labels=True):
-    """JSON lines: label "pos" when the title says "good", else "neg"."""
-    lines = []
+    """JSON lines: label "pos" when the title says "good", else "neg". Returns the labels."""
+    lines, labels_written = [], []
     for i in range(n):
         good = rng.random() < 0.5
         words = [rng.choice(FILLER) for _ in range(4)] + (["good"] if good else [])
         record = {"key": f"r{i}", "doc": {"title": " ".join(words), "body": rng.choice(FILLER)}}
         if labels:
             record["meta"] = {"label": "pos" if good else "neg"}
+            labels_written.append(record["meta"]["label"])
         lines.append(json.dumps(record))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
+    return labels_written
 
 
 @pytest.mark.slow
 def test_json_lines_with_nested_keys_train_and_predict_by_id(server, model_files, tmp_path):  # noqa: F811
     rng = random.Random(0)
     data_dir = tmp_path / "data"
-    write_reviews(data_dir / "train.jsonl", rng, 16)
+    train_labels = write_reviews(data_dir / "train.jsonl", rng, 16)
     write_reviews(data_dir / "test.jsonl", rng, 5, labels=False)
     output_dir = tmp_path / "out"
     result = run_script(
@@ -66,9 +68,13 @@ def test_json_lines_with_nested_keys_train_and_predict_by_id(server, model_files
         "--do_train",
         "--do_predict",
         "--num_train_epochs=1",
+        "--class_weights=balanced",
     )
     assert result.status == 0, result.stderr[-3000:]
     assert "Labels (from " in result.stderr and "sorted): neg, pos" in result.stderr
+    neg = train_labels.count("neg")
+    weights = f"neg={16 / (2 * neg):.6g}, pos={16 / (2 * (16 - neg)):.6g}"
+    assert f"Class weights (--class_weights=balanced): {weights}" in result.stderr
     probabilities = [
         [float(x) for x in line.split("\t")] for line in open(output_dir / "test_results.tsv")
     ]

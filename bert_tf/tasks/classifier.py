@@ -4,7 +4,9 @@ import dataclasses
 import os
 
 import numpy as np
+from absl import logging
 
+from bert_tf.data.classification import class_weights as weights
 from bert_tf.data.classification import features as classifier_features
 from bert_tf.data.classification import glue
 from bert_tf.data.classification import outputs as classifier_outputs
@@ -56,6 +58,11 @@ class ClassifierOptions(FineTuningOptions):
     )
     regression: bool | None = option(
         None, "generic task: the labels are numbers (regression, squared error)."
+    )
+    class_weights: str | None = option(
+        None,
+        "Classification: weights of the labels in the training loss, comma-separated in "
+        "label order (1,3,1), or 'balanced': n_examples / (n_labels * count) over train.",
     )
 
     @property
@@ -110,15 +117,35 @@ class ClassifierRunner(FineTuningRunner):
     def __init__(self, options):
         super().__init__(options)
         self.processor = None
+        self.class_weights = None  # per label, with --class_weights and --do_train
 
     def validate(self):
         options = self.options
         if options.long_text_stride is not None and options.long_text_stride < 1:
             raise InputError(f"--long_text_stride must be >= 1, got {options.long_text_stride}")
         self.processor = glue.get_processor(options.task_name, **options.processor_options)
+        if options.class_weights is not None and self.processor.is_regression:
+            raise InputError(
+                f"--class_weights is for classification; task {self.processor.name} is a regression"
+            )
 
     def read_inputs(self):
-        self.processor.read_labels(self.options.data_dir)
+        options, processor = self.options, self.processor
+        labels = processor.read_labels(options.data_dir)
+        if options.class_weights is None:
+            return
+        if options.class_weights.strip().lower() == weights.BALANCED:
+            if not options.do_train:
+                return  # the weights only change the training loss
+            train = processor.get_train_examples(options.data_dir)
+            self.class_weights = weights.balanced_class_weights([e.label for e in train], labels)
+        else:
+            self.class_weights = weights.parse_class_weights(options.class_weights, labels)
+        logging.info(
+            "Class weights (--class_weights=%s): %s",
+            options.class_weights,
+            ", ".join(f"{label}={w:.6g}" for label, w in zip(labels, self.class_weights)),
+        )
 
     def split_features(self, split, pad_to):
         options = self.options
@@ -143,7 +170,7 @@ class ClassifierRunner(FineTuningRunner):
         return BertClassifier(config, 1 if processor.is_regression else len(processor.get_labels()))
 
     def objective(self):
-        return ClassificationObjective(self.processor.is_regression)
+        return ClassificationObjective(self.processor.is_regression, self.class_weights)
 
     def score(self, predictions):
         return eval_metrics(self.processor, *combine_windows(predictions))

@@ -11,10 +11,18 @@ from bert_tf.training.loop import Objective
 
 class ClassificationObjective(Objective):
     """Cross-entropy over labels, or squared error for regression, averaged
-    over the global batch."""
+    over the global batch.
 
-    def __init__(self, is_regression):
+    `class_weights` (classification; one per label): example i's
+    cross-entropy counts `class_weights[y_i]` times, still divided by the
+    number of examples: `sum_i w[y_i] * CE_i / N`.
+    """
+
+    def __init__(self, is_regression, class_weights=None):
         self.is_regression = is_regression
+        self.class_weights = None
+        if class_weights is not None:
+            self.class_weights = tf.constant(class_weights, tf.float32)
 
     def totals(self, features):
         return {"examples": tf.shape(features["label_ids"])[0]}
@@ -24,6 +32,8 @@ class ClassificationObjective(Objective):
             errors = tf.square(outputs[:, 0] - tf.cast(features["label_ids"], tf.float32))
         else:
             errors = tf.nn.sparse_softmax_cross_entropy_with_logits(features["label_ids"], outputs)
+            if self.class_weights is not None:
+                errors *= tf.gather(self.class_weights, features["label_ids"])
         return {"loss": tf.reduce_sum(errors) / totals["examples"]}
 
 
