@@ -133,3 +133,36 @@ def test_delimited_errors_name_file_and_line(tmp_path):
         get_processor(
             "generic", text_a_column="text", label_column="label", id_column="key", labels="pos"
         ).get_train_examples(str(tmp_path))
+
+
+def test_multi_label_lists_from_json_and_delimited_cells(tmp_path):
+    write_lines(tmp_path / "train.tsv", ["text\ttags", "a\tx;y", "b\t", "c\t z "])
+    write_lines(
+        tmp_path / "dev.jsonl", jsonl({"text": "d", "tags": ["y"]}, {"text": "e", "tags": []})
+    )
+    write_lines(tmp_path / "test.jsonl", jsonl({"text": "f"}))
+    processor = get_processor(
+        "generic", text_a_column="text", label_column="tags", multi_label=True, label_delimiter=";"
+    )
+    assert processor.read_labels(str(tmp_path)) == ["x", "y", "z"]  # the union, sorted
+    assert processor.get_train_examples(str(tmp_path)) == [
+        InputExample("train-1", "a", None, ["x", "y"]),
+        InputExample("train-2", "b", None, []),
+        InputExample("train-3", "c", None, ["z"]),
+    ]
+    assert processor.get_dev_examples(str(tmp_path)) == [
+        InputExample("dev-0", "d", None, ["y"]),
+        InputExample("dev-1", "e", None, []),
+    ]
+    assert processor.get_test_examples(str(tmp_path)) == [InputExample("test-0", "f", None, [])]
+    assert processor.config()["multi_label"] is True
+    write_lines(tmp_path / "dev.jsonl", jsonl({"text": "d", "tags": ["y", "w"]}))
+    with pytest.raises(InputError, match=r"dev\.jsonl:1: unknown label 'w'; the labels .* 'x'"):
+        processor.get_dev_examples(str(tmp_path))
+    write_lines(tmp_path / "dev.jsonl", jsonl({"text": "d", "tags": [["y"]]}))
+    with pytest.raises(InputError, match=r"dev\.jsonl:1: 'tags' is \[\"y\"\], expected a string"):
+        processor.get_dev_examples(str(tmp_path))
+    with pytest.raises(InputError, match="multi-label or a regression"):
+        get_processor(
+            "generic", text_a_column=0, label_column=1, multi_label=True, is_regression=True
+        )

@@ -20,6 +20,7 @@ from bert_tf.export.common import (
     classification_outputs,
     model_call,
     model_text_settings,
+    multi_label_outputs,
     request_length_multiple,
     write_archive,
 )
@@ -37,6 +38,7 @@ def export_classifier(
     long_text_stride=None,
     overwrite=False,
     jit_compile=False,
+    thresholds=None,
 ):
     """Writes `model` (a BertClassifier) as a SavedModel at `export_dir`.
 
@@ -47,6 +49,8 @@ def export_classifier(
     With `long_text_stride`, texts longer than `max_seq_length` are split
     into overlapping windows whose logits are averaged, as in eval/predict.
     With `jit_compile` the model runs compiled with XLA (`export.common`).
+    `thresholds` (one per label) makes a multi-label export: sigmoid
+    `probabilities` and bool `label_flags` instead of softmax and `label_ids`.
     Written to a temporary directory and renamed, so `export_dir` is never
     left half-written.
     """
@@ -57,6 +61,12 @@ def export_classifier(
     if is_regression is None:
         is_regression = model.num_labels == 1
     ids_spec = tf.TensorSpec([None, max_seq_length], tf.int32)
+
+    def outputs(logits):
+        if thresholds is not None:
+            return multi_label_outputs(logits, thresholds)
+        return classification_outputs(logits, is_regression)
+
     infer = model_call(model, jit_compile)
 
     def classify_ids(input_word_ids, input_mask, input_type_ids):
@@ -67,7 +77,7 @@ def export_classifier(
                 "input_type_ids": input_type_ids,
             }
         )
-        return classification_outputs(logits, is_regression)
+        return outputs(logits)
 
     def classify_text(text_a, text_b=None):
         segments = [tokenizer(text_a)] + ([tokenizer(text_b)] if text_b is not None else [])
@@ -82,7 +92,7 @@ def export_classifier(
         )
         logits = infer(inputs)
         logits = average_windows(logits, example_ids, tf.shape(text_a)[0])
-        return classification_outputs(logits, is_regression)
+        return outputs(logits)
 
     text_spec = tf.TensorSpec([None], tf.string)
     if sentence_pairs:

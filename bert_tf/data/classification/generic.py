@@ -21,6 +21,10 @@ a malformed row is an InputError naming file:line.
 The labels, in the order of the model's outputs: `labels`, or the lines of
 `labels_file`, or else (`read_labels(data_dir)`) the distinct labels of the
 train file, sorted.
+
+Multi-label (`multi_label=True`): an example's label is a list of labels
+(possibly empty): a JSON list, or a string split on `label_delimiter`
+("|" by default; an empty cell is no label). Unlabeled test examples get [].
 """
 
 import json
@@ -118,7 +122,9 @@ class GenericProcessor(DataProcessor):
       test_has_labels: read and check the test file's labels (otherwise they
         are the first label / 0.0 and the label column may be absent).
       metric: a name of `glue.METRICS` (default "accuracy", "pearson_spearman"
-        for regression).
+        for regression; multi-label has its own metrics).
+      multi_label: each example has a list of labels (see the module docstring).
+      label_delimiter: what separates the labels of a multi-label string ("|").
     """
 
     name = "generic"
@@ -140,6 +146,8 @@ class GenericProcessor(DataProcessor):
         test_has_labels=False,
         metric=None,
         skip_malformed=None,
+        multi_label=False,
+        label_delimiter=None,
     ):
         super().__init__(skip_malformed)
         self.column_names = {
@@ -154,6 +162,12 @@ class GenericProcessor(DataProcessor):
         self.is_regression = bool(is_regression)
         self.has_test_labels = bool(test_has_labels)
         self.metric = metric or ("pearson_spearman" if self.is_regression else "accuracy")
+        self.multi_label = bool(multi_label)
+        self.label_delimiter = "|" if label_delimiter is None else str(label_delimiter)
+        if self.multi_label and self.is_regression:
+            raise InputError("a task is multi-label or a regression, not both")
+        if not self.label_delimiter:
+            raise InputError("--label_delimiter must not be empty")
         if text_a_column is None:
             raise InputError(
                 "the generic task needs --text_a_column (a header name, a 0-based index "
@@ -196,7 +210,9 @@ class GenericProcessor(DataProcessor):
             (path,) = self.input_files(data_dir, "train")
             if not os.path.exists(path):
                 self.get_labels()  # the error: no labels and no train file
-            found = {example.label for example in self._read(path, "train", check=False)}
+            found = set()
+            for example in self._read(path, "train", check=False):
+                found.update(example.label if self.multi_label else [example.label])
             self.labels = sorted(found)
             logging.info("Labels (from %s, sorted): %s", path, ", ".join(self.labels))
         return self.get_labels()
@@ -213,7 +229,19 @@ class GenericProcessor(DataProcessor):
             "has_header": self.header,
             "files": self.files,
             "test_has_labels": self.has_test_labels,
+            "multi_label": self.multi_label,
+            "label_delimiter": self.label_delimiter if self.multi_label else None,
         }
+
+    def test_label(self):
+        return [] if self.multi_label else super().test_label()
+
+    def check_label(self, label, path, line_number, split):
+        if not self.multi_label:
+            return super().check_label(label, path, line_number, split)
+        for one in label:
+            super().check_label(one, path, line_number, split)
+        return label
 
     def input_files(self, data_dir, split):
         if split in self.files and self.files[split] is None:
@@ -238,6 +266,8 @@ class GenericProcessor(DataProcessor):
         for i, line_number, values in rows:
             guid = values["id"] if values["id"] is not None else f"{self.set_types[split]}-{i}"
             label = values["label"] if with_label else self.test_label()
+            if self.multi_label and isinstance(label, str):
+                label = [one.strip() for one in label.split(self.label_delimiter) if one.strip()]
             example = InputExample(guid, values["text_a"], values["text_b"], label)
             if check:
                 example.label = self.check_label(label, path, line_number, split)
@@ -262,6 +292,8 @@ class GenericProcessor(DataProcessor):
     def _check_json_type(self, what, key, value, where):
         if what == "text_b" and value is None:
             return None
+        if what == "label" and self.multi_label and isinstance(value, list):
+            return [self._check_json_type("id", key, one, where) for one in value]
         if isinstance(value, str):
             return value
         numeric = isinstance(value, int | float) and not isinstance(value, bool)

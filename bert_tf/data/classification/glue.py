@@ -119,6 +119,7 @@ class DataProcessor:
         instead of raising InputError.
       id_column: where the guids come from, for the generic task's
         predictions by id (None: no such column).
+      multi_label: each example's label is a list of labels (generic task).
     """
 
     name = None
@@ -133,6 +134,7 @@ class DataProcessor:
     set_types = {"train": "train", "dev": "dev", "test": "test"}
     skip_malformed = False
     id_column = None
+    multi_label = False
 
     def __init__(self, skip_malformed=None):
         if skip_malformed is not None:
@@ -510,6 +512,8 @@ _OPTIONS = {
         "is_regression",
         "test_has_labels",
         "metric",
+        "multi_label",
+        "label_delimiter",
     },
 }
 _ALL_OPTIONS = set().union(*_OPTIONS.values()) | {"skip_malformed"}
