@@ -142,3 +142,72 @@ def glue_metrics(metric_name, predictions, labels):
         result["f1"] = f1_score(ids, labels)
         result["acc_and_f1"] = (result["eval_accuracy"] + result["f1"]) / 2
     return result
+
+
+# -- multi-label -------------------------------------------------------------------
+
+
+def _f1_of_counts(tp, fp, fn):
+    """F1 from counts (arrays or numbers); 0.0 where there is no positive label or prediction."""
+    denominator = 2 * tp + fp + fn
+    return np.where(denominator > 0, 2 * tp / np.maximum(denominator, 1), 0.0)
+
+
+def multi_label_metrics(probabilities, labels, thresholds, label_names):
+    """Metrics of multi-label predictions `probabilities >= thresholds`.
+
+    Args:
+      probabilities: `[n, num_labels]` sigmoid outputs.
+      labels: `[n, num_labels]` 0/1 (multi-hot).
+      thresholds: `[num_labels]` (or one number).
+      label_names: the labels' names, for the per-label keys.
+    Returns:
+      `micro_f1` (F1 of the counts summed over labels), `macro_f1` (the mean
+      of the labels' F1), `exact_match` (examples with every label right) and
+      per label `precision_<name>`, `recall_<name>`, `f1_<name>` (0.0 where
+      undefined, as scikit-learn's default).
+    """
+    predicted = np.asarray(probabilities) >= np.asarray(thresholds)
+    truth = np.asarray(labels) > 0.5
+    tp = np.sum(predicted & truth, axis=0)
+    fp = np.sum(predicted & ~truth, axis=0)
+    fn = np.sum(~predicted & truth, axis=0)
+    f1 = _f1_of_counts(tp, fp, fn)
+    metrics = {
+        "micro_f1": float(_f1_of_counts(tp.sum(), fp.sum(), fn.sum())),
+        "macro_f1": float(np.mean(f1)),
+        "exact_match": float(np.mean(np.all(predicted == truth, axis=1))),
+    }
+    for i, name in enumerate(label_names):
+        metrics[f"precision_{name}"] = float(tp[i] / (tp[i] + fp[i])) if tp[i] + fp[i] else 0.0
+        metrics[f"recall_{name}"] = float(tp[i] / (tp[i] + fn[i])) if tp[i] + fn[i] else 0.0
+        metrics[f"f1_{name}"] = float(f1[i])
+    return metrics
+
+
+def tune_thresholds(probabilities, labels, default=0.5):
+    """Per label, the threshold that maximises the label's F1 of
+    `probabilities >= threshold` on these examples (`[n, num_labels]` each).
+
+    Among the F1-maximising cuts between consecutive distinct probabilities,
+    the one nearest `default` is taken, and the threshold is the midpoint of
+    its gap (so it does not sit on one example's probability). A label with
+    no positive example keeps `default`. Returns a list of floats.
+    """
+    probabilities = np.asarray(probabilities, np.float64)
+    truth = np.asarray(labels) > 0.5
+    thresholds = []
+    for p, positive in zip(probabilities.T, truth.T):
+        if not positive.any():
+            thresholds.append(float(default))
+            continue
+        values = np.unique(p)  # ascending; candidate t = values[k]: predict p >= t
+        cuts = np.concatenate([[values[0] / 2], (values[1:] + values[:-1]) / 2])
+        predicted = p[None, :] >= cuts[:, None]
+        tp = np.sum(predicted & positive, axis=1)
+        fp = np.sum(predicted & ~positive, axis=1)
+        fn = np.sum(~predicted & positive, axis=1)
+        f1 = _f1_of_counts(tp, fp, fn)
+        best = np.flatnonzero(f1 == f1.max())
+        thresholds.append(float(cuts[best[np.argmin(np.abs(cuts[best] - default))]]))
+    return thresholds

@@ -692,7 +692,9 @@ def test_generic_finds_csv_files_and_reads_them_as_csv(tmp_path):
     assert processor.get_dev_examples(data_dir) == [
         InputExample("dev-1", "Fine, I guess", None, "pos")
     ]
-    with pytest.raises(InputError, match=r"test\.tsv does not exist \(nor test\.csv\)"):
+    with pytest.raises(
+        InputError, match=r"test\.tsv does not exist \(nor test\.csv, test\.jsonl, test\.json\)"
+    ):
         processor.get_test_examples(data_dir)
     # A comma-separated .tsv, read with tabs: one column, and a hint.
     data_dir = write(tmp_path / "other", {"train.tsv": ["text,label", "Bad,neg"]})
@@ -704,9 +706,13 @@ def test_generic_finds_csv_files_and_reads_them_as_csv(tmp_path):
         processor.get_train_examples(data_dir)
 
 
-def test_generic_argument_errors():
-    with pytest.raises(InputError, match="--labels"):
-        get_processor("generic", text_a_column=0, label_column=1)
+def test_generic_argument_errors(tmp_path):
+    with pytest.raises(InputError, match="needs --labels or --labels_file .*or a train file"):
+        get_processor("generic", text_a_column=0, label_column=1).read_labels(str(tmp_path))
+    with pytest.raises(InputError, match="--labels or --labels_file, not both"):
+        get_processor(
+            "generic", text_a_column=0, label_column=1, labels="a", labels_file="labels.txt"
+        )
     with pytest.raises(InputError, match="has_header"):
         get_processor(
             "generic", text_a_column="text", label_column=1, labels="a,b", has_header=False

@@ -21,6 +21,7 @@ from bert_tf.export.common import (
     classification_outputs,
     model_call,
     model_text_settings,
+    multi_label_outputs,
     request_length_multiple,
     write_archive,
 )
@@ -39,6 +40,7 @@ def export_classifier(
     overwrite=False,
     jit_compile=False,
     label_names=None,
+    thresholds=None,
 ):
     """Writes `model` (a BertClassifier) as a SavedModel at `export_dir`.
 
@@ -50,6 +52,9 @@ def export_classifier(
     With `long_text_stride`, texts longer than `max_seq_length` are split
     into overlapping windows whose logits are averaged, as in eval/predict.
     With `jit_compile` the model runs compiled with XLA (`export.common`).
+    `thresholds` (one per label) makes a multi-label export: sigmoid
+    `probabilities`, bool `label_flags` and as `labels` the names of the
+    flagged labels joined by `|`, instead of softmax, `label_ids` and one name.
     Written to a temporary directory and renamed, so `export_dir` is never
     left half-written.
     """
@@ -66,6 +71,13 @@ def export_classifier(
     names = tf.constant([str(name) for name in label_names])
 
     def outputs(logits):
+        if thresholds is not None:
+            result = multi_label_outputs(logits, thresholds)
+            flagged = tf.ragged.boolean_mask(
+                tf.broadcast_to(names, tf.shape(logits)), result["label_flags"]
+            )
+            result["labels"] = tf.strings.reduce_join(flagged, axis=-1, separator="|")
+            return result
         result = classification_outputs(logits, is_regression)
         if not is_regression:
             result["labels"] = tf.gather(names, result["label_ids"])

@@ -42,6 +42,14 @@ def classification_outputs(logits, is_regression=False):
     }
 
 
+def multi_label_outputs(logits, thresholds):
+    """Logits `[batch, n]` -> `probabilities` (sigmoid) `[batch, n]` and
+    `label_flags` bool `[batch, n]`: probabilities at or over `thresholds` `[n]`."""
+    probabilities = tf.sigmoid(logits)
+    thresholds = tf.constant(thresholds, tf.float32)
+    return {"probabilities": probabilities, "label_flags": probabilities >= thresholds}
+
+
 def serving_tokenizer(vocab_file, do_lower_case):
     """The in-graph `BertTokenizer`, built so that its vocabulary table can be
     tracked by the archive."""

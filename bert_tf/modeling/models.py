@@ -125,14 +125,18 @@ class BertClassifier(TaskModel):
     or pairs `(text_a, text_b)`. Returns float32 logits `[batch, num_labels]`
     (`num_labels=1` for regression). TF1 names: top-level `output_weights
     [num_labels, hidden]` and `output_bias`, as the original run_classifier.py.
+    `multi_label=True`: independent labels (one sigmoid each); the default
+    loss is then binary cross-entropy from the logits, its targets multi-hot
+    float `[batch, num_labels]`.
     """
 
     text_layout = TEXTS
 
-    def __init__(self, config, num_labels, **kwargs):
+    def __init__(self, config, num_labels, multi_label=False, **kwargs):
         kwargs.setdefault("name", "bert_classifier")
         super().__init__(config, **kwargs)
         self.num_labels = num_labels
+        self.multi_label = bool(multi_label)
         self.dropout = keras.layers.Dropout(CLASSIFIER_DROPOUT)
         self.classifier = OutputProjection(
             num_labels, self.config.initializer_range, name="classifier"
@@ -153,13 +157,20 @@ class BertClassifier(TaskModel):
         return self.classifier(self.dropout(pooled, training=training))
 
     def default_loss(self):
+        if self.multi_label:
+            return keras.losses.BinaryCrossentropy(from_logits=True)
         return classification_loss(self.num_labels)
 
     def default_metrics(self):
+        if self.multi_label:
+            return [keras.metrics.BinaryAccuracy(name="binary_accuracy", threshold=0.0)]
         return [accuracy() if self.num_labels > 1 else keras.metrics.MeanSquaredError(name="mse")]
 
     def get_config(self):
-        return {**super().get_config(), "num_labels": self.num_labels}
+        config = {**super().get_config(), "num_labels": self.num_labels}
+        if self.multi_label:
+            config["multi_label"] = True
+        return config
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")

@@ -4,18 +4,31 @@ import dataclasses
 import os
 
 import numpy as np
+from absl import logging
 
+from bert_tf.data.classification import class_weights as weights
 from bert_tf.data.classification import features as classifier_features
 from bert_tf.data.classification import glue
 from bert_tf.data.classification import outputs as classifier_outputs
 from bert_tf.errors import InputError
 from bert_tf.export import export_classifier
-from bert_tf.metrics import glue_metrics
+from bert_tf.metrics import glue_metrics, multi_label_metrics, tune_thresholds
 from bert_tf.modeling import BertClassifier
 from bert_tf.options import option
 from bert_tf.tasks.common import run_task
 from bert_tf.tasks.fine_tuning import FineTuningOptions, FineTuningRunner
-from bert_tf.tasks.logits import ClassificationObjective, combine_windows, cross_entropy, softmax
+from bert_tf.tasks.logits import (
+    ClassificationObjective,
+    MultiLabelObjective,
+    binary_cross_entropy,
+    combine_windows,
+    cross_entropy,
+    sigmoid,
+    softmax,
+)
+
+THRESHOLDS_FILE = "thresholds.json"
+DEFAULT_THRESHOLD = 0.5
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -34,11 +47,50 @@ class ClassifierOptions(FineTuningOptions):
     skip_malformed: bool | None = option(
         None, "Skip rows with a wrong number of columns (CLUE: a missing key or a wrong type)."
     )
-    text_a_column: str | None = option(None, "generic task: column (name or index) of text a.")
+    text_a_column: str | None = option(
+        None, "generic task: column (header name, 0-based index or JSON key, dotted) of text a."
+    )
     text_b_column: str | None = option(None, "generic task: column of text b (pairs).")
     label_column: str | None = option(None, "generic task: column of the label.")
-    labels: tuple | None = option(None, "generic task: the labels, in output order.")
-    delimiter: str | None = option(None, "generic task: field delimiter (default tab).")
+    id_column: str | None = option(
+        None,
+        "generic task: column of an example id (the guid; the first column of "
+        "test_predictions.tsv).",
+    )
+    labels: tuple | None = option(
+        None, "generic task: the labels, in output order (default: those of train, sorted)."
+    )
+    labels_file: str | None = option(None, "generic task: a file of the labels, one per line.")
+    delimiter: str | None = option(
+        None, "generic task: field delimiter (default: ',' for .csv, else tab)."
+    )
+    has_header: bool | None = option(
+        None, "generic task: delimited files start with a header (default true)."
+    )
+    regression: bool | None = option(
+        None, "generic task: the labels are numbers (regression, squared error)."
+    )
+    class_weights: str | None = option(
+        None,
+        "Classification: weights of the labels in the training loss, comma-separated in "
+        "label order (1,3,1), or 'balanced': n_examples / (n_labels * count) over train.",
+    )
+    multi_label: bool = option(
+        False, "generic task: each example has a list of labels (sigmoid outputs, BCE loss)."
+    )
+    label_delimiter: str | None = option(
+        None, "multi-label: separator of the labels in a delimited file's label cell (|)."
+    )
+    threshold: float | None = option(
+        None,
+        "multi-label: the probability at or over which a label is predicted, for every "
+        "label (default: output_dir/thresholds.json if there, else 0.5).",
+    )
+    tune_thresholds: bool = option(
+        False,
+        "multi-label: choose each label's threshold on dev (its best F1; needs --do_eval) "
+        "and save them to output_dir/thresholds.json.",
+    )
 
     @property
     def processor_options(self):
@@ -51,10 +103,14 @@ class ClassifierOptions(FineTuningOptions):
                 "text_a_column",
                 "text_b_column",
                 "label_column",
+                "id_column",
                 "labels",
+                "labels_file",
                 "delimiter",
+                "has_header",
+                "label_delimiter",
             )
-        }
+        } | {"is_regression": self.regression, "multi_label": self.multi_label or None}
 
 
 def eval_metrics(processor, logits, labels):
@@ -66,6 +122,14 @@ def eval_metrics(processor, logits, labels):
     else:
         eval_loss = cross_entropy(logits, labels)
         metrics = glue_metrics(processor.metric, logits, labels)
+    return {**metrics, "eval_loss": eval_loss, "loss": eval_loss}
+
+
+def multi_label_eval_metrics(processor, logits, labels, thresholds):
+    """eval_results.txt of a multi-label task: `multi_label_metrics` at
+    `thresholds` and `eval_loss` (binary cross-entropy, mean over labels and examples)."""
+    eval_loss = binary_cross_entropy(logits, labels)
+    metrics = multi_label_metrics(sigmoid(logits), labels, thresholds, processor.get_labels())
     return {**metrics, "eval_loss": eval_loss, "loss": eval_loss}
 
 
@@ -89,12 +153,50 @@ class ClassifierRunner(FineTuningRunner):
     def __init__(self, options):
         super().__init__(options)
         self.processor = None
+        self.class_weights = None  # per label, with --class_weights and --do_train
+        self._thresholds = None  # multi-label, see thresholds()
 
     def validate(self):
         options = self.options
         if options.long_text_stride is not None and options.long_text_stride < 1:
             raise InputError(f"--long_text_stride must be >= 1, got {options.long_text_stride}")
         self.processor = glue.get_processor(options.task_name, **options.processor_options)
+        if options.class_weights is not None and self.processor.is_regression:
+            raise InputError(
+                f"--class_weights is for classification; task {self.processor.name} is a regression"
+            )
+        if options.multi_label and not self.processor.multi_label:
+            raise InputError("--multi_label needs --task_name=generic")
+        if not options.multi_label:
+            for name in ("label_delimiter", "threshold"):
+                if getattr(options, name) is not None:
+                    raise InputError(f"--{name} is for --multi_label")
+            if options.tune_thresholds:
+                raise InputError("--tune_thresholds is for --multi_label")
+        if options.multi_label and options.class_weights is not None:
+            raise InputError("--class_weights is for single-label classification")
+        if options.tune_thresholds and not options.do_eval:
+            raise InputError("--tune_thresholds chooses the thresholds on dev: add --do_eval")
+        if options.threshold is not None and not 0 < options.threshold < 1:
+            raise InputError(f"--threshold must be between 0 and 1, got {options.threshold}")
+
+    def read_inputs(self):
+        options, processor = self.options, self.processor
+        labels = processor.read_labels(options.data_dir)
+        if options.class_weights is None:
+            return
+        if options.class_weights.strip().lower() == weights.BALANCED:
+            if not options.do_train:
+                return  # the weights only change the training loss
+            train = processor.get_train_examples(options.data_dir)
+            self.class_weights = weights.balanced_class_weights([e.label for e in train], labels)
+        else:
+            self.class_weights = weights.parse_class_weights(options.class_weights, labels)
+        logging.info(
+            "Class weights (--class_weights=%s): %s",
+            options.class_weights,
+            ", ".join(f"{label}={w:.6g}" for label, w in zip(labels, self.class_weights)),
+        )
 
     def split_features(self, split, pad_to):
         options = self.options
@@ -112,25 +214,69 @@ class ClassifierRunner(FineTuningRunner):
         )
 
     def dataset_arguments(self):
-        return {"is_regression": self.processor.is_regression}
+        processor = self.processor
+        if processor.multi_label:
+            return {"num_multi_labels": len(processor.get_labels())}
+        return {"is_regression": processor.is_regression}
 
     def build_model(self, config):
         processor = self.processor
+        if processor.multi_label:
+            return BertClassifier(config, len(processor.get_labels()), multi_label=True)
         return BertClassifier(config, 1 if processor.is_regression else len(processor.get_labels()))
 
     def objective(self):
-        return ClassificationObjective(self.processor.is_regression)
+        if self.processor.multi_label:
+            return MultiLabelObjective()
+        return ClassificationObjective(self.processor.is_regression, self.class_weights)
+
+    def thresholds(self):
+        """Multi-label decision thresholds, one per label: tuned on dev in this
+        run (`score`), else --threshold, else output_dir/thresholds.json, else 0.5."""
+        if self._thresholds is None:
+            options, labels = self.options, self.processor.get_labels()
+            path = os.path.join(options.output_dir, THRESHOLDS_FILE)
+            if options.threshold is not None:
+                self._thresholds = [options.threshold] * len(labels)
+                self._save_thresholds()
+            elif os.path.exists(path):
+                self._thresholds = classifier_outputs.read_thresholds(path, labels)
+            else:
+                self._thresholds = [DEFAULT_THRESHOLD] * len(labels)
+            logging.info("Thresholds: %s", self._thresholds)
+        return self._thresholds
+
+    def _save_thresholds(self):
+        path = os.path.join(self.options.output_dir, THRESHOLDS_FILE)
+        classifier_outputs.write_thresholds(path, self.processor.get_labels(), self._thresholds)
+        self.wrote("thresholds", path)
 
     def score(self, predictions):
-        return eval_metrics(self.processor, *combine_windows(predictions))
+        logits, labels = combine_windows(predictions)
+        if not self.processor.multi_label:
+            return eval_metrics(self.processor, logits, labels)
+        if self.options.tune_thresholds:
+            self._thresholds = tune_thresholds(sigmoid(logits), labels, DEFAULT_THRESHOLD)
+            logging.info("Thresholds tuned on dev: %s", self._thresholds)
+            self._save_thresholds()
+        return multi_label_eval_metrics(self.processor, logits, labels, self.thresholds())
 
     def write_predictions(self, predictions):
         options, processor = self.options, self.processor
         logits, _ = combine_windows(predictions)
-        outputs = logits[:, 0] if processor.is_regression else softmax(logits)
+        if processor.multi_label:
+            outputs = sigmoid(logits)
+        else:
+            outputs = logits[:, 0] if processor.is_regression else softmax(logits)
         path = os.path.join(options.output_dir, "test_results.tsv")
         classifier_outputs.write_test_results(path, outputs)
         self.wrote("predictions", path)
+        if processor.id_column is not None:
+            path = os.path.join(options.output_dir, "test_predictions.tsv")
+            ids = [example.guid for example in processor.get_test_examples(options.data_dir)]
+            thresholds = self.thresholds() if processor.multi_label else None
+            classifier_outputs.write_id_predictions(path, processor, ids, outputs, thresholds)
+            self.wrote("predictions by id", path)
         if processor.submission_file:
             path = classifier_outputs.submission_path(options.output_dir, processor)
             classifier_outputs.write_submission(path, processor, outputs, options.data_dir)
@@ -150,6 +296,7 @@ class ClassifierRunner(FineTuningRunner):
             overwrite=options.overwrite,
             jit_compile=options.training.jit_compile,
             label_names=self.processor.get_labels(),
+            thresholds=self.thresholds() if self.processor.multi_label else None,
         )
 
 
@@ -157,7 +304,7 @@ def run_classifier(options):
     """Fine-tunes, evaluates, predicts and exports as the flags say.
 
     Returns the eval metrics (empty without do_eval). Writes to `output_dir`:
-    checkpoints, cached features (`train.tf_record`, ...),
+    checkpoints, cached features (`train.tf_record`, ...), multi-label `thresholds.json`,
     `eval_results.txt`, `test_results.tsv` and the GLUE or CLUE submission file.
     """
     return run_task(ClassifierRunner(options))

@@ -11,10 +11,18 @@ from bert_tf.training.loop import Objective
 
 class ClassificationObjective(Objective):
     """Cross-entropy over labels, or squared error for regression, averaged
-    over the global batch."""
+    over the global batch.
 
-    def __init__(self, is_regression):
+    `class_weights` (classification; one per label): example i's
+    cross-entropy counts `class_weights[y_i]` times, still divided by the
+    number of examples: `sum_i w[y_i] * CE_i / N`.
+    """
+
+    def __init__(self, is_regression, class_weights=None):
         self.is_regression = is_regression
+        self.class_weights = None
+        if class_weights is not None:
+            self.class_weights = tf.constant(class_weights, tf.float32)
 
     def totals(self, features):
         return {"examples": tf.shape(features["label_ids"])[0]}
@@ -24,7 +32,22 @@ class ClassificationObjective(Objective):
             errors = tf.square(outputs[:, 0] - tf.cast(features["label_ids"], tf.float32))
         else:
             errors = tf.nn.sparse_softmax_cross_entropy_with_logits(features["label_ids"], outputs)
+            if self.class_weights is not None:
+                errors *= tf.gather(self.class_weights, features["label_ids"])
         return {"loss": tf.reduce_sum(errors) / totals["examples"]}
+
+
+class MultiLabelObjective(Objective):
+    """Multi-label: binary cross-entropy of each label's sigmoid, averaged
+    over the labels and the examples of the global batch:
+    `sum_i mean_l BCE_il / N` (`label_ids` are multi-hot floats `[batch, labels]`)."""
+
+    def totals(self, features):
+        return {"examples": tf.shape(features["label_ids"])[0]}
+
+    def loss(self, outputs, features, totals):
+        errors = tf.nn.sigmoid_cross_entropy_with_logits(features["label_ids"], outputs)
+        return {"loss": tf.reduce_sum(tf.reduce_mean(errors, axis=1)) / totals["examples"]}
 
 
 def combine_windows(predictions):
@@ -35,8 +58,9 @@ def combine_windows(predictions):
     logits = predictions["logits"][real]
     examples, position = np.unique(index, return_inverse=True)
     means = average_windows(logits.astype(np.float64), position, len(examples))
-    labels = np.zeros(len(examples), predictions["label_ids"].dtype)
-    labels[position] = predictions["label_ids"][real]
+    label_ids = predictions["label_ids"]
+    labels = np.zeros((len(examples), *label_ids.shape[1:]), label_ids.dtype)
+    labels[position] = label_ids[real]
     return means.numpy().astype(np.float32), labels
 
 
@@ -51,3 +75,15 @@ def cross_entropy(logits, labels):
     (float64), as a Python float."""
     log_probs = np.log(softmax(logits.astype(np.float64)))
     return float(-np.mean(log_probs[np.arange(len(labels)), labels]))
+
+
+def sigmoid(logits):
+    """Element-wise logistic of numpy logits, in their dtype."""
+    return 1 / (1 + np.exp(-logits))
+
+
+def binary_cross_entropy(logits, labels):
+    """Mean over examples and labels of the sigmoid cross-entropy of
+    multi-hot `labels` under `logits` (both `[n, labels]`; float64), as a float."""
+    x, z = logits.astype(np.float64), labels.astype(np.float64)
+    return float(np.mean(np.maximum(x, 0) - x * z + np.log1p(np.exp(-np.abs(x)))))

@@ -15,7 +15,8 @@ average the logits of an example's windows (`packing.average_windows`).
 
 TFRecords have the original's schema: int64 `input_ids`, `input_mask`,
 `segment_ids` [max_seq_length], `label_ids` [1] (int64, or float for
-regression), int64 `is_real_example` [1]; plus int64 `example_index` [1]
+regression; multi-label: float [num_labels], 1.0 for each of the example's
+labels), int64 `is_real_example` [1]; plus int64 `example_index` [1]
 (the example's position in the list; -1 on padding records; records of the
 original, which lack it, read as their position in the file).
 """
@@ -59,15 +60,16 @@ class InputFeatures:
     example_index: int = 0
 
 
-def padding_features(max_seq_length, is_regression=False):
+def padding_features(max_seq_length, is_regression=False, num_multi_labels=0):
     """An all-zero feature with is_real_example=False and example_index -1, as
     the original's PaddingInputExample: it fills eval/predict batches."""
     zeros = [0] * max_seq_length
+    label = [0.0] * num_multi_labels if num_multi_labels else 0.0 if is_regression else 0
     return InputFeatures(
         list(zeros),
         list(zeros),
         list(zeros),
-        0.0 if is_regression else 0,
+        label,
         is_real_example=False,
         example_index=PADDING_EXAMPLE_INDEX,
     )
@@ -80,7 +82,12 @@ def num_padding(count, multiple):
     return -count % multiple
 
 
-def _label_id(example, label_map, is_regression):
+def _label_id(example, label_map, is_regression, multi_label=False):
+    if multi_label:
+        hot = [0.0] * len(label_map)
+        for label in example.label:
+            hot[_label_id(dataclasses.replace(example, label=label), label_map, False)] = 1.0
+        return hot
     if is_regression:
         try:
             return float(example.label)
@@ -115,6 +122,7 @@ def convert_example(
     is_regression=False,
     long_text_stride=None,
     example_index=0,
+    multi_label=False,
 ):
     """An `InputExample` -> list of `InputFeatures` (one, or one per window).
 
@@ -127,9 +135,10 @@ def convert_example(
       long_text_stride: None for the original truncation, or the step between
         windows of a long text_a (see the module docstring).
       example_index: stored in every feature of the example.
+      multi_label: `example.label` is a list of labels; label_id their multi-hot vector.
     """
     label_map = {label: i for i, label in enumerate(label_list or ())}
-    label_id = _label_id(example, label_map, is_regression)
+    label_id = _label_id(example, label_map, is_regression, multi_label)
     cls_id, sep_id = tokenizer.convert_tokens_to_ids(["[CLS]", "[SEP]"])
     ids_a = tokenizer.convert_tokens_to_ids(tokenizer.tokenize(example.text_a))
     ids_b = None
@@ -164,14 +173,20 @@ def convert_examples(
         )
 
 
+def _label_feature(is_regression, num_multi_labels):
+    if num_multi_labels:
+        return Feature("label_ids", num_multi_labels, tf.float32)
+    return Feature("label_ids", 1, tf.float32 if is_regression else tf.int64, scalar=True)
+
+
 @functools.cache
-def classifier_schema(max_seq_length, is_regression=False):
+def classifier_schema(max_seq_length, is_regression=False, num_multi_labels=0):
     """The `FeatureSchema` of classifier records (example_index optional:
-    the original's records lack it)."""
+    the original's records lack it); `num_multi_labels`: multi-hot labels."""
     return FeatureSchema(
         [
             *input_features(max_seq_length),
-            Feature("label_ids", 1, tf.float32 if is_regression else tf.int64, scalar=True),
+            _label_feature(is_regression, num_multi_labels),
             Feature("is_real_example", 1, scalar=True),
             Feature(
                 "example_index",
@@ -181,18 +196,27 @@ def classifier_schema(max_seq_length, is_regression=False):
                 default_is_position=True,
             ),
         ],
-        description="regression" if is_regression else "classification",
+        description="multi-label"
+        if num_multi_labels
+        else "regression"
+        if is_regression
+        else "classification",
     )
 
 
-def serialize_features(features, is_regression=False):
+def serialize_features(features, is_regression=False, num_multi_labels=0):
     """`InputFeatures` -> serialized `tf.train.Example` bytes."""
-    return classifier_schema(len(features.input_ids), is_regression).serialize(
+    if num_multi_labels:
+        label = [float(value) for value in features.label_id]
+    else:
+        label = [float(features.label_id) if is_regression else int(features.label_id)]
+    schema = classifier_schema(len(features.input_ids), is_regression, num_multi_labels)
+    return schema.serialize(
         {
             "input_ids": features.input_ids,
             "input_mask": features.input_mask,
             "segment_ids": features.segment_ids,
-            "label_ids": [float(features.label_id) if is_regression else int(features.label_id)],
+            "label_ids": label,
             "is_real_example": [int(features.is_real_example)],
             "example_index": [int(features.example_index)],
         }
@@ -226,10 +250,12 @@ def _record_writer(
     long_text_stride,
     pad_examples_to_multiple_of,
     has_labels=True,
+    multi_label=False,
 ):
     """`write_records(writer)` for `feature_files`: writes the features of
     `examples` and the padding; returns (examples, features, records).
     Without `has_labels` the examples' labels are placeholders (not logged)."""
+    num_multi_labels = len(label_list) if multi_label else 0
 
     def write_records(writer):
         num_examples = num_features = 0
@@ -242,14 +268,19 @@ def _record_writer(
                 is_regression,
                 long_text_stride,
                 index,
+                multi_label,
             ):
                 if num_features < _NUM_LOGGED_EXAMPLES:
                     _log_example(example, features, tokenizer, has_labels)
-                writer.write(serialize_features(features, is_regression))
+                writer.write(serialize_features(features, is_regression, num_multi_labels))
                 num_features += 1
             num_examples += 1
         padding = num_padding(num_features, pad_examples_to_multiple_of)
-        record = serialize_features(padding_features(max_seq_length, is_regression), is_regression)
+        record = serialize_features(
+            padding_features(max_seq_length, is_regression, num_multi_labels),
+            is_regression,
+            num_multi_labels,
+        )
         for _ in range(padding):
             writer.write(record)
         return num_examples, num_features, num_features + padding
@@ -339,6 +370,7 @@ def ensure_features(
     pad_examples_to_multiple_of=None,
     extra=None,
     has_labels=True,
+    multi_label=False,
 ):
     """Writes `output_dir/{split}.tf_record` unless an up-to-date one is there.
 
@@ -381,6 +413,7 @@ def ensure_features(
             long_text_stride,
             pad_examples_to_multiple_of,
             has_labels,
+            multi_label,
         )(writer)
 
     return feature_files.ensure_feature_file(path, fingerprint, write_records)
@@ -424,16 +457,18 @@ def ensure_split_features(
         pad_examples_to_multiple_of=pad_examples_to_multiple_of,
         extra=processor.config(),
         has_labels=data_split != "test" or processor.has_test_labels,
+        multi_label=processor.multi_label,
     )
 
 
 # -- reader ----------------------------------------------------------------------
 
 
-def check_features_file(input_file, max_seq_length, is_regression=False):
+def check_features_file(input_file, max_seq_length, is_regression=False, num_multi_labels=0):
     """InputError unless `input_file` is a features TFRecord of these sizes and
     label type (checked on its first record). Returns False for an empty file."""
-    return classifier_schema(max_seq_length, is_regression).check_file(input_file)
+    schema = classifier_schema(max_seq_length, is_regression, num_multi_labels)
+    return schema.check_file(input_file)
 
 
 def make_dataset(
@@ -448,6 +483,7 @@ def make_dataset(
     check_file=True,
     length_multiple=None,
     group_by_length=False,
+    num_multi_labels=0,
 ):
     """A `tf.data.Dataset` of classifier batches from one features file
     (`features.make_dataset` sharded by record).
@@ -455,14 +491,15 @@ def make_dataset(
     Batches are dicts of tensors: int32 `input_word_ids`, `input_mask`,
     `input_type_ids` [batch, max_seq_length] (with `length_multiple`: the
     batch's longest example rounded up to a multiple of it), `label_ids`
-    [batch] (int32, float32 for regression), int32 `is_real_example` and
+    [batch] (int32, float32 for regression; float32 [batch, num_multi_labels]
+    for multi-label), int32 `is_real_example` and
     `example_index` [batch]. Pad eval/predict files to a multiple of the
     batch size: the remainder is dropped. `group_by_length` reorders the
     records (see `features.make_dataset`): `example_index` restores the order.
     """
     return feature_files.make_dataset(
         input_file,
-        classifier_schema(max_seq_length, is_regression),
+        classifier_schema(max_seq_length, is_regression, num_multi_labels),
         batch_size,
         is_training,
         input_context=input_context,

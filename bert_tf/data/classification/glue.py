@@ -1,5 +1,5 @@
-"""Data processors of run_classifier.py: GLUE, XNLI and the user's own TSV / CSV files
-(CLUE's JSON lines tasks: clue.py, registered here too).
+"""Data processors of run_classifier.py: GLUE and XNLI (CLUE's JSON lines
+tasks: clue.py; the user's own files: generic.py; both registered here too).
 
 Each processor turns a task's files into `InputExample`s the way the
 original google-research/bert `run_classifier.py` does (CoLA, MNLI, MRPC,
@@ -61,7 +61,8 @@ class InputExample:
     label: object = None
 
 
-def _decode_delimiter(delimiter):
+def decode_delimiter(delimiter):
+    """One delimiter character from it or an alias ("tab", "comma", ...)."""
     aliases = {"\\t": "\t", "tab": "\t", "tsv": "\t", "comma": ",", "csv": ","}
     delimiter = aliases.get(delimiter, delimiter)
     if not isinstance(delimiter, str) or len(delimiter) != 1:
@@ -80,7 +81,7 @@ def read_rows(path, delimiter="\t"):
     lines; `line_number` is then the row's first line). `i` counts rows from
     0, header and blank rows included (the original's `enumerate`).
     """
-    delimiter = _decode_delimiter(delimiter)
+    delimiter = decode_delimiter(delimiter)
     lines = tokenization.iter_utf8_lines(path)  # InputError if the file is missing
     if delimiter == "\t":
         for line_number, text in lines:
@@ -116,6 +117,9 @@ class DataProcessor:
       has_test_labels: whether `get_test_examples` returns real labels.
       skip_malformed: skip rows with too few columns (with a warning)
         instead of raising InputError.
+      id_column: where the guids come from, for the generic task's
+        predictions by id (None: no such column).
+      multi_label: each example's label is a list of labels (generic task).
     """
 
     name = None
@@ -129,6 +133,8 @@ class DataProcessor:
     # Value of the `set_type` part of guids for each split.
     set_types = {"train": "train", "dev": "dev", "test": "test"}
     skip_malformed = False
+    id_column = None
+    multi_label = False
 
     def __init__(self, skip_malformed=None):
         if skip_malformed is not None:
@@ -153,6 +159,10 @@ class DataProcessor:
         raise NotImplementedError
 
     # -- additions ---------------------------------------------------------
+    def read_labels(self, data_dir):  # noqa: ARG002
+        """The labels, read from the data where the task takes them from there."""
+        return self.get_labels()
+
     def input_files(self, data_dir, split):
         """The files `get_examples(data_dir, split)` reads (for cache fingerprints)."""
         if split not in SPLITS:
@@ -455,207 +465,6 @@ class XnliProcessor(DataProcessor):
         return InputExample(guid, fields[6], fields[7], fields[1])
 
 
-def _parse_labels(labels):
-    if labels is None:
-        return None
-    if isinstance(labels, str):
-        labels = [label.strip() for label in labels.split(",")]
-    labels = [str(label) for label in labels]
-    if len(set(labels)) != len(labels) or "" in labels:
-        raise InputError(f"labels {labels} must be distinct and non-empty")
-    return labels
-
-
-def _parse_column(column):
-    if column is None or isinstance(column, int):
-        return column
-    column = str(column).strip()
-    return int(column) if column.isdigit() else column
-
-
-class GenericProcessor(DataProcessor):
-    """The user's own TSV / CSV files.
-
-    Args:
-      text_a_column: column of the first text: a header name or a 0-based index
-        (an int or a string of digits).
-      text_b_column: column of the second text, or None for single texts.
-      label_column: column of the label (name or index).
-      labels: the label list (a list, or a comma-separated string), in the
-        order of the model's outputs; every label must be one of them.
-        Not used for regression.
-      delimiter: "\\t" (quotes literal, as the GLUE readers) or another
-        character such as "," (then standard CSV quoting applies). Default:
-        "," for a .csv file, else a tab.
-      has_header: whether the first row of each file is a header (needed to
-        name columns). Guids are `<set>-<i>` with `i` the row index, header
-        included, as the GLUE tasks.
-      train_file, dev_file, test_file: file names inside data_dir (default:
-        train.tsv or train.csv, whichever is there, and so on).
-      is_regression: float labels; metric Pearson / Spearman.
-      test_has_labels: read and check the test file's labels (otherwise they
-        are the first label / 0.0 and the label column may be absent).
-      metric: a name of `METRICS` (default "accuracy", "pearson_spearman" for
-        regression).
-    """
-
-    name = "generic"
-
-    def __init__(
-        self,
-        text_a_column=None,
-        text_b_column=None,
-        label_column=None,
-        labels=None,
-        delimiter=None,
-        has_header=True,
-        train_file=None,
-        dev_file=None,
-        test_file=None,
-        is_regression=False,
-        test_has_labels=False,
-        metric=None,
-        skip_malformed=None,
-    ):
-        super().__init__(skip_malformed)
-        self.text_a_column = _parse_column(text_a_column)
-        self.text_b_column = _parse_column(text_b_column)
-        self.label_column = _parse_column(label_column)
-        self.delimiter = None if delimiter is None else _decode_delimiter(delimiter)
-        self.header = bool(has_header)
-        self.files = {"train": train_file, "dev": dev_file, "test": test_file}
-        self.is_regression = bool(is_regression)
-        self.has_test_labels = bool(test_has_labels)
-        self.labels = [] if self.is_regression else _parse_labels(labels)
-        self.metric = metric or ("pearson_spearman" if self.is_regression else "accuracy")
-        if self.text_a_column is None:
-            raise InputError(
-                "the generic task needs --text_a_column (a header name or a 0-based index)"
-            )
-        if self.label_column is None:
-            raise InputError(
-                "the generic task needs --label_column (a header name or a 0-based index)"
-            )
-        if not self.is_regression and not self.labels:
-            raise InputError(
-                "the generic task needs --labels (comma-separated, in output "
-                "order), unless it is a regression"
-            )
-        if self.metric not in METRICS:
-            raise InputError(f"unknown metric {self.metric!r}: use one of {', '.join(METRICS)}")
-        columns = (self.text_a_column, self.text_b_column, self.label_column)
-        if not self.header and any(isinstance(c, str) for c in columns):
-            raise InputError(
-                "columns are named but has_header is false: use 0-based "
-                "column indexes for files without a header"
-            )
-
-    def get_labels(self):
-        return list(self.labels)
-
-    def config(self):
-        return {
-            **super().config(),
-            "columns": [self.text_a_column, self.text_b_column, self.label_column],
-            "delimiter": self.delimiter,
-            "has_header": self.header,
-            "files": self.files,
-            "test_has_labels": self.has_test_labels,
-        }
-
-    def input_files(self, data_dir, split):
-        if split in self.files and self.files[split] is None:
-            candidates = [os.path.join(data_dir, f"{split}{ext}") for ext in _GENERIC_EXTENSIONS]
-            return [next((p for p in candidates if os.path.exists(p)), candidates[0])]
-        return super().input_files(data_dir, split)
-
-    def _delimiter_of(self, path):
-        if self.delimiter is not None:
-            return self.delimiter
-        return "," if path.lower().endswith(".csv") else "\t"
-
-    def get_examples(self, data_dir, split):
-        (path,) = self.input_files(data_dir, split)
-        if self.files[split] is None and not os.path.exists(path):
-            raise InputError(f"input file {path} does not exist (nor {split}.csv)")
-        with_label = split != "test" or self.has_test_labels
-        examples, skipped = [], []
-        header, index = None, None
-        for i, line_number, fields in read_rows(path, self._delimiter_of(path)):
-            if self.header and header is None:
-                header = fields
-                index = self._column_indexes(header, path, with_label)
-                continue
-            if index is None:
-                index = self._column_indexes(None, path, with_label)
-            needed = max(c for c in index if c is not None) + 1
-            if len(fields) < needed:
-                expected = f"at least {needed}"
-                if self.skip_malformed:
-                    skipped.append(line_number)
-                    continue
-                raise InputError(
-                    f"{path}:{line_number}: {len(fields)} columns, expected {expected}"
-                )
-            a, b, label = index
-            example = InputExample(
-                "%s-%d" % (self.set_types[split], i),
-                fields[a],
-                None if b is None else fields[b],
-                fields[label] if label is not None else self.test_label(),
-            )
-            example.label = self.check_label(example.label, path, line_number, split)
-            examples.append(example)
-        if skipped:
-            logging.warning(
-                "%s: skipped %d malformed rows (lines %s%s)",
-                path,
-                len(skipped),
-                ", ".join(map(str, skipped[:10])),
-                ", ..." if len(skipped) > 10 else "",
-            )
-        return examples
-
-    def _column_indexes(self, header, path, with_label):
-        def resolve(column, what, required=True):
-            if column is None:
-                return None
-            if isinstance(column, int):
-                if header is not None and column >= len(header):
-                    raise InputError(
-                        f"{path}: {what} column {column} is out of range: "
-                        f"the header has {len(header)} columns"
-                    )
-                return column
-            if column not in header:
-                if not required:
-                    return None
-                raise InputError(
-                    f"{path}: no {what} column {column!r} in the header "
-                    f"({', '.join(map(repr, header))}){_delimiter_hint(header)}"
-                )
-            return header.index(column)
-
-        return (
-            resolve(self.text_a_column, "text_a"),
-            resolve(self.text_b_column, "text_b"),
-            resolve(self.label_column, "label") if with_label else None,
-        )
-
-
-_GENERIC_EXTENSIONS = (".tsv", ".csv")
-
-
-def _delimiter_hint(header):
-    """A hint for a header read as one column that looks split by another character."""
-    if len(header) != 1:
-        return ""
-    for char, name in ((",", ","), (";", ";"), ("\t", "tab"), ("|", "|")):
-        if char in header[0]:
-            return f"; the file looks {name}-separated: pass --delimiter={name}"
-    return ""
-
-
 _PROCESSORS = {
     "cola": ColaProcessor,
     "sst-2": Sst2Processor,
@@ -669,7 +478,6 @@ _PROCESSORS = {
     "wnli": WnliProcessor,
     "ax": AxProcessor,
     "xnli": XnliProcessor,
-    "generic": GenericProcessor,
 }
 _ALIASES = {
     "sst2": "sst-2",
@@ -693,7 +501,9 @@ _OPTIONS = {
         "text_a_column",
         "text_b_column",
         "label_column",
+        "id_column",
         "labels",
+        "labels_file",
         "delimiter",
         "has_header",
         "train_file",
@@ -702,6 +512,8 @@ _OPTIONS = {
         "is_regression",
         "test_has_labels",
         "metric",
+        "multi_label",
+        "label_delimiter",
     },
 }
 _ALL_OPTIONS = set().union(*_OPTIONS.values()) | {"skip_malformed"}
@@ -709,11 +521,12 @@ _OPTION_ALIASES = {"xnli_language": "language"}
 
 
 def _registry():
-    """(processors, aliases) of GLUE's tasks and CLUE's (clue.py, which
-    builds on this module, hence imported here)."""
-    from bert_tf.data.classification import clue
+    """(processors, aliases) of GLUE's tasks, CLUE's (clue.py) and the generic
+    task (generic.py); both build on this module, hence imported here."""
+    from bert_tf.data.classification import clue, generic
 
-    return {**_PROCESSORS, **clue.PROCESSORS}, {**_ALIASES, **clue.ALIASES}
+    processors = {**_PROCESSORS, **clue.PROCESSORS, "generic": generic.GenericProcessor}
+    return processors, {**_ALIASES, **clue.ALIASES}
 
 
 def task_names():

@@ -98,6 +98,29 @@ def write_glue_submission(path, processor, predictions, label_list):
     )
 
 
+def write_id_predictions(path, processor, ids, predictions, thresholds=None):
+    """`id\tprediction`, then per test example its id and its label (the
+    argmax of its scores), or its value for regression; multi-label: its
+    labels with probabilities at or over `thresholds`, joined by the
+    processor's `label_delimiter` (empty: none)."""
+    if processor.multi_label:
+        flags = np.asarray(predictions) >= np.asarray(thresholds)
+        labels = processor.get_labels()
+        cells = [
+            processor.label_delimiter.join(label for label, on in zip(labels, row) if on)
+            for row in flags
+        ]
+    elif processor.is_regression:
+        cells = [str(value) for value in np.asarray(predictions, np.float32).reshape(-1)]
+    else:
+        cells = _label_names(predictions, processor.get_labels())
+    if len(ids) != len(cells):
+        raise ValueError(f"{len(ids)} ids for {len(cells)} predictions")
+    write_text_atomically(
+        path, "id\tprediction\n" + "".join(f"{i}\t{cell}\n" for i, cell in zip(ids, cells))
+    )
+
+
 def write_clue_submission(path, predictions, label_list, ids, fields=None):
     """A CLUE leaderboard file: per test example, in order, one JSON object
     `{"id": <its id>, "label": "<label name>", **fields}` on a line.
@@ -112,3 +135,26 @@ def write_clue_submission(path, predictions, label_list, ids, fields=None):
             for i, label in zip(ids, labels)
         ),
     )
+
+
+def write_thresholds(path, labels, thresholds):
+    """A multi-label model's decision thresholds: JSON `{"labels": [...],
+    "thresholds": [...]}`, one threshold per label in output order."""
+    record = {"labels": list(labels), "thresholds": [float(t) for t in thresholds]}
+    write_text_atomically(path, json.dumps(record, indent=1) + "\n")
+
+
+def read_thresholds(path, labels):
+    """The thresholds of `write_thresholds`; InputError unless they are for `labels`."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            record = json.load(f)
+        found, thresholds = record["labels"], [float(t) for t in record["thresholds"]]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise InputError(f"{path}: not a thresholds file ({e})") from None
+    if found != list(labels) or len(thresholds) != len(labels):
+        raise InputError(
+            f"{path}: thresholds for labels {found}, but the labels are {list(labels)}; "
+            "delete it or pass --tune_thresholds"
+        )
+    return thresholds
