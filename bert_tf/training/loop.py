@@ -317,6 +317,8 @@ class Trainer(Predictor):
         history = []
         seconds_per_step = None  # unknown until a call without tracing ran
         saved_step = step
+        # A checkpoint saved during an evaluation would skip it on resume.
+        evaluating = False
         try:
             while step < config.num_train_steps:
                 num_steps = self._steps_in_next_call(step, seconds_per_step, eval_every)
@@ -331,7 +333,11 @@ class Trainer(Predictor):
                     writer, step, losses, num_steps / seconds, global_batch_size, seconds_per_step
                 )
                 last = step == config.num_train_steps
-                stop = bool(eval_every) and (step % eval_every == 0 or last) and evaluation(step)
+                stop = False
+                if eval_every and (step % eval_every == 0 or last):
+                    evaluating = True
+                    stop = evaluation(step)
+                    evaluating = False
                 if stop or last or step % config.save_checkpoints_steps == 0:
                     self.checkpoints.save()
                     saved_step = step
@@ -339,14 +345,16 @@ class Trainer(Predictor):
                     break
         except KeyboardInterrupt:
             # SIGTERM (preemption, a scheduler) or Ctrl-C between steps: keep
-            # the steps done since the last checkpoint.
+            # the steps done since the last checkpoint (unless an evaluation
+            # was under way: the next run redoes those steps and it).
             step = int(self.global_step.numpy())
+            save = step > saved_step and not evaluating
             logging.warning(
                 "interrupted at step %d%s",
                 step,
-                ": saving a checkpoint" if step > saved_step else "",
+                ": saving a checkpoint" if save else "",
             )
-            if step > saved_step:
+            if save:
                 self.checkpoints.save()
             raise
         finally:
