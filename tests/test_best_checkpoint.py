@@ -97,18 +97,19 @@ def test_the_best_checkpoint_is_kept_and_used_for_eval_predict_and_export(
     server, model_files, mrpc, tmp_path, calibration
 ):  # noqa: F811
     """Three evaluations; the best by `max:eval_loss` (the worst model: under
-    learning an early one, certain not to be the last) is kept apart from
+    learning an early one, not the last) is kept apart from
     keep_checkpoint_max, and eval_results.txt, test_results.tsv and the
-    SavedModel come from it. Every evaluation is checked against the float64
-    numpy classifier on the regular checkpoint of its step."""
+    SavedModel come from it. The best and the last evaluations are checked
+    against the float64 numpy classifier on their checkpoints."""
     data_dir, rows = mrpc
     out, export_dir = str(tmp_path / "out"), str(tmp_path / "export")
     finished = server.run(
         CLASSIFIER,
         *flags(model_files, data_dir, out, "--do_predict", f"--export_dir={export_dir}"),
-        "--num_train_epochs=2",
-        "--eval_every_steps=4",
-        "--save_checkpoints_steps=4",
+        "--num_train_epochs=4",
+        "--learning_rate=2e-3",
+        "--eval_every_steps=8",
+        "--save_checkpoints_steps=8",
         "--keep_checkpoint_max=1",
         "--keep_best_checkpoint=max:eval_loss",
         f"--seed={calibration.seed(1)}",
@@ -116,7 +117,7 @@ def test_the_best_checkpoint_is_kept_and_used_for_eval_predict_and_export(
     assert finished.status == 0, finished.stderr[-3000:]
     vocab, config = model_files
     lines = eval_lines(finished.stderr)
-    assert sorted(lines) == [4, 8, 12], finished.stderr[-3000:]
+    assert sorted(lines) == [8, 16, 24], finished.stderr[-3000:]
     kept = record(out)
     steps = [step for step, _ in kept["evaluations"]]
     values = [value for _, value in kept["evaluations"]]
@@ -135,9 +136,9 @@ def test_the_best_checkpoint_is_kept_and_used_for_eval_predict_and_export(
             f"model.ckpt-{best_step}.data-00000-of-00001",
         ]
     )
-    # keep_checkpoint_max=1 left the regular checkpoint of step 12 alone.
+    # keep_checkpoint_max=1 left the regular checkpoint of step 24 alone.
     assert glob.glob(os.path.join(out, "model.ckpt-*.index")) == [
-        os.path.join(out, "model.ckpt-12.index")
+        os.path.join(out, "model.ckpt-24.index")
     ]
 
     labels = np.array(rows["dev_labels"])
@@ -146,12 +147,13 @@ def test_the_best_checkpoint_is_kept_and_used_for_eval_predict_and_export(
     best_dev = numpy_probabilities(best_prefix, config, dev)
     loss = -np.log(best_dev[np.arange(16), labels]).mean()
     assert kept["value"] == pytest.approx(loss, abs=1e-5)
-    final_dev = numpy_probabilities(os.path.join(out, "model.ckpt-12"), config, dev)
+    final_dev = numpy_probabilities(os.path.join(out, "model.ckpt-24"), config, dev)
     final_loss = -np.log(final_dev[np.arange(16), labels]).mean()
     assert values[-1] == pytest.approx(final_loss, abs=1e-5)
-    # The final model is not the best: its results differ from the best's.
+    # The final model is not the best, so what follows tells them apart
+    # (loss_drop 0.0051 to 0.0078 over seeds 0-3, default and avx2 kernels).
     calibration.record(loss_drop=loss - final_loss)
-    assert final_loss < loss - 1e-3
+    assert final_loss < loss and np.abs(final_dev - best_dev).max() > 1e-3
 
     results = eval_results(out)
     assert results["global_step"] == best_step
