@@ -270,6 +270,65 @@ def test_checkpoint_restores_weights_optimizer_slots_and_step(tmp_path):
         np.testing.assert_array_equal(a, b)
 
 
+class StandInEvaluation:
+    """What `Trainer.train` calls of a `periodic_eval.PeriodicEvaluation`:
+    records each call's step and the newest checkpoint then; stops at `stop_at`."""
+
+    def __init__(self, trainer, every_steps, stop_at=None, stopped=False):
+        self.trainer, self.every_steps, self.stop_at, self.stopped = (
+            trainer,
+            every_steps,
+            stop_at,
+            stopped,
+        )
+        self.calls, self.resumed_at = [], None
+
+    def resume(self, step):
+        self.resumed_at = step
+        return self.stopped
+
+    def __call__(self, step):
+        assert step == int(self.trainer.global_step.numpy())
+        self.calls.append((step, self.trainer.checkpoints.latest()))
+        return step == self.stop_at
+
+
+def test_evaluation_during_training_at_its_steps_before_their_checkpoint(tmp_path, monkeypatch):
+    """Calls (one step each while the step time is unknown) end at every
+    evaluation step and the last; each evaluation comes
+    before its step's checkpoint; a stop saves one and ends training; a run
+    that had stopped early does not train on."""
+    monkeypatch.setattr("bert_tf.training.loop.PROGRESS_SECONDS", 1e9)
+    data_dir = str(tmp_path)
+    write_data(data_dir)
+    output_dir = str(tmp_path / "run")
+    trainer = make_trainer(tf.distribute.get_strategy(), output_dir, num_steps=7, steps_per_loop=4)
+    evaluation = StandInEvaluation(trainer, 3)
+    history = trainer.train(dataset_fn(data_dir, 8), 8, evaluation=evaluation)
+    assert [step for step, _ in history] == [1, 2, 3, 6, 7]
+    assert evaluation.resumed_at == 0
+    assert evaluation.calls == [(3, None), (6, None), (7, None)]
+    assert trainer.checkpoints.latest().endswith("model.ckpt-7")
+
+    stopping_dir = str(tmp_path / "stopping")
+    trainer = make_trainer(
+        tf.distribute.get_strategy(), stopping_dir, num_steps=7, steps_per_loop=4
+    )
+    evaluation = StandInEvaluation(trainer, 2, stop_at=4)
+    history = trainer.train(dataset_fn(data_dir, 8), 8, evaluation=evaluation)
+    assert [step for step, _ in history] == [1, 2, 4]
+    assert [step for step, _ in evaluation.calls] == [2, 4]
+    assert trainer.checkpoints.latest().endswith("model.ckpt-4")
+
+    trainer = make_trainer(
+        tf.distribute.get_strategy(), stopping_dir, num_steps=7, steps_per_loop=4
+    )
+    evaluation = StandInEvaluation(trainer, 2, stopped=True)
+    assert trainer.train(dataset_fn(data_dir, 8), 8, evaluation=evaluation) == []
+    assert evaluation.resumed_at == 4 and not evaluation.calls
+    assert trainer.checkpoints.latest().endswith("model.ckpt-4")
+
+
 def test_crash_during_save_keeps_the_latest_and_old_ones_are_pruned(tmp_path, monkeypatch):
     data_dir = str(tmp_path)
     write_data(data_dir)

@@ -30,8 +30,10 @@ from bert_tf.files import check_output_dir
 from bert_tf.optimization import create_optimizer
 from bert_tf.options import option
 from bert_tf.training import distribution
+from bert_tf.training.best_checkpoint import BestCheckpoint, MetricChoice
 from bert_tf.training.distribution import TrainingOptions
 from bert_tf.training.loop import LoopConfig, Trainer, write_results
+from bert_tf.training.periodic_eval import PeriodicEvaluation
 
 # Without XLA a new batch length costs little (oneDNN kernels are made per
 # shape, once): a small multiple keeps most of the padding compute away.
@@ -91,8 +93,28 @@ class RunOptions(ModelOptions):
         "do so, and write results in the original order.",
     )
     training: TrainingOptions = dataclasses.field(default_factory=TrainingOptions)
-    # What a task without these flags does: nothing predicted or exported.
+    eval_every_steps: int = option(
+        0,
+        "With --do_train and --do_eval: evaluate during training every this many "
+        "updates and after the last, one log line each (0: only after training).",
+    )
+    keep_best_checkpoint: str | None = option(
+        None,
+        "With --do_eval: evaluate during training (every --eval_every_steps, else at "
+        "each checkpoint) and keep the checkpoint with the best value of this eval "
+        "metric in --output_dir/best/, e.g. accuracy, f1, eval_loss (lower is better "
+        "for names ending in loss, else higher; or say min:<name> / max:<name>). "
+        "The final eval, predict and export use it.",
+    )
+    early_stopping_patience: int = option(
+        0,
+        "With --keep_best_checkpoint: stop training after this many evaluations in a "
+        "row without improvement (0: never).",
+    )
+    # What a task without these flags does: nothing predicted or exported,
+    # no epochs to evaluate after.
     do_predict: bool = False
+    eval_every_epoch: bool = False
     export_dir: str | None = None
     overwrite: bool = False
 
@@ -256,6 +278,21 @@ class TaskRunner:
         """With do_eval: the metrics to write to `eval_results.txt`."""
         raise NotImplementedError
 
+    def eval_every_steps(self, num_train_steps):
+        """Updates between evaluations during training (0: none): --eval_every_steps,
+        an epoch's with --eval_every_epoch, else with --keep_best_checkpoint
+        --save_checkpoints_steps."""
+        options = self.options
+        if options.eval_every_steps:
+            return options.eval_every_steps
+        if options.eval_every_epoch:
+            return self.steps_per_epoch(num_train_steps)
+        return options.save_checkpoints_steps if options.keep_best_checkpoint else 0
+
+    def steps_per_epoch(self, num_train_steps):
+        """Updates in an epoch of training (a task with --eval_every_epoch)."""
+        raise NotImplementedError
+
     def predict(self, trainer):
         """With do_predict (where the task has it): writes the prediction files."""
 
@@ -291,8 +328,29 @@ def _check_shared_options(options):
         raise InputError(f"at least one of {listed} must be set")
     check_output_dir(options.output_dir, "--output_dir")
     check_model_options(options)
+    _check_eval_during_training(options)
     if options.export_dir:
         check_export_dir(options.export_dir, options.overwrite)
+
+
+def _check_eval_during_training(options):
+    """Checks of --eval_every_steps, --keep_best_checkpoint and
+    --early_stopping_patience before any work."""
+    for name in ("eval_every_steps", "early_stopping_patience"):
+        if getattr(options, name) < 0:
+            raise InputError(f"--{name} must be >= 0, got {getattr(options, name)}")
+    if options.keep_best_checkpoint is not None:
+        MetricChoice.parse(options.keep_best_checkpoint)
+    if options.early_stopping_patience and not options.keep_best_checkpoint:
+        raise InputError(
+            "--early_stopping_patience needs --keep_best_checkpoint=<metric>: the metric it watches"
+        )
+    if options.eval_every_steps and options.eval_every_epoch:
+        raise InputError("--eval_every_steps and --eval_every_epoch: set one of them")
+    if options.do_train and not options.do_eval:
+        for name in ("keep_best_checkpoint", "eval_every_steps", "eval_every_epoch"):
+            if getattr(options, name):
+                raise InputError(f"--{name} needs --do_eval: the dev set it evaluates on")
 
 
 def check_model_options(options):
@@ -435,24 +493,50 @@ def _train_and_use(runner, config):
                 inference_jit_compile=training.jit_compile,
             ),
         )
+        best = (
+            BestCheckpoint(
+                options.output_dir,
+                MetricChoice.parse(options.keep_best_checkpoint),
+                model,
+                trainer.global_step,
+                trainer.checkpoints.is_chief,
+            )
+            if options.keep_best_checkpoint
+            else None
+        )
+        eval_writer = (
+            tf.summary.create_file_writer(os.path.join(options.output_dir, "eval"))
+            if options.do_eval
+            else None
+        )
         if options.do_train:
             init_fn = (
                 (lambda: warm_start(model, options.init_checkpoint))
                 if options.init_checkpoint
                 else None
             )
-            trainer.train(runner.train_dataset_fn(), options.train_batch_size, init_fn=init_fn)
+            evaluation = _evaluation_during_training(
+                runner, trainer, num_train_steps, best, eval_writer
+            )
+            trainer.train(
+                runner.train_dataset_fn(),
+                options.train_batch_size,
+                init_fn=init_fn,
+                evaluation=evaluation,
+            )
             if trainer.checkpoints.is_chief:
                 runner.wrote("checkpoint", trainer.checkpoints.latest())
-        elif not trainer.checkpoints.restore_latest():
+        elif not trainer.checkpoints.restore_latest() and not (best and best.record):
             warm_start(model, options.init_checkpoint)  # _check_weights_exist: there is one
+        if best is not None and best.restore():
+            runner.wrote("best checkpoint", best.prefix)
         metrics = {}
         if options.do_eval:
             metrics = runner.evaluate(trainer)
             metrics.setdefault("global_step", int(trainer.global_step.numpy()))
             path = os.path.join(options.output_dir, "eval_results.txt")
             write_results(path, metrics)
-            _write_eval_summaries(os.path.join(options.output_dir, "eval"), metrics)
+            _write_eval_summaries(eval_writer, metrics["global_step"], metrics)
             runner.wrote("eval results", path)
         if options.do_predict:
             runner.predict(trainer)
@@ -462,10 +546,25 @@ def _train_and_use(runner, config):
         return metrics
 
 
-def _write_eval_summaries(log_dir, metrics):
-    """The eval metrics as TensorBoard scalars at their global step (the
-    original Estimator's `eval` folder beside the training curves)."""
-    with tf.summary.create_file_writer(log_dir).as_default(step=metrics["global_step"]):
+def _evaluation_during_training(runner, trainer, num_train_steps, best, eval_writer):
+    """The Trainer's `evaluation` (None when the run evaluates only after training)."""
+    every_steps = runner.eval_every_steps(num_train_steps)
+    if not every_steps:
+        return None
+    return PeriodicEvaluation(
+        lambda: runner.evaluate(trainer),
+        every_steps,
+        best,
+        runner.options.early_stopping_patience,
+        on_metrics=lambda step, metrics: _write_eval_summaries(eval_writer, step, metrics),
+    )
+
+
+def _write_eval_summaries(writer, step, metrics):
+    """The eval metrics as TensorBoard scalars at `step` (the original
+    Estimator's `eval` folder beside the training curves)."""
+    with writer.as_default(step=step):
         for name, value in metrics.items():
             if name != "global_step" and isinstance(value, numbers.Real):
                 tf.summary.scalar(name, value)
+    writer.flush()

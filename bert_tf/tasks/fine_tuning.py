@@ -39,6 +39,11 @@ class FineTuningOptions(RunOptions):
     predict_batch_size: int = option(8, "Global prediction batch size.")
     num_train_epochs: float = option(3.0, "Training epochs.")
     warmup_proportion: float = option(0.1, "Share of training for linear warm-up.")
+    eval_every_epoch: bool = option(
+        False,
+        "With --do_train and --do_eval: evaluate during training after every epoch "
+        "(instead of --eval_every_steps).",
+    )
     export_dir: str | None = option(None, "Write a SavedModel (raw text in) here.")
     overwrite: bool = option(False, "Replace an existing --export_dir.")
 
@@ -133,6 +138,9 @@ class FineTuningRunner(TaskRunner):
             schedule[0],
         )
         return schedule
+
+    def steps_per_epoch(self, num_train_steps):
+        return max(1, round(num_train_steps / self.options.num_train_epochs))
 
     def train_dataset_fn(self):
         return self.split_dataset_fn(self.train_file.path, self.options.train_batch_size, True)

@@ -67,9 +67,14 @@ class SquadOptions(FineTuningOptions):
         "(CMRC 2018's script, for Chinese: CMRC 2018, DRCD).",
     )
     export_dir: str | None = option(None, "Write a SavedModel (question + context in) here.")
-    # run_squad.py has no eval set of its own: --predict_file is scored instead.
+    # run_squad.py has no eval set of its own: --predict_file is scored instead,
+    # after training only.
     do_eval: bool = False
     eval_batch_size: int = 8
+    eval_every_steps: int = 0
+    eval_every_epoch: bool = False
+    keep_best_checkpoint: str | None = None
+    early_stopping_patience: int = 0
 
 
 class SquadObjective(Objective):

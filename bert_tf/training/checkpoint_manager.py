@@ -54,7 +54,9 @@ def _read_state(output_dir):
         return re.findall(r'^all_model_checkpoint_paths: "(.*)"$', f.read(), re.M)
 
 
-def _write_state(output_dir, prefixes):
+def write_state(output_dir, prefixes):
+    """Writes the `checkpoint` index of `output_dir` (atomically): `prefixes`
+    (names in the folder), the newest last."""
     lines = [f'model_checkpoint_path: "{prefixes[-1]}"']
     lines += [f'all_model_checkpoint_paths: "{p}"' for p in prefixes]
     write_text_atomically(os.path.join(output_dir, STATE_FILE), "\n".join(lines) + "\n")
@@ -97,14 +99,19 @@ class CheckpointManager:
         prefix = os.path.join(self.output_dir, name)
         if not self.is_chief:
             return prefix
-        write_checkpoint(prefix, self._variables())
+        self.write(prefix)
         kept = [p for p in _read_state(self.output_dir) if p != name] + [name]
-        _write_state(self.output_dir, kept[-self.max_to_keep :])
+        write_state(self.output_dir, kept[-self.max_to_keep :])
         for old in kept[: -self.max_to_keep]:
             for path in files.matching(os.path.join(self.output_dir, old) + ".*"):
                 files.remove(path)
         logging.info("saved checkpoint %s", prefix)
         return prefix
+
+    def write(self, prefix):
+        """Writes the checkpoint at `prefix` (atomically), leaving the
+        `checkpoint` index and the other checkpoints alone."""
+        write_checkpoint(prefix, self._variables())
 
     def restore(self, prefix):
         """Restores model, optimizer and global step from `prefix` (strict).

@@ -307,14 +307,18 @@ class Trainer(Predictor):
 
     # -- loops ------------------------------------------------------------
 
-    def train(self, dataset_fn, global_batch_size, init_fn=None):
+    def train(self, dataset_fn, global_batch_size, init_fn=None, evaluation=None):
         """Trains to `num_train_steps`, resuming from the newest checkpoint in
         `output_dir`, else calling `init_fn()` (warm start) if given.
 
         `dataset_fn(input_context)` returns the per-replica batched dataset;
         on resume, the batches already consumed are skipped, so a deterministic
-        pipeline continues exactly where it stopped. Returns the history: one
-        `(global_step, mean losses over the loop)` per loop run.
+        pipeline continues exactly where it stopped. `evaluation` (a
+        `periodic_eval.PeriodicEvaluation`) is called every
+        `evaluation.every_steps` updates and after the last, before that
+        step's checkpoint; training stops (with a checkpoint) when it says so.
+        Returns the history: one `(global_step, mean losses over the loop)`
+        per loop run.
         """
         config = self.config
         if not self.checkpoints.restore_latest() and init_fn is not None:
@@ -323,6 +327,9 @@ class Trainer(Predictor):
         if step >= config.num_train_steps:
             logging.info("already trained to step %d", step)
             return []
+        if evaluation is not None and evaluation.resume(step):
+            return []
+        eval_every = evaluation.every_steps if evaluation is not None else None
         iterator = iter(
             self.distribute(dataset_fn, skip_batches=step * config.gradient_accumulation_steps)
         )
@@ -334,9 +341,11 @@ class Trainer(Predictor):
         history = []
         seconds_per_step = None  # unknown until a call without tracing ran
         saved_step = step
+        # A checkpoint saved during an evaluation would skip it on resume.
+        evaluating = False
         try:
             while step < config.num_train_steps:
-                num_steps = self._steps_in_next_call(step, seconds_per_step)
+                num_steps = self._steps_in_next_call(step, seconds_per_step, eval_every)
                 start = time.time()
                 losses = self.train_steps(iterator, num_steps)
                 seconds = time.time() - start
@@ -347,32 +356,47 @@ class Trainer(Predictor):
                 self._log(
                     writer, step, losses, num_steps / seconds, global_batch_size, seconds_per_step
                 )
-                if step % config.save_checkpoints_steps == 0 or step == config.num_train_steps:
+                last = step == config.num_train_steps
+                stop = False
+                if eval_every and (step % eval_every == 0 or last):
+                    evaluating = True
+                    stop = evaluation(step)
+                    evaluating = False
+                if stop or last or step % config.save_checkpoints_steps == 0:
                     self.checkpoints.save()
                     saved_step = step
+                if stop:
+                    break
         except KeyboardInterrupt:
             # SIGTERM (preemption, a scheduler) or Ctrl-C between steps: keep
-            # the steps done since the last checkpoint.
+            # the steps done since the last checkpoint (unless an evaluation
+            # was under way: the next run redoes those steps and it).
             step = int(self.global_step.numpy())
+            save = step > saved_step and not evaluating
             logging.warning(
                 "interrupted at step %d%s",
                 step,
-                ": saving a checkpoint" if step > saved_step else "",
+                ": saving a checkpoint" if save else "",
             )
-            if step > saved_step:
+            if save:
                 self.checkpoints.save()
             raise
         finally:
             writer.flush()
         return history
 
-    def _steps_in_next_call(self, step, seconds_per_step):
+    def _steps_in_next_call(self, step, seconds_per_step, eval_every=None):
         """Steps for the next tf.function call: up to `steps_per_loop`, the
-        next checkpoint and the end, and few enough for a progress line about
-        every PROGRESS_SECONDS (one step while the step time is unknown)."""
+        next checkpoint, the next evaluation and the end, and few enough for a
+        progress line about every PROGRESS_SECONDS (one step while the step
+        time is unknown)."""
         config = self.config
-        next_save = (step // config.save_checkpoints_steps + 1) * config.save_checkpoints_steps
-        num_steps = min(config.steps_per_loop, config.num_train_steps - step, next_save - step)
+        boundaries = [config.save_checkpoints_steps] + ([eval_every] if eval_every else [])
+        num_steps = min(
+            config.steps_per_loop,
+            config.num_train_steps - step,
+            *(every - step % every for every in boundaries),
+        )
         if seconds_per_step is None:
             return 1
         return max(1, min(num_steps, int(PROGRESS_SECONDS / seconds_per_step)))
