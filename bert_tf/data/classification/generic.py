@@ -39,6 +39,7 @@ from bert_tf.data.classification.glue import (
     DataProcessor,
     InputExample,
     decode_delimiter,
+    log_skipped_rows,
     read_rows,
 )
 from bert_tf.errors import InputError
@@ -330,14 +331,7 @@ class GenericProcessor(DataProcessor):
                 )
             values = {what: None if c is None else fields[c] for what, c in index.items()}
             yield i, line_number, values
-        if skipped:
-            logging.warning(
-                "%s: skipped %d malformed rows (lines %s%s)",
-                path,
-                len(skipped),
-                ", ".join(map(str, skipped[:10])),
-                ", ..." if len(skipped) > 10 else "",
-            )
+        log_skipped_rows(path, skipped)
 
     def _column_indexes(self, header, path, with_label):
         def resolve(what):

@@ -203,14 +203,7 @@ class DataProcessor:
                 continue
             example.label = self.check_label(example.label, path, line_number, split)
             examples.append(example)
-        if skipped:
-            logging.warning(
-                "%s: skipped %d malformed rows (lines %s%s)",
-                path,
-                len(skipped),
-                ", ".join(map(str, skipped[:10])),
-                ", ..." if len(skipped) > 10 else "",
-            )
+        log_skipped_rows(path, skipped)
         return examples
 
     def has_header(self, split):  # noqa: ARG002
@@ -559,3 +552,16 @@ def get_processor(task_name, **options):
         if value is not None and (name == "skip_malformed" or name in _OPTIONS.get(key, ())):
             kwargs[name] = value
     return processors[key](**kwargs)
+
+
+def log_skipped_rows(path, line_numbers):
+    """Warns of the malformed rows of `path` that were skipped (their line
+    numbers, the first ten), if any."""
+    if line_numbers:
+        logging.warning(
+            "%s: skipped %d malformed rows (lines %s%s)",
+            path,
+            len(line_numbers),
+            ", ".join(map(str, line_numbers[:10])),
+            ", ..." if len(line_numbers) > 10 else "",
+        )
