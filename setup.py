@@ -39,8 +39,16 @@ setup(
         ],
         "jieba": ["jieba==0.42.1"],
         # --runner of create_pretraining_data.py and build_vocab.py. It needs
-        # protobuf<7, pillow<13, pyarrow<26 and python-dateutil<3, which the
-        # test extra's pins exclude: `make test-beam` has a venv of its own.
+        # protobuf<7, pillow<13, pyarrow<26 and python-dateutil<3 (as
+        # constraints.txt pins them; `make test` installs it).
         "beam": ["apache-beam==2.77.0"],
+        # export_model.py's formats: LiteRT (with tensorflow-text's tokenizer
+        # kernels) and ONNX, float32 and int8.
+        "deploy": [
+            "ai-edge-litert==2.3.0",
+            "tf2onnx==1.17.0",
+            "onnx==1.23.2",
+            "onnxruntime==1.32.0",
+        ],
     },
 )

@@ -288,6 +288,14 @@ _CLEANING_TABLE = _CleaningTable()
 _ASCII_PIECES = re.compile(r"[0-9A-Za-z]+|[^0-9A-Za-z]")
 
 
+def lower_case(text):
+    """The original's lower-casing: str.lower, NFD, then every nonspacing mark
+    (category Mn) dropped; no recomposition."""
+    return "".join(
+        c for c in unicodedata.normalize("NFD", text.lower()) if unicodedata.category(c) != "Mn"
+    )
+
+
 class BasicTokenizer:
     """Cleaning, CJK and punctuation splitting, optional lower-casing (no WordPiece).
 
@@ -316,16 +324,9 @@ class BasicTokenizer:
         if word.isascii():  # the common case, without a loop over characters
             return _ASCII_PIECES.findall(word.lower() if self.do_lower_case else word)
         if self.do_lower_case:
-            word = self._run_strip_accents(word.lower())
+            word = lower_case(word)
         # Lower-casing and NFD could in principle make whitespace: split again.
         return whitespace_tokenize(" ".join(self._run_split_on_punc(word)))
-
-    @staticmethod
-    def _run_strip_accents(text):
-        """NFD, then drops every nonspacing mark (category Mn); no recomposition."""
-        return "".join(
-            c for c in unicodedata.normalize("NFD", text) if unicodedata.category(c) != "Mn"
-        )
 
     @staticmethod
     def _run_split_on_punc(text):

@@ -143,13 +143,13 @@ def write_archive(export_dir, model, tokenizer, endpoints):
     archive.track(tokenizer)
     for name, function in endpoints.items():
         archive.add_endpoint(name, function)
-    with atomic_output(export_dir) as tmp, _tensorflow_info_hidden():
+    with atomic_output(export_dir) as tmp, tensorflow_info_hidden():
         archive.write_out(tmp, verbose=False)
     return export_dir
 
 
 @contextlib.contextmanager
-def _tensorflow_info_hidden():
+def tensorflow_info_hidden():
     """Hides the INFO lines TensorFlow's SavedModel writer logs through absl
     (renamed input names, sharding callback durations, the fingerprint file):
     they say nothing about the user's model."""

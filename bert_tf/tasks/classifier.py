@@ -10,6 +10,7 @@ from bert_tf.data.classification import class_weights as weights
 from bert_tf.data.classification import features as classifier_features
 from bert_tf.data.classification import glue
 from bert_tf.data.classification import outputs as classifier_outputs
+from bert_tf.data.classification.options import ClassifierDataOptions
 from bert_tf.errors import InputError
 from bert_tf.export import export_classifier
 from bert_tf.metrics import glue_metrics, multi_label_metrics, tune_thresholds
@@ -32,54 +33,18 @@ DEFAULT_THRESHOLD = 0.5
 
 
 @dataclasses.dataclass(kw_only=True)
-class ClassifierOptions(FineTuningOptions):
+class ClassifierOptions(ClassifierDataOptions, FineTuningOptions):
     """The flags of the original run_classifier.py (with its defaults) and the additions."""
 
-    task_name: str = option(help=f"One of: {', '.join(glue.task_names())}.")
-    data_dir: str = option(help="Folder with the task's files (.tsv; CLUE: .json).")
     long_text_stride: int | None = option(
         None,
         "Split texts longer than --max_seq_length into windows this many tokens apart "
         "and average their logits (default: truncate, as the original).",
     )
-    # The data reader's options (glue.get_processor); None: the task's default.
-    xnli_language: str | None = option(None, "XNLI language (the original's default: zh).")
-    skip_malformed: bool | None = option(
-        None, "Skip rows with a wrong number of columns (CLUE: a missing key or a wrong type)."
-    )
-    text_a_column: str | None = option(
-        None, "generic task: column (header name, 0-based index or JSON key, dotted) of text a."
-    )
-    text_b_column: str | None = option(None, "generic task: column of text b (pairs).")
-    label_column: str | None = option(None, "generic task: column of the label.")
-    id_column: str | None = option(
-        None,
-        "generic task: column of an example id (the guid; the first column of "
-        "test_predictions.tsv).",
-    )
-    labels: tuple | None = option(
-        None, "generic task: the labels, in output order (default: those of train, sorted)."
-    )
-    labels_file: str | None = option(None, "generic task: a file of the labels, one per line.")
-    delimiter: str | None = option(
-        None, "generic task: field delimiter (default: ',' for .csv, else tab)."
-    )
-    has_header: bool | None = option(
-        None, "generic task: delimited files start with a header (default true)."
-    )
-    regression: bool | None = option(
-        None, "generic task: the labels are numbers (regression, squared error)."
-    )
     class_weights: str | None = option(
         None,
         "Classification: weights of the labels in the training loss, comma-separated in "
         "label order (1,3,1), or 'balanced': n_examples / (n_labels * count) over train.",
-    )
-    multi_label: bool = option(
-        False, "generic task: each example has a list of labels (sigmoid outputs, BCE loss)."
-    )
-    label_delimiter: str | None = option(
-        None, "multi-label: separator of the labels in a delimited file's label cell (|)."
     )
     threshold: float | None = option(
         None,
@@ -91,26 +56,6 @@ class ClassifierOptions(FineTuningOptions):
         "multi-label: choose each label's threshold on dev (its best F1; needs --do_eval) "
         "and save them to output_dir/thresholds.json.",
     )
-
-    @property
-    def processor_options(self):
-        """The options of `glue.get_processor`."""
-        return {
-            name: getattr(self, name)
-            for name in (
-                "xnli_language",
-                "skip_malformed",
-                "text_a_column",
-                "text_b_column",
-                "label_column",
-                "id_column",
-                "labels",
-                "labels_file",
-                "delimiter",
-                "has_header",
-                "label_delimiter",
-            )
-        } | {"is_regression": self.regression, "multi_label": self.multi_label or None}
 
 
 def eval_metrics(processor, logits, labels):

@@ -1,0 +1,93 @@
+"""export_model.py: a script's SavedModel as LiteRT or ONNX, float32 or
+int8, with the converted classifier's dev accuracy checked against the
+SavedModel's."""
+
+import dataclasses
+import json
+
+from absl import logging
+
+from bert_tf.data.classification import glue
+from bert_tf.data.classification.options import ClassifierDataOptions
+from bert_tf.errors import InputError
+from bert_tf.export.deploy import accuracy_check, convert, format_name
+from bert_tf.files import atomic_output, exists, write_text_atomically
+from bert_tf.options import option
+
+
+@dataclasses.dataclass(kw_only=True)
+class ExportModelOptions(ClassifierDataOptions):
+    """export_model.py's flags; the task flags name the dev set of the check."""
+
+    saved_model_dir: str = option(help="A SavedModel a bert_tf script wrote (its --export_dir).")
+    export_format: str = option(
+        help="litert (a .tflite model; classifiers take raw text) or onnx (token ids in)."
+    )
+    output_file: str = option(help="Where to write the model.")
+    int8: bool = option(False, "Quantize: int8 weights (dynamic range), float activations.")
+    do_lower_case: bool = option(
+        True, "The LiteRT tokenizer lower-cases (as the SavedModel's, which does not record it)."
+    )
+    overwrite: bool = option(False, "Replace an existing --output_file.")
+    task_name: str | None = option(
+        None,
+        f"Check the dev accuracy on this task (one of: {', '.join(glue.task_names())}) "
+        "with --data_dir.",
+    )
+    data_dir: str | None = option(None, "Folder with the task's dev file.")
+    max_accuracy_drop: float = option(
+        1.0,
+        "Points of dev accuracy the converted model may lose against the SavedModel; "
+        "past it the model is not written.",
+    )
+
+
+def report_path(output_file):
+    """Where the dev accuracy report of `output_file` goes."""
+    return f"{output_file}.accuracy.json"
+
+
+def export_model(options):
+    """Converts as `options` say; returns the accuracy report (None without
+    --task_name). Past --max_accuracy_drop, raises InputError and writes only
+    the report."""
+    fmt = format_name(options.export_format, options.int8)
+    if exists(options.output_file) and not options.overwrite:
+        raise InputError(
+            f"--output_file {options.output_file!r} already exists; pass --overwrite to replace it"
+        )
+    if (options.task_name is None) != (options.data_dir is None):
+        raise InputError("the dev accuracy check needs both --task_name and --data_dir")
+    examples = None
+    if options.task_name is not None:
+        processor = glue.get_processor(options.task_name, **options.processor_options)
+        if processor.is_regression or processor.multi_label:
+            raise InputError(
+                f"the dev accuracy check is for single-label classifiers; task "
+                f"{processor.name} is not one"
+            )
+        examples = processor.get_dev_examples(options.data_dir)
+    with atomic_output(options.output_file) as tmp:
+        convert(options.saved_model_dir, tmp, fmt, options.do_lower_case)
+        if examples is None:
+            logging.info("wrote %s (%s)", options.output_file, fmt)
+            return None
+        report = accuracy_check(options.saved_model_dir, tmp, fmt, examples, options.do_lower_case)
+        drop = 100 * (report["saved_model_accuracy"] - report[f"{fmt}_accuracy"])
+        report["max_accuracy_drop"] = options.max_accuracy_drop
+        report["written"] = drop <= options.max_accuracy_drop
+        write_text_atomically(report_path(options.output_file), json.dumps(report, indent=2) + "\n")
+        summary = (
+            f"dev accuracy on {len(examples)} examples: SavedModel "
+            f"{report['saved_model_accuracy']:.4f}, {fmt} {report[f'{fmt}_accuracy']:.4f} "
+            f"({-drop:+.2f} points; {report['labels_changed']} of {len(examples)} labels changed)"
+        )
+        print(summary)
+        if not report["written"]:
+            raise InputError(
+                f"{summary}: more than --max_accuracy_drop={options.max_accuracy_drop} points "
+                f"lost, so {options.output_file} was not written "
+                f"(report: {report_path(options.output_file)})"
+            )
+    logging.info("wrote %s (%s)", options.output_file, fmt)
+    return report
