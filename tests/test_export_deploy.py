@@ -19,7 +19,7 @@ from conftest import minilm_dir
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
 from bert_tf.export.classifier import export_classifier
-from bert_tf.export.deploy import convert, format_name
+from bert_tf.export.deploy import convert, format_name, onnx_export
 from bert_tf.export.deploy.litert import fast_tokenizer, lower_casing_differences, pack_dense
 from bert_tf.modeling import BertClassifier
 from bert_tf.tokenization import FullTokenizer
@@ -261,6 +261,10 @@ def test_unsupported_requests_get_one_line_errors(classifier, monkeypatch):
     with pytest.raises(InputError, match="has no 'serving_ids' signature .token ids in."):
         convert(str(root / "text_only"), str(root / "x.tflite"), "litert")
     assert not (root / "x.tflite").exists()
+    monkeypatch.setattr(onnx_export, "available_memory", lambda: 1e9)
+    with pytest.raises(InputError, match=r"tf2onnx needs about \d+ GB of memory .* 1.0 GB are"):
+        convert(saved_model, str(root / "x.onnx"), "onnx")
+    monkeypatch.undo()
     monkeypatch.setitem(sys.modules, "tf2onnx", None)
     with pytest.raises(
         InputError, match=r"onnx needs tf2onnx and onnxruntime \(tf2onnx is missing"

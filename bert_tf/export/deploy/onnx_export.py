@@ -26,6 +26,11 @@ from bert_tf.export.deploy.litert import (
 from bert_tf.files import atomic_output
 
 OPSET = 17
+# tf2onnx holds many copies of the weights while it converts: its peak was
+# 7.1 GB for MiniLM's 91 MB of variables, and BERT-Base's 440 MB took over
+# 24 GB (killed for memory).
+TF2ONNX_BYTES_PER_WEIGHT_BYTE = 60
+TF2ONNX_BASE_BYTES = 2e9
 
 
 def export_onnx(saved_model_dir, output_file, quantize=False):
@@ -40,6 +45,7 @@ def export_onnx(saved_model_dir, output_file, quantize=False):
             f"{INSTALL_HINT}"
         ) from None
     loaded = load_saved_model(saved_model_dir)
+    _check_memory(saved_model_dir)
     serve_ids = serving_functions(loaded, vocab_file=None)[IDS_SIGNATURE]
     concrete = serve_ids.get_concrete_function()
     frozen = convert_variables_to_constants_v2(concrete)
@@ -78,3 +84,30 @@ def _converters_quiet():
         yield
     finally:
         root.setLevel(level)
+
+
+def _check_memory(saved_model_dir):
+    """InputError when tf2onnx would need more memory than is available."""
+    variables = os.path.join(saved_model_dir, "variables")
+    weights = sum(os.path.getsize(os.path.join(variables, name)) for name in os.listdir(variables))
+    need = TF2ONNX_BYTES_PER_WEIGHT_BYTE * weights + TF2ONNX_BASE_BYTES
+    available = available_memory()
+    if available is not None and need > available:
+        raise InputError(
+            f"--export_format=onnx: tf2onnx needs about {need / 1e9:.0f} GB of memory for "
+            f"{saved_model_dir} ({weights / 1e6:.0f} MB of weights; it peaks at about "
+            f"{TF2ONNX_BYTES_PER_WEIGHT_BYTE}x), {available / 1e9:.1f} GB are available: "
+            "use --export_format=litert or a machine with more memory"
+        )
+
+
+def available_memory():
+    """Bytes of memory available to a new allocation (Linux), else None."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
