@@ -19,7 +19,11 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 from absl import flags  # noqa: E402
 
 from bert_tf.cli import define_flags, options_from_flags, run_main  # noqa: E402
-from bert_tf.tasks.export_model import ExportModelOptions, export_model  # noqa: E402
+from bert_tf.tasks.export_model import (  # noqa: E402
+    ExportModelOptions,
+    accuracy_summary,
+    export_model,
+)
 
 FLAGS = flags.FLAGS
 
@@ -29,7 +33,9 @@ define_flags(ExportModelOptions)
 def main(argv):
     del argv
     options = options_from_flags(ExportModelOptions, FLAGS)
-    export_model(options)
+    report = export_model(options)
+    if report is not None:
+        print(accuracy_summary(report))
     print(f"model: {options.output_file}")
 
 

@@ -69,25 +69,36 @@ def export_model(options):
         examples = processor.get_dev_examples(options.data_dir)
     with atomic_output(options.output_file) as tmp:
         convert(options.saved_model_dir, tmp, fmt, options.do_lower_case)
-        if examples is None:
-            logging.info("wrote %s (%s)", options.output_file, fmt)
-            return None
-        report = accuracy_check(options.saved_model_dir, tmp, fmt, examples, options.do_lower_case)
-        drop = 100 * (report["saved_model_accuracy"] - report[f"{fmt}_accuracy"])
-        report["max_accuracy_drop"] = options.max_accuracy_drop
-        report["written"] = drop <= options.max_accuracy_drop
-        write_text_atomically(report_path(options.output_file), json.dumps(report, indent=2) + "\n")
-        summary = (
-            f"dev accuracy on {len(examples)} examples: SavedModel "
-            f"{report['saved_model_accuracy']:.4f}, {fmt} {report[f'{fmt}_accuracy']:.4f} "
-            f"({-drop:+.2f} points; {report['labels_changed']} of {len(examples)} labels changed)"
-        )
-        print(summary)
-        if not report["written"]:
-            raise InputError(
-                f"{summary}: more than --max_accuracy_drop={options.max_accuracy_drop} points "
-                f"lost, so {options.output_file} was not written "
-                f"(report: {report_path(options.output_file)})"
-            )
+        report = None if examples is None else _check_accuracy(options, tmp, fmt, examples)
     logging.info("wrote %s (%s)", options.output_file, fmt)
+    return report
+
+
+def accuracy_summary(report):
+    """The dev check's line: both accuracies, the change, the labels changed."""
+    fmt, count = report["format"], report["examples"]
+    drop = 100 * (report["saved_model_accuracy"] - report[f"{fmt}_accuracy"])
+    return (
+        f"dev accuracy on {count} examples: SavedModel {report['saved_model_accuracy']:.4f}, "
+        f"{fmt} {report[f'{fmt}_accuracy']:.4f} ({-drop:+.2f} points; "
+        f"{report['labels_changed']} of {count} labels changed)"
+    )
+
+
+def _check_accuracy(options, converted, fmt, examples):
+    """The report of `accuracy_check`, written beside the output file;
+    InputError past --max_accuracy_drop."""
+    report = accuracy_check(
+        options.saved_model_dir, converted, fmt, examples, options.do_lower_case
+    )
+    drop = 100 * (report["saved_model_accuracy"] - report[f"{fmt}_accuracy"])
+    report["max_accuracy_drop"] = options.max_accuracy_drop
+    report["written"] = drop <= options.max_accuracy_drop
+    write_text_atomically(report_path(options.output_file), json.dumps(report, indent=2) + "\n")
+    if not report["written"]:
+        raise InputError(
+            f"{accuracy_summary(report)}: more than --max_accuracy_drop="
+            f"{options.max_accuracy_drop} points lost, so {options.output_file} was not written "
+            f"(report: {report_path(options.output_file)})"
+        )
     return report

@@ -4,10 +4,8 @@
 `load_runner` runs any of them on token ids; `text_classifier` on raw text;
 `accuracy_check` compares a converted classifier's dev accuracy with the
 SavedModel's. The runtimes (`ai-edge-litert`, `tf2onnx`, `onnxruntime`) are
-the `deploy` extra: imported only here, when a format needs them.
+the `deploy` extra, imported only when a format needs them.
 """
-
-import json
 
 import numpy as np
 import tensorflow as tf
@@ -25,7 +23,6 @@ from bert_tf.export.deploy.litert import (
     vocab_file_of,
 )
 from bert_tf.export.deploy.onnx_export import export_onnx
-from bert_tf.files import write_text_atomically
 from bert_tf.preprocessing import BertTokenizer
 
 FORMATS = ("saved_model", "litert", "litert_int8", "onnx", "onnx_int8")
@@ -146,7 +143,3 @@ def accuracy_check(saved_model_dir, converted, fmt, examples, do_lower_case=True
 
 def _accuracy(predicted, gold):
     return float(np.mean([p == g for p, g in zip(predicted, gold)]))
-
-
-def write_report(path, report):
-    write_text_atomically(path, json.dumps(report, indent=2) + "\n")
