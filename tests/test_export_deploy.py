@@ -20,7 +20,12 @@ from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
 from bert_tf.export.classifier import export_classifier
 from bert_tf.export.deploy import convert, format_name, onnx_export
-from bert_tf.export.deploy.litert import fast_tokenizer, lower_casing_differences, pack_dense
+from bert_tf.export.deploy.litert import (
+    fast_tokenizer,
+    lower_casing_differences,
+    pack_dense,
+    read_vocab,
+)
 from bert_tf.modeling import BertClassifier
 from bert_tf.tokenization import FullTokenizer
 
@@ -307,10 +312,10 @@ def test_litert_tokenizer_gives_full_tokenizer_ids_on_text():
     different = ["Straße", "ﬁne", "学生，图书馆", "x²"]
     for do_lower_case in (True, False):
         original = FullTokenizer(vocab_file, do_lower_case)
-        fast = fast_tokenizer(vocab_file, do_lower_case)
+        fast = fast_tokenizer(read_vocab(vocab_file), do_lower_case)
         got = fast.tokenize(tf.constant(texts + different)).to_list()
         for i, (text, ids) in enumerate(zip(texts + different, got)):
             equal = ids == original.convert_tokens_to_ids(original.tokenize(text))
             assert equal == (i < len(texts) or not do_lower_case), (text, do_lower_case)
-    differences = lower_casing_differences(vocab_file)
+    differences = lower_casing_differences(read_vocab(vocab_file))
     assert len(differences) == 221 and {"ß", "²", "，"} <= set(differences)

@@ -52,20 +52,11 @@ class ClassifierDataOptions:
 
     @property
     def processor_options(self):
-        """The options of `glue.get_processor`."""
-        return {
-            name: getattr(self, name)
-            for name in (
-                "xnli_language",
-                "skip_malformed",
-                "text_a_column",
-                "text_b_column",
-                "label_column",
-                "id_column",
-                "labels",
-                "labels_file",
-                "delimiter",
-                "has_header",
-                "label_delimiter",
-            )
-        } | {"is_regression": self.regression, "multi_label": self.multi_label or None}
+        """The options of `glue.get_processor`: every field but the task and
+        its folder, with `regression` and `multi_label` under its names."""
+        options = {
+            field.name: getattr(self, field.name)
+            for field in dataclasses.fields(ClassifierDataOptions)
+            if field.name not in ("task_name", "data_dir", "regression", "multi_label")
+        }
+        return options | {"is_regression": self.regression, "multi_label": self.multi_label or None}

@@ -87,9 +87,13 @@ def vocab_file_of(saved_model_dir):
     return os.path.join(assets, names[0])
 
 
-def fast_tokenizer(vocab_file, do_lower_case):
-    """tensorflow-text's `FastBertTokenizer` for `vocab_file` (int32 ids)."""
-    vocab = [token for _, token in tokenization.iter_utf8_lines(vocab_file)]
+def read_vocab(vocab_file):
+    """The tokens of `vocab_file`, in id order."""
+    return [token for _, token in tokenization.iter_utf8_lines(vocab_file)]
+
+
+def fast_tokenizer(vocab, do_lower_case):
+    """tensorflow-text's `FastBertTokenizer` for `vocab` (tokens in id order; int32 ids)."""
     return tf_text.FastBertTokenizer(
         vocab=vocab,
         suffix_indicator="##",
@@ -101,12 +105,11 @@ def fast_tokenizer(vocab_file, do_lower_case):
     )
 
 
-def lower_casing_differences(vocab_file):
-    """The vocab's tokens that `FastBertTokenizer` lower-cases otherwise than
+def lower_casing_differences(vocab):
+    """The tokens of `vocab` that `FastBertTokenizer` lower-cases otherwise than
     the original (`BasicTokenizer`: str.lower, NFD, marks removed): its
     lower-casing also applies Unicode compatibility mappings (ß -> ss,
     ² -> 2, full-width ， -> ,). Text with these characters gets other ids."""
-    vocab = [token for _, token in tokenization.iter_utf8_lines(vocab_file)]
     normalizer = tf_text.FastBertNormalizer(lower_case_nfd_strip_accents=True)
     normalized = normalizer.normalize(tf.constant(vocab)).numpy()
     return [
@@ -128,27 +131,24 @@ def pack_dense(ids_a, ids_b, max_seq_length, cls_id, sep_id):
     """
     positions = tf.range(max_seq_length)[None, :]
     length_a = tf.cast(ids_a.row_lengths(), tf.int32)[:, None]
-    word_ids = _place(ids_a, positions - 1, (positions >= 1), max_seq_length)
     if ids_b is None:
         kept_a = tf.minimum(length_a, max_seq_length - 2)
-        in_a = (positions >= 1) & (positions <= kept_a)
-        word_ids = tf.where(in_a, word_ids, 0)
-        is_sep = positions == kept_a + 1
-        length = kept_a + 2
-        type_ids = tf.zeros_like(word_ids)
     else:
         length_b = tf.cast(ids_b.row_lengths(), tf.int32)[:, None]
         budget = max_seq_length - 3
         truncated_a = tf.minimum(length_a, tf.maximum(budget - length_b, (budget + 1) // 2))
         kept_a = tf.where(length_a + length_b > budget, truncated_a, length_a)
         kept_b = tf.minimum(length_b, budget - kept_a)
-        b_start = kept_a + 2
-        in_a = (positions >= 1) & (positions <= kept_a)
+    word_ids = _place(ids_a, positions - 1, (positions >= 1) & (positions <= kept_a))
+    is_sep = positions == kept_a + 1
+    length = kept_a + 2
+    type_ids = tf.zeros_like(word_ids)
+    if ids_b is not None:
+        b_start = length
         in_b = (positions >= b_start) & (positions < b_start + kept_b)
-        from_b = _place(ids_b, positions - b_start, in_b, max_seq_length)
-        word_ids = tf.where(in_a, word_ids, tf.where(in_b, from_b, 0))
-        is_sep = (positions == kept_a + 1) | (positions == b_start + kept_b)
-        length = kept_a + kept_b + 3
+        word_ids += _place(ids_b, positions - b_start, in_b)
+        is_sep |= positions == b_start + kept_b
+        length += kept_b + 1
         type_ids = tf.cast((positions >= b_start) & (positions < length), tf.int32)
     word_ids = tf.where(positions == 0, cls_id, tf.where(is_sep, sep_id, word_ids))
     return {
@@ -158,9 +158,10 @@ def pack_dense(ids_a, ids_b, max_seq_length, cls_id, sep_id):
     }
 
 
-def _place(ids, index, valid, max_seq_length):
+def _place(ids, index, valid):
     """`ids[b, index[b, p]]` where `valid`, else 0: tokens moved to their
-    positions in the packed row (`index` int32 `[batch, max_seq_length]`)."""
+    positions in the packed row (`index`, `valid` `[batch or 1, max_seq_length]`)."""
+    max_seq_length = valid.shape[-1]
     dense = ids.to_tensor(0, shape=[None, max_seq_length])
     # TFLite's batched gather needs index's batch dimension spelled out.
     index = tf.broadcast_to(tf.clip_by_value(index, 0, max_seq_length - 1), tf.shape(dense))
@@ -185,11 +186,11 @@ def serving_functions(loaded, vocab_file, do_lower_case=True):
     text_inputs = text_inputs_of(loaded)
     if text_inputs is None or vocab_file is None:
         return functions
-    tokenizer = fast_tokenizer(vocab_file, do_lower_case)
+    vocab = read_vocab(vocab_file)
+    tokenizer = fast_tokenizer(vocab, do_lower_case)
     if do_lower_case:
-        _warn_of_lower_casing(vocab_file)
-    vocab = {token: i for i, (_, token) in enumerate(tokenization.iter_utf8_lines(vocab_file))}
-    cls_id, sep_id = vocab[tokenization.CLS_TOKEN], vocab[tokenization.SEP_TOKEN]
+        _warn_of_lower_casing(vocab, vocab_file)
+    cls_id, sep_id = vocab.index(tokenization.CLS_TOKEN), vocab.index(tokenization.SEP_TOKEN)
 
     def serve_text(text_a, text_b=None):
         ids_b = None if text_b is None else tokenizer.tokenize(text_b)
@@ -255,8 +256,8 @@ def _check_ops(path, saved_model_dir):
         ) from None
 
 
-def _warn_of_lower_casing(vocab_file):
-    differences = lower_casing_differences(vocab_file)
+def _warn_of_lower_casing(vocab, vocab_file):
+    differences = lower_casing_differences(vocab)
     if differences:
         logging.warning(
             "the LiteRT tokenizer lower-cases %d of %s's tokens otherwise than the original "
