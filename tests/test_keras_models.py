@@ -100,6 +100,7 @@ print(json.dumps({"replicas": strategy.num_replicas_in_sync, "accuracy": accurac
 
 
 @pytest.mark.learning
+@pytest.mark.half_precision
 def test_fit_under_mirrored_strategy_with_mixed_precision(calibration, tmp_path):
     result = subprocess.run(
         [sys.executable, "-c", MIRRORED, os.path.dirname(__file__), str(calibration.seed(0))],

@@ -341,6 +341,7 @@ def test_models_save_and_reload_as_keras_files(tiny_config, tmp_path, make):
 MIXED_TOLERANCE = {"mixed_bfloat16": (0.3, 0.15), "mixed_float16": (0.04, 0.015)}
 
 
+@pytest.mark.half_precision
 @pytest.mark.parametrize("policy", ["mixed_bfloat16", "mixed_float16"])
 def test_mixed_precision_keeps_float32_variables_and_logits(tiny_config, policy):
     inputs = reference_inputs(tiny_config, "pretraining")

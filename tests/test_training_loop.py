@@ -223,6 +223,7 @@ def test_gradient_accumulation_equals_the_larger_batch(tmp_path):
         np.testing.assert_allclose(a, b, atol=2e-6)
 
 
+@pytest.mark.half_precision
 @pytest.mark.parametrize("policy", ["mixed_bfloat16", "mixed_float16"])
 def test_mixed_precision_trains_close_to_float32(tmp_path, float32_run, policy, calibration):
     data_dir, reference = float32_run
@@ -459,6 +460,7 @@ def test_killed_run_resumes_and_finishes_like_an_uninterrupted_one(tmp_path):
         )
 
 
+@pytest.mark.half_precision
 def test_fp16_overflow_skips_the_update_halves_the_scale_and_training_goes_on(tmp_path):
     data_dir = str(tmp_path)
     write_data(data_dir)
