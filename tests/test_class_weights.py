@@ -16,7 +16,10 @@ from bert_tf.tasks.logits import ClassificationObjective
 
 
 def objective_loss(logits, labels, class_weights):
-    objective = ClassificationObjective(False, class_weights)
+    return loss_of(ClassificationObjective(False, class_weights), logits, labels)
+
+
+def loss_of(objective, logits, labels):
     features = {"label_ids": tf.constant(labels)}
     totals = {k: tf.cast(v, tf.float32) for k, v in objective.totals(features).items()}
     return float(objective.loss(tf.constant(logits), features, totals)["loss"])
@@ -65,3 +68,26 @@ def test_explicit_weights_and_refusals(tmp_path):
     )
     with pytest.raises(InputError, match="^--class_weights is for classification; task sts-b"):
         ClassifierRunner(options).validate()
+
+
+def test_the_classifier_runners_objective_weighs_the_loss_by_class_weights(tmp_path):
+    """--class_weights=1,3 reaches the training objective run_classifier builds."""
+    options = ClassifierOptions(
+        task_name="mrpc",
+        data_dir=str(tmp_path),
+        vocab_file="vocab.txt",
+        bert_config_file="bert_config.json",
+        output_dir=str(tmp_path / "out"),
+        do_train=True,
+        class_weights="1,3",
+    )
+    runner = ClassifierRunner(options)
+    runner.validate()
+    runner.read_inputs()
+    logits = np.array([[2.0, -1.0], [0.5, 0.25], [-1.0, 1.5], [0.0, 3.0]], np.float32)
+    labels = np.array([0, 1, 1, 0], np.int32)
+    p = np.exp(logits.astype(np.float64))
+    cross_entropy = -np.log(p[np.arange(4), labels] / p.sum(1))
+    expected = np.sum(np.array([1.0, 3.0])[labels] * cross_entropy) / 4
+    assert loss_of(runner.objective(), logits, labels) == pytest.approx(expected, rel=1e-6)
+    assert abs(expected - cross_entropy.mean()) > 0.3

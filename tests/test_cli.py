@@ -2,6 +2,8 @@
 `cli` makes of them."""
 
 import dataclasses
+import os
+import runpy
 
 import pytest
 from absl import flags
@@ -9,6 +11,8 @@ from absl import flags
 from bert_tf import cli
 from bert_tf.data.pretraining.writer import PretrainingDataOptions
 from bert_tf.options import option
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,3 +66,265 @@ def test_create_pretraining_data_flags_keep_the_original_names_and_defaults():
         options.masked_lm_prob,
         options.short_seq_prob,
     ) == (True, 128, 20, 12345, 10, 0.15, 0.1)
+
+
+# Literal defaults of every flag of every script. Where google-research/bert has the
+# flag, its default (the original's AdamW decays by 0.01); else the current one.
+# The one difference from the original: --num_tpu_cores (8 there; None here, as
+# TPUStrategy uses every core). Each script's dict is complete: a flag added or
+# removed fails too.
+RUNTIME = {
+    "distribution_strategy": "default",
+    "num_gpus": 0,
+    "use_tpu": False,
+    "tpu_name": None,
+    "tpu_zone": None,
+    "gcp_project": None,
+    "master": None,
+    "num_tpu_cores": None,
+    "dtype": "float32",
+    "jit_compile": False,
+    "seed": None,
+    "deterministic": False,
+}
+TRAINING = {
+    **RUNTIME,
+    "iterations_per_loop": 1000,
+    "steps_per_loop": 1000,
+    "optimizer": "adamw",
+    "gradient_accumulation_steps": 1,
+    "weight_decay_rate": 0.01,
+}
+CLASSIFIER_DATA = {
+    "delimiter": None,
+    "has_header": None,
+    "id_column": None,
+    "label_column": None,
+    "label_delimiter": None,
+    "labels": None,
+    "labels_file": None,
+    "multi_label": False,
+    "regression": None,
+    "skip_malformed": None,
+    "text_a_column": None,
+    "text_b_column": None,
+    "xnli_language": None,
+}
+# The flags run_classifier.py, run_ner.py and run_multiple_choice.py share.
+FINE_TUNING = {
+    **TRAINING,
+    "bert_config_file": None,
+    "vocab_file": None,
+    "init_checkpoint": None,
+    "data_dir": None,
+    "output_dir": None,
+    "export_dir": None,
+    "overwrite": False,
+    "do_train": False,
+    "do_eval": False,
+    "do_predict": False,
+    "max_seq_length": 128,
+    "train_batch_size": 32,
+    "eval_batch_size": 8,
+    "predict_batch_size": 8,
+    "learning_rate": 5e-5,
+    "num_train_epochs": 3.0,
+    "warmup_proportion": 0.1,
+    "save_checkpoints_steps": 1000,
+    "keep_checkpoint_max": 5,
+    "keep_best_checkpoint": None,
+    "early_stopping_patience": 0,
+    "eval_every_epoch": False,
+    "eval_every_steps": 0,
+    "dynamic_padding": True,
+    "padding_multiple": None,
+    "group_by_length": False,
+}
+SCRIPT_DEFAULTS = {
+    "run_classifier.py": {
+        **FINE_TUNING,
+        **CLASSIFIER_DATA,
+        "task_name": None,
+        "do_lower_case": True,
+        "class_weights": None,
+        "long_text_stride": None,
+        "threshold": None,
+        "tune_thresholds": False,
+    },
+    "run_ner.py": {
+        **FINE_TUNING,
+        "do_lower_case": False,  # NER wants cased models (no run_ner.py in the original)
+        "combine": "concat",
+        "data_format": "conll",
+        "document_context": False,
+        "feature_based": False,
+        "labels": "",
+        "layers": "-1,-2,-3,-4",
+        "lstm_units": 768,
+        "tag_scheme": "auto",
+        "use_crf": False,
+    },
+    "run_multiple_choice.py": {**FINE_TUNING, "do_lower_case": True},
+    "run_squad.py": {
+        **TRAINING,
+        "bert_config_file": None,
+        "vocab_file": None,
+        "init_checkpoint": None,
+        "train_file": None,
+        "predict_file": None,
+        "output_dir": None,
+        "export_dir": None,
+        "overwrite": False,
+        "do_lower_case": True,
+        "do_train": False,
+        "do_predict": False,
+        "max_seq_length": 384,
+        "doc_stride": 128,
+        "max_query_length": 64,
+        "train_batch_size": 32,
+        "predict_batch_size": 8,
+        "learning_rate": 5e-5,
+        "num_train_epochs": 3.0,
+        "warmup_proportion": 0.1,
+        "save_checkpoints_steps": 1000,
+        "keep_checkpoint_max": 5,
+        "n_best_size": 20,
+        "max_answer_length": 30,
+        "verbose_logging": False,
+        "version_2_with_negative": False,
+        "null_score_diff_threshold": 0.0,
+        "eval_metric": "squad",
+        "dynamic_padding": True,
+        "padding_multiple": None,
+        "group_by_length": False,
+    },
+    "run_pretraining.py": {
+        **TRAINING,
+        "bert_config_file": None,
+        "input_file": None,
+        "output_dir": None,
+        "init_checkpoint": None,
+        "max_seq_length": 128,
+        "max_predictions_per_seq": 20,
+        "do_train": False,
+        "do_eval": False,
+        "train_batch_size": 32,
+        "eval_batch_size": 8,
+        "learning_rate": 5e-5,
+        "num_train_steps": 100000,
+        "num_warmup_steps": 10000,
+        "save_checkpoints_steps": 1000,
+        "max_eval_steps": 100,
+        "keep_checkpoint_max": 5,
+        "keep_best_checkpoint": None,
+        "early_stopping_patience": 0,
+        "eval_every_steps": 0,
+        "skip_corrupt_records": False,
+        "dynamic_padding": True,
+        "padding_multiple": None,
+        "group_by_length": False,
+    },
+    "extract_features.py": {
+        **RUNTIME,
+        "input_file": None,
+        "output_file": None,
+        "layers": "-1,-2,-3,-4",
+        "bert_config_file": None,
+        "max_seq_length": 128,
+        "init_checkpoint": None,
+        "vocab_file": None,
+        "do_lower_case": True,
+        "batch_size": 32,
+        "use_one_hot_embeddings": False,
+        "output_format": "jsonl",
+        "dynamic_padding": True,
+        "padding_multiple": None,
+    },
+    "create_pretraining_data.py": {
+        "input_file": None,
+        "output_file": None,
+        "vocab_file": None,
+        "do_lower_case": True,
+        "do_whole_word_mask": False,
+        "max_seq_length": 128,
+        "max_predictions_per_seq": 20,
+        "random_seed": 12345,
+        "dupe_factor": 10,
+        "masked_lm_prob": 0.15,
+        "short_seq_prob": 0.1,
+        "num_workers": 1,
+        "interleave_blocks": 4,
+        "sentences_per_block": 10000,
+        "show_progress": True,
+        "skip_invalid_utf8": False,
+        "word_segmenter": None,
+        "runner": None,
+        "num_output_shards": 1,
+    },
+    "export_model.py": {
+        **CLASSIFIER_DATA,
+        "saved_model_dir": None,
+        "export_format": None,
+        "output_file": None,
+        "int8": False,
+        "do_lower_case": True,
+        "overwrite": False,
+        "task_name": None,
+        "data_dir": None,
+        "max_accuracy_drop": 1.0,
+    },
+    "extend_checkpoint.py": {
+        "init_checkpoint": None,
+        "output_dir": None,
+        "bert_config_file": None,
+        "vocab_file": None,
+        "words_file": None,
+        "words": [],
+        "word_ids": "unused",
+        "init": "truncated_normal",
+        "seed": 12345,
+        "type_vocab_size": None,
+        "do_lower_case": None,
+        "overwrite": False,
+    },
+    "build_vocab.py": {
+        "input_file": None,
+        "output_file": None,
+        "vocab_size": 30522,
+        "do_lower_case": True,
+        "reserved_tokens": ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"],
+        "max_unique_chars": None,
+        "skip_invalid_utf8": False,
+        "runner": None,
+    },
+}
+
+
+def script_flag_defaults(script, monkeypatch):
+    """`{flag: default}` as `script`'s module code defines its flags, onto a fresh
+    FlagValues (cli's define functions default to the global one)."""
+    flag_values = flags.FlagValues()
+    for name in ("define_flags", "define_training_flags", "define_runtime_flags"):
+        function = getattr(cli, name)
+        defaults = tuple(flag_values if d is flags.FLAGS else d for d in function.__defaults__)
+        monkeypatch.setattr(function, "__defaults__", defaults)
+    module = "flags_of_" + script[: -len(".py")]
+    runpy.run_path(os.path.join(REPO, script), run_name=module)
+    own_global_flags = flags.FLAGS.flags_by_module_dict().get(module)
+    assert not own_global_flags, f"{script} defines flags past bert_tf.cli's functions"
+    return {name: flag_values[name].default for name in flag_values}
+
+
+@pytest.mark.parametrize("script", sorted(SCRIPT_DEFAULTS))
+def test_every_flag_default_of_every_script_is_pinned(script, monkeypatch):
+    defaults, expected = script_flag_defaults(script, monkeypatch), SCRIPT_DEFAULTS[script]
+    changed = [
+        f"--{name}: {defaults[name]!r}, expected {want!r}"
+        for name, want in expected.items()
+        if name in defaults and (defaults[name] != want or type(defaults[name]) is not type(want))
+    ]
+    assert not changed, f"{script}: " + "; ".join(changed)
+    unpinned, gone = sorted(set(defaults) - set(expected)), sorted(set(expected) - set(defaults))
+    assert not unpinned and not gone, (
+        f"{script}: flags not pinned {unpinned}, pinned but gone {gone}"
+    )

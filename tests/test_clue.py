@@ -331,6 +331,22 @@ def test_clue_submission_files(tmp_path):
         write_submission(path, wsc, [[0.2, 0.8]], data_dir)
 
 
+def test_submission_ids_take_a_test_lines_id_before_its_idx(tmp_path):
+    """CLUE's submission lines are `{"id": ...}`, matched to the test file's `id`:
+    `idx` (the train and dev files' key) stands in only for a line without one."""
+    wsc_test = [
+        {"target": WSC_TARGET_2, "id": 7, "idx": 3, "text": WSC_TEXT_2},
+        {"target": WSC_TARGET_2, "idx": 9, "id": 8, "text": WSC_TEXT_2},
+        {"target": WSC_TARGET_2, "idx": 4, "text": WSC_TEXT_2},
+    ]
+    data_dir = write(tmp_path, {"test.json": wsc_test})
+    wsc = get_processor("cluewsc2020")
+    assert wsc.test_ids(data_dir) == [7, 8, 4]
+    path = submission_path(str(tmp_path), wsc)
+    write_submission(path, wsc, [[0.2, 0.8], [0.9, 0.1], [0.3, 0.7]], data_dir)
+    assert [json.loads(line)["id"] for line in open(path)] == [7, 8, 4]
+
+
 # AFQMC-format pairs: label "1" when either question has the character 好
 # (as test_run_classifier.py's MRPC data with "good").
 FILLER = "今日新闻我们看到了一个大小中人说"

@@ -17,9 +17,10 @@ import tensorflow as tf
 from conftest import minilm_dir
 
 from bert_tf.config import BertConfig
+from bert_tf.data.classification.glue import InputExample
 from bert_tf.errors import InputError
 from bert_tf.export.classifier import export_classifier
-from bert_tf.export.deploy import convert, format_name, onnx_export
+from bert_tf.export.deploy import accuracy_check, convert, format_name, formats, onnx_export
 from bert_tf.export.deploy.litert import (
     fast_tokenizer,
     lower_casing_differences,
@@ -40,6 +41,7 @@ NEUTRAL = ["the", "movie", "was", "very", "plot", "and", "it", "a", "film", "."]
 WORDS = SPECIAL + POSITIVE + NEGATIVE + NEUTRAL
 SEQ = 16
 LABELS = ["neg", "pos"]
+INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
 
 
 def sentences(count, seed):
@@ -276,6 +278,44 @@ def test_unsupported_requests_get_one_line_errors(classifier, monkeypatch):
     ):
         convert(saved_model, str(root / "x.onnx"), "onnx")
     assert not (root / "x.onnx").exists()
+
+
+def test_onnx_text_path_tokenizes_with_the_given_casing(tmp_path, monkeypatch):
+    """ONNX takes ids: its text path (the dev check) tokenizes with --do_lower_case,
+    which the SavedModel does not record. Stand-ins keep it fast: a SavedModel of the
+    two signatures the path reads, and an ONNX runner that records the ids it gets."""
+    module = tf.Module()
+    ids_spec = [tf.TensorSpec([None, 8], tf.int32, name) for name in INPUT_NAMES]
+    module.ids = tf.function(
+        lambda input_word_ids, input_mask, input_type_ids: {"labels": input_mask[:, 0]},
+        input_signature=ids_spec,  # only its input length is read
+    )
+    module.text = tf.function(
+        lambda text_a: {"labels": tf.fill(tf.shape(text_a), "neg")},
+        input_signature=[tf.TensorSpec([None], tf.string, "text_a")],
+    )
+    saved_model = str(tmp_path / "saved_model")
+    tf.saved_model.save(
+        module, saved_model, {"serving_ids": module.ids, "serving_default": module.text}
+    )
+    os.makedirs(os.path.join(saved_model, "assets"), exist_ok=True)
+    with open(os.path.join(saved_model, "assets", "vocab.txt"), "w") as f:
+        f.write("".join(f"{t}\n" for t in [*SPECIAL, "John", "john", "met"]))
+    seen = []
+
+    def onnx_runner(path, fmt):
+        def run(inputs):
+            seen.append(inputs["input_word_ids"].tolist())
+            return {"labels": np.array([b"neg"] * len(inputs["input_word_ids"]))}
+
+        return run
+
+    monkeypatch.setattr(formats, "load_runner", onnx_runner)
+    examples = [InputExample("dev-0", "John met john", label="neg")]
+    for do_lower_case, john in ((False, 5), (True, 6)):
+        report = accuracy_check(saved_model, "model.onnx", "onnx", examples, do_lower_case)
+        assert report["onnx_accuracy"] == 1.0
+        assert seen.pop() == [[2, john, 7, 6, 3, 0, 0, 0]], do_lower_case
 
 
 def test_litert_packing_is_the_original_truncation():

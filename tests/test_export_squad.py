@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from conftest import HANG_TIMEOUT, minilm_dir
+from original_bert import is_chinese_char
 
 from bert_tf import tokenization
 from bert_tf.config import BertConfig
@@ -340,6 +341,30 @@ def test_context_words_match_the_reader():
         words = [context[s:e] for s, e in zip(row_starts, row_ends)]
         assert words == context_to_words(context)[0], context
     assert [len(row) for row in chars.to_list()] == [len(c) for c in contexts]
+
+
+# The first and last code point of each range of the original's `_is_chinese_char`.
+CJK_RANGE_EDGES = [
+    0x4E00, 0x9FFF, 0x3400, 0x4DBF, 0x20000, 0x2A6DF, 0x2A700, 0x2B73F,
+    0x2B740, 0x2B81F, 0x2B820, 0x2CEAF, 0xF900, 0xFAFF, 0x2F800, 0x2FA1F,
+]  # fmt: skip
+
+
+def test_context_words_split_off_the_first_and_last_ideograph_of_each_cjk_range():
+    """Ranges are inclusive at both ends; the code points just outside stay in the word."""
+    code_points = sorted({c + d for c in CJK_RANGE_EDGES for d in (-1, 0, 1)})
+    contexts = [f"ab{chr(c)}cd" for c in code_points]
+    expected = [
+        ["ab", chr(c), "cd"] if is_chinese_char(c) else [f"ab{chr(c)}cd"] for c in code_points
+    ]
+    assert sum(len(words) == 1 for words in expected) == 12  # U+A000, U+4DC0, U+2A6E0, ...
+    _, starts, ends = whitespace_words(tf.constant(contexts), split_cjk=True)
+    for code_point, context, words, row_starts, row_ends in zip(
+        code_points, contexts, expected, starts.to_list(), ends.to_list()
+    ):
+        got = [context[s:e] for s, e in zip(row_starts, row_ends)]
+        assert got == words, f"U+{code_point:04X}"
+        assert context_to_words(context)[0] == words, f"U+{code_point:04X}"
 
 
 def test_ties_go_to_the_earlier_window_then_the_earlier_pair():

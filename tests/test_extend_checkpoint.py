@@ -124,6 +124,17 @@ def test_appended_words_are_mean_rows_and_old_outputs_stay(release, appended):
     )
 
 
+def test_an_appended_suffix_piece_is_the_mean_of_its_word_without_the_hashes(release, tmp_path):
+    """`##dogcat` averages dog and ##cat (the pieces of "dogcat"), not `#`, `#`, ..."""
+    out = str(tmp_path / "model")
+    report = extend(release, out, words=("##dogcat",), word_ids="append", init="mean")
+    assert report.added == {"##dogcat": V}
+    old, new = weights(release), weights(out)
+    rows = [VOCAB.index("dog"), VOCAB.index("##cat")]
+    np.testing.assert_array_equal(new[WORDS][V], np.mean(old[WORDS][rows], axis=0))
+    np.testing.assert_array_equal(new[BIAS][V], np.mean(old[BIAS][rows]))
+
+
 def test_truncated_normal_rows_are_bounded_and_seeded(release, tmp_path):
     words = tuple(f"w{i}" for i in range(8))
     for name, seed in (("one", 7), ("again", 7), ("other", 8)):

@@ -187,3 +187,47 @@ def test_old_style_hf_names_with_bert_prefix_and_gamma_beta(tiny_config, tmp_pat
     assert loaded.config == tiny_config  # gelu_new is the original tanh gelu
     for name, var in checkpoints.tf1_variable_map(loaded.encoder).items():
         np.testing.assert_array_equal(var.numpy(), variables[name].numpy())
+
+
+CASED_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "John", "john", "met", "##ny"]
+
+
+def test_a_cased_hf_folder_stays_cased_in_from_pretrained_and_extend_checkpoint(
+    tiny_config, tmp_path
+):
+    """`"do_lower_case": false` in tokenizer_config.json is read as cased, not as unset."""
+    config = tiny_config.replace(vocab_size=len(CASED_VOCAB))
+    encoder = BertEncoder(config)
+    torch_layout = {
+        name: np.ascontiguousarray(var.numpy().T if name.endswith("/kernel") else var.numpy())
+        for name, var in checkpoints.tf1_variable_map(encoder).items()
+    }
+    folder = tmp_path / "cased"
+    folder.mkdir()
+    save_file(
+        {old_style_hf_key(n): v for n, v in torch_layout.items()}, str(folder / "model.safetensors")
+    )
+    (folder / "config.json").write_text(json.dumps({**config.to_dict(), "model_type": "bert"}))
+    (folder / "vocab.txt").write_text("".join(f"{t}\n" for t in CASED_VOCAB))
+    (folder / "tokenizer_config.json").write_text('{"do_lower_case": false}')
+
+    # The Keras models' loader: the preprocessor's tokenizer keeps "John".
+    model = bert_tf.BertClassifier.from_pretrained(str(folder), num_labels=2)
+    tokenizer = model.preprocessor.tokenizer
+    assert tokenizer(["John met john"]).to_list() == [[5, 7, 6]]
+
+    # extend_checkpoint.py's casing (--do_lower_case unset): "Johnny" stays one word,
+    # its --init=mean row the mean of John's and ##ny's (lower-cased: john's and ##ny's).
+    report = bert_tf.extend_checkpoint(
+        bert_tf.ExtendOptions(
+            init_checkpoint=str(folder),
+            output_dir=str(tmp_path / "extended"),
+            words=("Johnny",),
+            word_ids="append",
+            init="mean",
+        )
+    )
+    assert report.added == {"Johnny": 9} and report.split == []
+    extended = checkpoints.read_tf1_checkpoint(str(tmp_path / "extended" / "bert_model.ckpt"))
+    name = "bert/embeddings/word_embeddings"
+    np.testing.assert_array_equal(extended[name][9], torch_layout[name][[5, 8]].mean(axis=0))

@@ -122,3 +122,12 @@ def test_glue_submission_format(tmp_path):
         write_glue_submission(path, cola, [2], cola.get_labels())
     with pytest.raises(InputError, match="not a GLUE or CLUE task"):
         submission_path(str(tmp_path), get_processor("xnli"))
+
+
+def test_tuned_threshold_among_equal_f1_cuts_is_the_one_nearest_the_default():
+    # Positives at 0.875 and 0.25, negatives at 0.625 and 0.5: the cuts 0.75 (1 TP)
+    # and 0.125 (2 TP, 2 FP) both give F1 2/3, the others 0.5 and 0.4 (by hand).
+    probabilities = np.array([[0.875], [0.625], [0.5], [0.25]])
+    labels = np.array([[1], [0], [0], [1]])
+    assert metrics.tune_thresholds(probabilities, labels, default=0.5) == [0.75]
+    assert metrics.tune_thresholds(probabilities, labels, default=0.375) == [0.125]
