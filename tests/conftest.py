@@ -8,6 +8,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from shared import WORDS  # noqa: E402
 
 from bert_tf.config import BertConfig  # noqa: E402
 
@@ -28,7 +29,16 @@ CPU_SETTINGS = {
 }
 
 
+LARGE_TIER = ("large", "learning")
+
+
 def pytest_addoption(parser):
+    parser.addoption(
+        "--run-large",
+        action="store_true",
+        help="run the large tier too (tests marked large or learning); `-m large or learning` "
+        "with it runs that tier alone",
+    )
     group = parser.getgroup("calibration", "calibrating the bounds of the learning tests")
     group.addoption(
         "--seed-offset",
@@ -44,12 +54,18 @@ def pytest_addoption(parser):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Skips the half_precision tests when oneDNN's ISA is capped (the "avx2"
-    and "sse41" settings). TensorFlow picks its float16 / bfloat16 kernels from
-    the CPU's own features, not from ONEDNN_MAX_CPU_ISA: on a CPU with AVX-512
-    they are oneDNN's, which abort under the cap (a segfault on Sapphire
-    Rapids); on an AVX2-only CPU they are Eigen's, which the "eigen" setting
-    runs. So the cap simulates no CPU a user has for these tests."""
+    """Skips the large tier unless --run-large, and skips the half_precision
+    tests when oneDNN's ISA is capped (the "avx2" and "sse41" settings).
+    TensorFlow picks its float16 / bfloat16 kernels from the CPU's own
+    features, not from ONEDNN_MAX_CPU_ISA: on a CPU with AVX-512 they are
+    oneDNN's, which abort under the cap (a segfault on Sapphire Rapids); on an
+    AVX2-only CPU they are Eigen's, which the "eigen" setting runs. So the cap
+    simulates no CPU a user has for these tests."""
+    if not config.getoption("--run-large"):
+        skip_large = pytest.mark.skip(reason="large tier: make test-large (pytest --run-large)")
+        for item in items:
+            if any(marker in item.keywords for marker in LARGE_TIER):
+                item.add_marker(skip_large)
     capped = os.environ.get("ONEDNN_MAX_CPU_ISA") and os.environ.get("TF_ENABLE_ONEDNN_OPTS") != "0"
     if not capped:
         return
@@ -98,6 +114,27 @@ def calibration(request):
     return Calibration(
         request.config.getoption("--seed-offset"), request.config.getoption("--calibration-log")
     )
+
+
+@pytest.fixture(scope="session")
+def model_files(tmp_path_factory):
+    """`(vocab.txt, bert_config.json)` of a tiny BERT over the words of
+    `shared.WORDS`, for the tiny classification tasks (`shared.write_mrpc`).
+    NER and multiple choice override it with their own vocabularies."""
+    root = tmp_path_factory.mktemp("model")
+    vocab = root / "vocab.txt"
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", *WORDS]) + "\n")
+    config = BertConfig(
+        vocab_size=len(vocab.read_text().split()),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        type_vocab_size=2,
+    )
+    config.to_json_file(str(root / "bert_config.json"))
+    return str(vocab), str(root / "bert_config.json")
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from conftest import HANG_TIMEOUT
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-@pytest.mark.slow
+@pytest.mark.large
 def test_gpu_throughput_smoke_runs_and_reports_utilisation(tmp_path):
     output = tmp_path / "results.json"
     run = subprocess.run(

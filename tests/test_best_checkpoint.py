@@ -15,13 +15,7 @@ import pytest
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (the exported model's ops)
 from script_runs import ScriptServer
-from test_run_classifier import (  # noqa: F401  (fixture)
-    model_files,
-    numpy_probabilities,
-    pair_features,
-    write_mrpc,
-)
-from test_user_errors import assert_one_error
+from shared import assert_one_error, numpy_probabilities, pair_features, write_mrpc
 
 from bert_tf.errors import InputError
 from bert_tf.training.best_checkpoint import MetricChoice
@@ -171,6 +165,7 @@ def test_the_best_checkpoint_is_kept_and_used_for_eval_predict_and_export(
     np.testing.assert_allclose(served["probabilities"].numpy(), best_test, atol=1e-5)
 
 
+@pytest.mark.large
 def test_early_stopping_stops_after_patience_and_resumes_its_count(
     server, model_files, mrpc, tmp_path
 ):  # noqa: F811

@@ -383,7 +383,7 @@ def write_afqmc(data_dir, rng, sizes=(240, 60, 30)):
     return labels
 
 
-@pytest.mark.slow
+@pytest.mark.large
 @pytest.mark.learning
 def test_afqmc_run_learns_and_writes_the_submission(tmp_path, calibration):
     vocab = tmp_path / "vocab.txt"

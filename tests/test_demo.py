@@ -17,7 +17,7 @@ def results(path):
         return {k: float(v) for k, v in (line.strip().split(" = ") for line in f)}
 
 
-@pytest.mark.slow
+@pytest.mark.large
 @pytest.mark.learning
 def test_quick_demo_runs_every_stage_and_learns(tmp_path, calibration):
     demo_dir = tmp_path / "demo"

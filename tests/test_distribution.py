@@ -225,6 +225,7 @@ def test_training_flag_defaults_and_validation():
         cli.training_options_from_flags(flag_values)
 
 
+@pytest.mark.large
 def test_multi_replica_strategies_in_a_fresh_process():
     result = subprocess.run(
         [sys.executable, __file__], capture_output=True, text=True, timeout=HANG_TIMEOUT

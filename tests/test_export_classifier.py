@@ -6,7 +6,7 @@ import numpy as np
 import numpy_bert
 import pytest
 import tensorflow as tf
-from test_modeling import with_random_weights
+from shared import with_random_weights
 
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError

@@ -30,9 +30,6 @@ from bert_tf.export.deploy.litert import (
 from bert_tf.modeling import BertClassifier
 from bert_tf.tokenization import FullTokenizer
 
-# It trains a model and compares floats that depend on the CPU's kernels.
-pytestmark = [pytest.mark.learning, pytest.mark.numerics]
-
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 POSITIVE = ["good", "great", "fine", "lovely"]
@@ -154,6 +151,9 @@ np.savez(sys.argv[4], **out)
 """
 
 
+# The tests on `classifier` train a model and compare floats that depend on the CPU's kernels.
+@pytest.mark.learning
+@pytest.mark.numerics
 def test_formats_equal_the_saved_model_in_a_process_without_bert_tf(classifier, calibration):
     saved_model, _, dev_texts, paths, root = classifier
     loaded = tf.saved_model.load(saved_model)
@@ -201,6 +201,8 @@ def test_formats_equal_the_saved_model_in_a_process_without_bert_tf(classifier, 
     calibration.record(min_margin=margin.min(), accuracy_margin=np.mean(margin > 0.1))
 
 
+@pytest.mark.learning
+@pytest.mark.numerics
 def test_export_model_script_checks_dev_accuracy_and_refuses_past_the_drop(classifier, calibration):
     saved_model, data_dir, _, _, root = classifier
     output = root / "checked.tflite"
@@ -253,6 +255,7 @@ def test_export_model_script_checks_dev_accuracy_and_refuses_past_the_drop(class
     assert json.loads((root / "refused.onnx.accuracy.json").read_text())["written"] is False
 
 
+@pytest.mark.learning
 def test_unsupported_requests_get_one_line_errors(classifier, monkeypatch):
     saved_model, _, _, _, root = classifier
     with pytest.raises(InputError, match="--export_format must be litert or onnx, got 'tflite'"):

@@ -459,6 +459,7 @@ json.dump(results, open(sys.argv[3], "w"))
 """
 
 
+@pytest.mark.large
 def test_saved_model_serves_with_only_tensorflow_and_tensorflow_text(setup, tmp_path):
     assert (setup["root"] / "v1" / "assets" / "vocab.txt").exists()
     cases_file, out_file = tmp_path / "cases.json", tmp_path / "served.json"

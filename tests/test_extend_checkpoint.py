@@ -9,7 +9,7 @@ import pytest
 import tensorflow as tf
 from pretraining_records import write_records
 from script_runs import ScriptServer
-from test_user_errors import assert_one_error
+from shared import assert_one_error
 
 import bert_tf
 from bert_tf import checkpoints
@@ -188,6 +188,7 @@ def test_token_types_grow_as_copies_of_type_0(release, tmp_path):
     assert not np.allclose(as_type_3, sequence_output(out, word_ids, zeros + 1), atol=1e-3)
 
 
+@pytest.mark.large
 def test_the_script_extends_and_run_pretraining_continues(release, server, tmp_path):
     out = str(tmp_path / "model")
     finished = server.run(

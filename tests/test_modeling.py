@@ -7,8 +7,8 @@ import pytest
 import tensorflow as tf
 from conftest import random_inputs
 from model_garden import copy_to_model_garden, model_garden_encoder
+from shared import with_random_weights
 
-from bert_tf import checkpoints
 from bert_tf.modeling import (
     BertClassifier,
     BertEncoder,
@@ -214,14 +214,6 @@ def reference_inputs(config, name):
             [[1, 4, 0], [2, 2, 6], [3, 0, 0], [8, 5, 1]], np.int32
         )
     return inputs
-
-
-def with_random_weights(model, seed=0):
-    """Assigns random weights by their TF1 names; returns them as float64."""
-    shapes = {n: tuple(v.shape) for n, v in checkpoints.tf1_variable_map(model).items()}
-    weights = numpy_bert.random_weights(shapes, seed=seed)
-    checkpoints.load_weights(model, weights)
-    return weights
 
 
 @pytest.mark.parametrize(

@@ -331,7 +331,7 @@ def swag_run(model_files, tmp_path_factory, calibration):
     return rows, options, run_multiple_choice(options)
 
 
-@pytest.mark.slow
+@pytest.mark.large
 @pytest.mark.learning
 def test_swag_learns_to_pick_the_ending(swag_run, calibration):
     metrics = swag_run[2]
@@ -341,7 +341,7 @@ def test_swag_learns_to_pick_the_ending(swag_run, calibration):
     assert metrics["eval_accuracy"] >= 0.9, metrics
 
 
-@pytest.mark.slow
+@pytest.mark.large
 def test_swag_eval_results_and_feature_files(swag_run):
     output_dir = swag_run[1].output_dir
     results = dict(
@@ -355,7 +355,7 @@ def test_swag_eval_results_and_feature_files(swag_run):
     assert (sidecar["num_examples"], sidecar["num_records"]) == (60, 64)
 
 
-@pytest.mark.slow
+@pytest.mark.large
 def test_swag_predictions_are_in_file_order_and_served_alike(swag_run, tmp_path):
     """Predict groups rows by length; test_results.tsv must come back in file
     order, which the exported model, fed the rows in file order, confirms."""
@@ -387,7 +387,7 @@ def test_swag_predictions_are_in_file_order_and_served_alike(swag_run, tmp_path)
     np.testing.assert_allclose(from_ids[:30], probabilities, atol=1e-5)
 
 
-@pytest.mark.slow
+@pytest.mark.large
 def test_swag_second_run_keeps_an_existing_export(swag_run):
     with pytest.raises(InputError, match="--export_dir .* already exists; pass --overwrite"):
         run_multiple_choice(swag_run[1])

@@ -123,7 +123,6 @@ def _sentence(rng, length):
     return " ".join(rng.choice(WORDS[:18]) for _ in range(length)).capitalize() + "."
 
 
-@pytest.mark.slow
 @pytest.mark.numerics
 def test_pretraining_outputs_are_pinned(model_files, calibration):
     root, vocab, config = model_files
@@ -203,7 +202,6 @@ def _write_mrpc(data_dir, rng):
             f.write("\n".join(lines) + "\n")
 
 
-@pytest.mark.slow
 @pytest.mark.numerics
 def test_classifier_outputs_are_pinned(model_files, calibration):
     """Windows (long_text_stride), padding rows in eval/predict and a GLUE file."""
@@ -333,7 +331,6 @@ def _nbest_margins(nbest):
     )
 
 
-@pytest.mark.slow
 @pytest.mark.numerics
 def test_squad_outputs_are_pinned(model_files, calibration, monkeypatch):
     """v1.1: train and predict (contexts of several windows, padding windows
@@ -502,7 +499,6 @@ def _record_tag_margins(monkeypatch):
     return margins
 
 
-@pytest.mark.slow
 @pytest.mark.numerics
 def test_ner_outputs_are_pinned(model_files, calibration, monkeypatch):
     """Sentences longer than a window, documents, padding rows in eval / predict."""
@@ -594,7 +590,6 @@ def _record_eval_margins(monkeypatch):
     return margins
 
 
-@pytest.mark.slow
 @pytest.mark.numerics
 def test_multiple_choice_outputs_are_pinned(model_files, calibration, monkeypatch):
     """Truncated pairs (max_seq_length 16), padding rows in eval / predict."""
@@ -662,7 +657,6 @@ def _weighted_sums(values):
     return np.einsum("tlh,th->l", values, weights)
 
 
-@pytest.mark.slow
 @pytest.mark.numerics
 def test_extract_features_outputs_are_pinned(model_files, calibration):
     """A fresh encoder (fixed seed) saved as a TF1 checkpoint; a pair, an

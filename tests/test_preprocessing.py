@@ -349,6 +349,7 @@ print(out["input_type_ids"].numpy()[0].tolist())
 """
 
 
+@pytest.mark.large
 def test_saved_model_loads_with_only_tensorflow_and_tensorflow_text(tmp_path):
     vocab_copy = tmp_path / "vocab.txt"
     shutil.copy(uncased_vocab_file(), vocab_copy)

@@ -8,108 +8,13 @@ import subprocess
 import sys
 
 import numpy as np
-import numpy_bert
 import pytest
-import tensorflow as tf
 from conftest import HANG_TIMEOUT
+from shared import numpy_probabilities, options, pair_features, sentence, write_mrpc
 
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
-from bert_tf.tasks.classifier import ClassifierOptions, run_classifier
-from bert_tf.tokenization import FullTokenizer
-from bert_tf.training.distribution import TrainingOptions
-
-WORDS = [
-    "good",
-    "bad",
-    "movie",
-    "film",
-    "plot",
-    "actor",
-    "the",
-    "a",
-    "was",
-    "is",
-    "very",
-    "quite",
-    "story",
-    "music",
-    "scene",
-    "ending",
-    "long",
-    "short",
-    "funny",
-    "dull",
-]
-FILLER = WORDS[1:]
-
-
-def sentence(rng, good_count, length=6):
-    words = [rng.choice(FILLER) for _ in range(length - good_count)] + ["good"] * good_count
-    rng.shuffle(words)
-    return " ".join(words).capitalize() + "."
-
-
-def write_mrpc(data_dir, rng, sizes=(240, 61, 37), length=6):
-    """MRPC files: label 1 when either sentence says "good"."""
-    os.makedirs(data_dir, exist_ok=True)
-    rows = {}
-    for split, n in zip(("train", "dev", "test"), sizes):
-        header = (
-            "Quality" if split != "test" else "index"
-        ) + "\t#1 ID\t#2 ID\t#1 String\t#2 String"
-        lines = [header]
-        for i in range(n):
-            label = rng.random() < 0.5
-            which = rng.randrange(2)
-            a = sentence(rng, int(label and which == 0), length)
-            b = sentence(rng, int(label and which == 1), length)
-            first = str(int(label)) if split != "test" else str(i)
-            lines.append(f"{first}\t{1000 + i}\t{2000 + i}\t{a}\t{b}")
-            rows.setdefault(split, []).append((a, b))
-            rows.setdefault(split + "_labels", []).append(int(label))
-        with open(os.path.join(data_dir, f"{split}.tsv"), "w") as f:
-            f.write("\n".join(lines) + "\n")
-    return rows
-
-
-@pytest.fixture(scope="module")
-def model_files(tmp_path_factory):
-    root = tmp_path_factory.mktemp("model")
-    vocab = root / "vocab.txt"
-    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", *WORDS]) + "\n")
-    config = BertConfig(
-        vocab_size=len(vocab.read_text().split()),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=64,
-        type_vocab_size=2,
-    )
-    config.to_json_file(str(root / "bert_config.json"))
-    return str(vocab), str(root / "bert_config.json")
-
-
-def options(model_files, task, data_dir, output_dir, seed=3, **kwargs):
-    vocab, config = model_files
-    kwargs.setdefault("training", TrainingOptions(seed=seed, steps_per_loop=50))
-    return ClassifierOptions(
-        task_name=task,
-        data_dir=data_dir,
-        vocab_file=vocab,
-        bert_config_file=config,
-        output_dir=output_dir,
-        max_seq_length=32,
-        train_batch_size=16,
-        eval_batch_size=8,
-        predict_batch_size=8,
-        learning_rate=1e-3,
-        num_train_epochs=20.0,
-        padding_multiple=4,
-        **kwargs,
-    )
-
+from bert_tf.tasks.classifier import run_classifier
 
 SERVE = """
 import json, sys
@@ -149,38 +54,6 @@ def serve_in_fresh_process(export_dir, texts, tmp_path, ids=None):
     return json.loads(out_file.read_text())
 
 
-def pair_features(vocab_file, pairs, seq):
-    """`[CLS] a [SEP] b [SEP]` ids, mask and segment ids, padded to `seq`."""
-    tokenizer = FullTokenizer(vocab_file, do_lower_case=True)
-    rows = []
-    for a, b in pairs:
-        first, second = tokenizer.tokenize(a), tokenizer.tokenize(b)
-        tokens = ["[CLS]", *first, "[SEP]", *second, "[SEP]"]
-        pad = [0] * (seq - len(tokens))
-        rows.append(
-            (
-                tokenizer.convert_tokens_to_ids(tokens) + pad,
-                [1] * len(tokens) + pad,
-                [0] * (len(first) + 2) + [1] * (len(second) + 1) + pad,
-            )
-        )
-    return {
-        name: np.array([row[i] for row in rows], np.int32)
-        for i, name in enumerate(("input_word_ids", "input_mask", "input_type_ids"))
-    }
-
-
-def numpy_probabilities(prefix, config_file, features):
-    """Softmax of the float64 numpy classifier with the checkpoint's weights."""
-    reader = tf.train.load_checkpoint(prefix)
-    weights = {
-        name: reader.get_tensor(name).astype(np.float64)
-        for name in reader.get_variable_to_shape_map()
-    }
-    logits = numpy_bert.classifier(weights, BertConfig.from_json_file(config_file), features)
-    return numpy_bert.softmax(logits)
-
-
 def read_test_results(path):
     return np.array([[float(x) for x in line.split("\t")] for line in open(path)])
 
@@ -189,7 +62,7 @@ def read_eval_results(path):
     return dict(line.rstrip("\n").split(" = ") for line in open(path))
 
 
-@pytest.mark.slow
+@pytest.mark.large
 @pytest.mark.learning
 def test_mrpc_trains_predicts_and_exports(model_files, tmp_path, calibration):
     rng = random.Random(0)
@@ -349,7 +222,7 @@ def write_stsb(data_dir, rng, sizes=(240, 64, 20)):
             f.write("\n".join(lines) + "\n")
 
 
-@pytest.mark.slow
+@pytest.mark.large
 @pytest.mark.learning
 def test_stsb_regression_learns_a_correlated_score(model_files, tmp_path, calibration):
     data_dir, output_dir = str(tmp_path / "STS-B"), str(tmp_path / "out")

@@ -6,7 +6,7 @@ import random
 
 import pytest
 from script_runs import ScriptServer
-from test_run_classifier import FILLER, model_files  # noqa: F401  (fixture)
+from shared import FILLER
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +53,7 @@ def write_reviews(path, rng, n, labels=True):
     return labels_written
 
 
-@pytest.mark.slow
+@pytest.mark.large
 def test_json_lines_with_nested_keys_train_and_predict_by_id(server, model_files, tmp_path):  # noqa: F811
     rng = random.Random(0)
     data_dir = tmp_path / "data"

@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 from conftest import HANG_TIMEOUT
-from test_run_classifier import WORDS, model_files, options  # noqa: F401  (fixture)
+from shared import WORDS, options
 
 from bert_tf.tasks.classifier import run_classifier
 
@@ -70,7 +70,7 @@ def serve(export_dir, texts, tmp_path):
     return json.loads(out_file.read_text())
 
 
-@pytest.mark.slow
+@pytest.mark.large
 @pytest.mark.learning
 def test_multi_label_learns_tunes_saves_and_serves_thresholds(model_files, tmp_path, calibration):  # noqa: F811
     data_dir, output_dir = str(tmp_path / "data"), str(tmp_path / "out")

@@ -221,6 +221,7 @@ def dict_replace(opts, **changes):
     return opts.__class__(**{**opts.__dict__, **changes})
 
 
+@pytest.mark.large
 def test_float16_with_accumulation_resumes_like_an_uninterrupted_run(setup):
     """--dtype=mixed_float16 (dynamic loss scaling), 2 accumulated micro-batches:
     the loss scale is saved with the checkpoint, and a run that resumes from

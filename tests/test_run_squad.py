@@ -116,7 +116,7 @@ def options(model_files, output_dir, seed=4, **kwargs):
     return SquadOptions(output_dir=output_dir, **{**settings, **kwargs})
 
 
-@pytest.mark.slow
+@pytest.mark.large
 @pytest.mark.learning
 def test_squad_v1_trains_predicts_and_scores(model_files, tmp_path, calibration):
     train = write_squad(tmp_path / "train.json", 320, seed=1)
@@ -215,7 +215,7 @@ def write_chinese_squad(path, num_paragraphs, seed, all_answers=False):
     return str(path)
 
 
-@pytest.mark.slow
+@pytest.mark.large
 @pytest.mark.learning
 def test_chinese_reading_comprehension_scored_as_cmrc2018(tmp_path, calibration):
     model_files = write_model_files(tmp_path, ["new", "york", *CHINESE_CHARACTERS])
@@ -250,7 +250,7 @@ def test_chinese_reading_comprehension_scored_as_cmrc2018(tmp_path, calibration)
     check_served_answers(export_dir, dev, predictions)
 
 
-@pytest.mark.slow
+@pytest.mark.large
 @pytest.mark.learning
 def test_squad_v2_learns_unanswerable_questions(model_files, tmp_path, calibration):
     train = write_squad(tmp_path / "train.json", 320, seed=3, unanswerable_share=0.5)

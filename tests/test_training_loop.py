@@ -61,6 +61,7 @@ def finish(process, timeout=HANG_TIMEOUT):
     return output
 
 
+@pytest.mark.large
 def test_mirrored_over_two_cpus_equals_one_device(tmp_path):
     write_data(str(tmp_path))
     out = str(tmp_path / "result.json")
@@ -87,7 +88,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-@pytest.mark.slow
+@pytest.mark.large
 def test_multi_worker_with_two_local_processes_agree(tmp_path):
     write_data(str(tmp_path))
     workers = [f"127.0.0.1:{free_port()}" for _ in range(2)]
@@ -394,7 +395,7 @@ def test_non_finite_loss_stops_with_the_step_and_keeps_the_last_checkpoint(tmp_p
     assert trainer.checkpoints.latest().endswith("model.ckpt-3")
 
 
-@pytest.mark.slow
+@pytest.mark.large
 def test_killed_run_resumes_and_finishes_like_an_uninterrupted_one(tmp_path):
     config_file = str(tmp_path / "bert_config.json")
     from loop_harness import CONFIG, VOCAB
@@ -531,6 +532,7 @@ class XlaReplicas:
         return self._strategy.run(tf.function(replica, jit_compile=True), args, kwargs)
 
 
+@pytest.mark.large
 def test_train_eval_and_predict_steps_compile_for_a_tpu(tmp_path, float32_run, monkeypatch):
     data_dir, reference = float32_run
     # Calls sized by steps_per_loop alone, however slow the machine.

@@ -20,8 +20,8 @@ import pytest
 import tensorflow as tf
 from conftest import HANG_TIMEOUT, minilm_dir
 from script_runs import REPO, ScriptServer
+from shared import assert_one_error, write_mrpc
 from step_pause import wait_for_pause
-from test_run_classifier import model_files, write_mrpc  # noqa: F401  (fixture)
 
 from bert_tf.config import BertConfig
 
@@ -69,15 +69,6 @@ def snapshot(folder):
 
 def tmp_files(folder):
     return glob.glob(os.path.join(folder, "**", "*.tmp*"), recursive=True)
-
-
-def assert_one_error(finished, *words):
-    """Exit 2, exactly one `error:` line containing every word, no traceback."""
-    assert finished.status == 2, finished.stderr[-3000:]
-    assert "Traceback" not in finished.stderr, finished.stderr[-3000:]
-    assert len(finished.error_lines) == 1, finished.stderr[-3000:]
-    for word in words:
-        assert word in finished.error_lines[0], finished.error_lines[0]
 
 
 @pytest.fixture(scope="module")
@@ -363,6 +354,7 @@ def test_help_lists_the_shared_training_flags(server):
         assert re.search(rf"--(\[no\])?{flag}:", script_part), flag
 
 
+@pytest.mark.large
 def test_export_dir_alone_exports_the_newest_checkpoint(
     server,
     trained,
@@ -385,6 +377,7 @@ def test_export_dir_alone_exports_the_newest_checkpoint(
         assert noise not in finished.stderr, finished.stderr[-3000:]
 
 
+@pytest.mark.large
 def test_importing_bert_tf_shows_no_tensorflow_notices_unless_asked():
     """A user's own code: TensorFlow's C++ start-up notices are hidden, unless
     the user set TF_CPP_MIN_LOG_LEVEL, which is kept."""
@@ -435,6 +428,7 @@ def test_extract_features_takes_the_original_flags_and_no_training_ones(
     assert len((tmp_path / "features.jsonl").read_text().splitlines()) == 2
 
 
+@pytest.mark.large
 def test_a_hugging_face_folder_needs_no_bert_config_file(server, data_dir, tmp_path):
     folder = minilm_dir()
     out = str(tmp_path / "hf")
@@ -653,6 +647,7 @@ def _probabilities(output_dir):
     return np.loadtxt(os.path.join(output_dir, "test_results.tsv"), ndmin=2)
 
 
+@pytest.mark.large
 @pytest.mark.numerics
 def test_dtype_jit_compile_and_strategy_flags_reach_the_run(
     server, model_files, tmp_path, calibration

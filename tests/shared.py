@@ -1,0 +1,139 @@
+"""Helpers that several test modules share: data writers and assertions. The
+shared fixtures are in conftest.py."""
+
+import os
+
+import numpy as np
+import numpy_bert
+import tensorflow as tf
+
+from bert_tf import checkpoints
+from bert_tf.config import BertConfig
+from bert_tf.tasks.classifier import ClassifierOptions
+from bert_tf.tokenization import FullTokenizer
+from bert_tf.training.distribution import TrainingOptions
+
+# The vocabulary of the tiny sentiment-like tasks (`write_mrpc` and the
+# `model_files` fixture): a sentence is positive when it says "good".
+WORDS = [
+    "good",
+    "bad",
+    "movie",
+    "film",
+    "plot",
+    "actor",
+    "the",
+    "a",
+    "was",
+    "is",
+    "very",
+    "quite",
+    "story",
+    "music",
+    "scene",
+    "ending",
+    "long",
+    "short",
+    "funny",
+    "dull",
+]
+FILLER = WORDS[1:]
+
+
+def sentence(rng, good_count, length=6):
+    words = [rng.choice(FILLER) for _ in range(length - good_count)] + ["good"] * good_count
+    rng.shuffle(words)
+    return " ".join(words).capitalize() + "."
+
+
+def write_mrpc(data_dir, rng, sizes=(240, 61, 37), length=6):
+    """MRPC files: label 1 when either sentence says "good"."""
+    os.makedirs(data_dir, exist_ok=True)
+    rows = {}
+    for split, n in zip(("train", "dev", "test"), sizes):
+        header = (
+            "Quality" if split != "test" else "index"
+        ) + "\t#1 ID\t#2 ID\t#1 String\t#2 String"
+        lines = [header]
+        for i in range(n):
+            label = rng.random() < 0.5
+            which = rng.randrange(2)
+            a = sentence(rng, int(label and which == 0), length)
+            b = sentence(rng, int(label and which == 1), length)
+            first = str(int(label)) if split != "test" else str(i)
+            lines.append(f"{first}\t{1000 + i}\t{2000 + i}\t{a}\t{b}")
+            rows.setdefault(split, []).append((a, b))
+            rows.setdefault(split + "_labels", []).append(int(label))
+        with open(os.path.join(data_dir, f"{split}.tsv"), "w") as f:
+            f.write("\n".join(lines) + "\n")
+    return rows
+
+
+def assert_one_error(finished, *words):
+    """Exit 2, exactly one `error:` line containing every word, no traceback."""
+    assert finished.status == 2, finished.stderr[-3000:]
+    assert "Traceback" not in finished.stderr, finished.stderr[-3000:]
+    assert len(finished.error_lines) == 1, finished.stderr[-3000:]
+    for word in words:
+        assert word in finished.error_lines[0], finished.error_lines[0]
+
+
+def with_random_weights(model, seed=0):
+    """Assigns random weights by their TF1 names; returns them as float64."""
+    shapes = {n: tuple(v.shape) for n, v in checkpoints.tf1_variable_map(model).items()}
+    weights = numpy_bert.random_weights(shapes, seed=seed)
+    checkpoints.load_weights(model, weights)
+    return weights
+
+
+def options(model_files, task, data_dir, output_dir, seed=3, **kwargs):
+    """`ClassifierOptions` of a quick run of the tiny model on a tiny task."""
+    vocab, config = model_files
+    kwargs.setdefault("training", TrainingOptions(seed=seed, steps_per_loop=50))
+    return ClassifierOptions(
+        task_name=task,
+        data_dir=data_dir,
+        vocab_file=vocab,
+        bert_config_file=config,
+        output_dir=output_dir,
+        max_seq_length=32,
+        train_batch_size=16,
+        eval_batch_size=8,
+        predict_batch_size=8,
+        learning_rate=1e-3,
+        num_train_epochs=20.0,
+        padding_multiple=4,
+        **kwargs,
+    )
+
+
+def pair_features(vocab_file, pairs, seq):
+    """`[CLS] a [SEP] b [SEP]` ids, mask and segment ids, padded to `seq`."""
+    tokenizer = FullTokenizer(vocab_file, do_lower_case=True)
+    rows = []
+    for a, b in pairs:
+        first, second = tokenizer.tokenize(a), tokenizer.tokenize(b)
+        tokens = ["[CLS]", *first, "[SEP]", *second, "[SEP]"]
+        pad = [0] * (seq - len(tokens))
+        rows.append(
+            (
+                tokenizer.convert_tokens_to_ids(tokens) + pad,
+                [1] * len(tokens) + pad,
+                [0] * (len(first) + 2) + [1] * (len(second) + 1) + pad,
+            )
+        )
+    return {
+        name: np.array([row[i] for row in rows], np.int32)
+        for i, name in enumerate(("input_word_ids", "input_mask", "input_type_ids"))
+    }
+
+
+def numpy_probabilities(prefix, config_file, features):
+    """Softmax of the float64 numpy classifier with the checkpoint's weights."""
+    reader = tf.train.load_checkpoint(prefix)
+    weights = {
+        name: reader.get_tensor(name).astype(np.float64)
+        for name in reader.get_variable_to_shape_map()
+    }
+    logits = numpy_bert.classifier(weights, BertConfig.from_json_file(config_file), features)
+    return numpy_bert.softmax(logits)
