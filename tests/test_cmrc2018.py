@@ -41,6 +41,11 @@ def test_punctuation_removed_before_segmenting():
         # Longest common substring, not subsequence: 北京 (2 of 5, 2 of 4).
         ("北京的大学", "北京大学", 2 * 0.4 * 0.5 / 0.9),
         ("《星光》", "星光", 1.0),
+        # The gold answer loses the script's punctuation too before segmenting.
+        ("星光", "《星光》", 1.0),
+        # Reversed: the common runs are one segment long (the gold's first
+        # segment is the prediction's last).
+        ("京北", "北京", 0.5),
         ("上海", "北京", 0.0),
         ("Peking University", "Peking University Library", 2 * 1.0 * (2 / 3) / (1 + 2 / 3)),
     ],
@@ -85,3 +90,25 @@ def test_evaluate_takes_the_best_gold_answer_and_counts_missing_predictions(tmp_
 def test_question_without_gold_answer_is_refused(tmp_path):
     with pytest.raises(InputError, match="question 'x' has no gold answer"):
         cmrc2018.evaluate_cmrc2018(squad_file(tmp_path, [("x", [])]), {"x": "a"})
+
+
+def test_missing_predictions_anywhere_count_in_skip_and_score_zero(tmp_path):
+    path = squad_file(
+        tmp_path,
+        [
+            ("a", ["北京"]),
+            ("b", ["上海"]),
+            ("c", ["《星光》"]),
+            ("d", ["北京大学"]),
+            ("e", ["长安"]),
+        ],
+    )
+    predictions = {"a": "北京", "c": "星光", "d": "北京的大学"}
+    # a: EM 1, F1 1; b: missing; c: EM 1, F1 1 (punctuation gone from both);
+    # d: EM 0, F1 of the run 北京 (2 of 5 predicted, 2 of 4 gold); e: missing.
+    d_f1 = 2 * 0.4 * 0.5 / 0.9
+    results = cmrc2018.evaluate_cmrc2018(path, predictions)
+    assert results["EM"] == pytest.approx(100 * 2 / 5)
+    assert results["F1"] == pytest.approx(100 * (2 + d_f1) / 5)
+    assert results["AVERAGE"] == pytest.approx(100 * (2 + (2 + d_f1)) / 10)
+    assert (results["TOTAL"], results["SKIP"]) == (5, 2)

@@ -344,6 +344,28 @@ def test_bio_and_random_tags_match_seqeval():
 def test_bad_tags_are_refused():
     with pytest.raises(InputError, match="'PER' is neither O nor"):
         entity_scores([["PER"]], [["O"]])
+    with pytest.raises(InputError, match="^2 gold sentences but 1 predicted$"):
+        entity_scores([["O"], ["O"]], [["O"]])
+    with pytest.raises(InputError, match="^sentence 1: 2 gold tags but 1 predicted$"):
+        entity_scores([["O"], ["O", "O"]], [["O"], ["O"]])
+
+
+def test_entity_types_may_contain_hyphens():
+    # The prefix ends at the first "-", the type is the rest (as seqeval reads it).
+    assert chunks(["B-ORG-POL", "I-ORG-POL", "O", "I-X-Y"]) == {("ORG-POL", 0, 1), ("X-Y", 3, 3)}
+    gold = [["B-ORG-POL", "I-ORG-POL", "O", "B-X-Y"], ["B-X-Y", "O"]]
+    predicted = [["B-ORG-POL", "I-ORG-POL", "O", "O"], ["B-X-Y", "I-X-Y"]]
+    assert_same_as_seqeval(gold, predicted)
+
+
+def test_a_type_only_predicted_scores_zero_as_conlleval():
+    # conlleval: precision, recall and F1 are 0 where their denominator is 0.
+    overall, by_type = entity_scores([["B-LOC", "O", "O"]], [["B-LOC", "B-PER", "I-PER"]])
+    assert (by_type["PER"].num_gold, by_type["PER"].num_predicted) == (0, 1)
+    assert (by_type["PER"].precision, by_type["PER"].recall, by_type["PER"].f1) == (0.0, 0.0, 0.0)
+    assert (overall.precision, overall.recall) == (0.5, 1.0)
+    overall, _ = entity_scores([["O", "O"]], [["B-PER", "O"]])
+    assert (overall.precision, overall.recall, overall.f1) == (0.0, 0.0, 0.0)
 
 
 # -- the training loss -------------------------------------------------------------

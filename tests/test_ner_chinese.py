@@ -191,6 +191,10 @@ def test_span_tags_and_scheme_checks():
             split_tag(tag, "bioes")
     assert detect_scheme(["O", "B-X", "I-X", "E-X"]) == "bioes"
     assert detect_scheme(["O", "S-X"]) == "bioes"
+    # The prefix ends at the first "-", as split_tag reads it: types may hold "-".
+    assert detect_scheme(["O", "S-ORG-POL", "B-LOC"]) == "bioes"
+    assert detect_scheme(["O", "B-A-B", "M-A-B", "E-A-B"]) == "bmes"
+    assert detect_scheme(["O", "B-E-S", "I-E-S"]) == "bio"
 
 
 def test_strict_chunks_by_hand():

@@ -243,6 +243,14 @@ def test_evaluate_v2_answerable_only_data_has_no_noans_keys():
             lambda: evaluation.evaluate_v1([{"paragraphs": [{"qas": [{"id": "q"}]}]}], {}),
             r"^dataset: data\[0\]\.paragraphs\[0\]\.qas\[0\]: no 'answers'$",
         ),
+        (
+            lambda: evaluation.evaluate_v1([{"paragraphs": [{"qas": [{"answers": []}]}]}], {}),
+            r"^dataset: data\[0\]\.paragraphs\[0\]\.qas\[0\]: no 'id'$",
+        ),
+        (
+            lambda: evaluation.evaluate_v1([{"paragraphs": [{"context": "c"}]}], {}),
+            r"^dataset: data\[0\]\.paragraphs\[0\]: no 'qas'$",
+        ),
         (lambda: evaluation.evaluate_v1({"version": "1.1"}, {}), "dataset: no 'data' list"),
         (lambda: evaluation.evaluate_v1([], {}), "dataset has no questions"),
     ],
@@ -250,3 +258,47 @@ def test_evaluate_v2_answerable_only_data_has_no_noans_keys():
 def test_bad_evaluation_input(call, message):
     with pytest.raises(InputError, match=message):
         call()
+
+
+def test_threshold_without_null_odds_scores_every_answer():
+    # Without null_odds every question's odds are 0.0 (the script without
+    # --na-prob-file): only a negative threshold makes them exceed it.
+    raw = evaluation.evaluate_v2(V2, V2_PREDICTIONS)
+    assert evaluation.evaluate_v2(V2, V2_PREDICTIONS, threshold=0.5) == raw
+    all_empty = evaluation.evaluate_v2(V2, V2_PREDICTIONS, threshold=-0.5)
+    assert (all_empty["exact"], all_empty["f1"]) == (40.0, 40.0)  # the two NoAns of five
+
+
+def test_best_threshold_is_zero_when_answering_never_helps():
+    # From 1 (all ""): answering "n" with "x" loses it (0): the best stays 1 at 0.0.
+    result = evaluation.evaluate_v2(dataset(("n", [])), {"n": "x"}, null_odds={"n": 0.7})
+    assert (result["best_exact"], result["best_exact_thresh"]) == (100.0, 0.0)
+    assert (result["best_f1"], result["best_f1_thresh"]) == (100.0, 0.0)
+    assert (result["exact"], result["f1"]) == (0.0, 0.0)
+
+
+def test_evaluate_v1_scores_the_questions_after_a_missing_one():
+    data = dataset(("a", ["Paris"]), ("gone", ["Rome"]), ("b", ["the Nile"]), ("c", ["blue whale"]))
+    # a: EM 1, F1 1; gone: 0; b: EM 1 ("the" goes), F1 1; c: EM 0, P 1, R 1/2 -> F1 2/3.
+    result = evaluation.evaluate_v1(data, {"a": "paris", "b": "Nile", "c": "whale"})
+    assert result == pytest.approx({"exact_match": 100 * 2 / 4, "f1": 100 * (2 + 2 / 3) / 4})
+
+
+def test_default_null_threshold_is_one():
+    # evaluate-v2.0.py's --na-prob-thresh defaults to 1.0: none2's 1.5 exceeds it.
+    assert evaluation.evaluate_v2(V2, V2_PREDICTIONS, null_odds=V2_NULL_ODDS) == (
+        evaluation.evaluate_v2(V2, V2_PREDICTIONS, null_odds=V2_NULL_ODDS, threshold=1.0)
+    )
+    result = evaluation.evaluate_v2(V2, V2_PREDICTIONS, null_odds={**V2_NULL_ODDS, "none": 0.0})
+    assert result["NoAns_exact"] == 100.0  # none answered "", none2 scored as ""
+
+
+def test_best_threshold_after_a_wrong_answer_to_an_unanswerable_question():
+    # From 1 (all ""): n answered "x" -> 0 (-1) at 0.1; a right -> 1 at 0.5;
+    # b right -> 2 at 0.9: the best, 2 of 3.
+    data = dataset(("n", []), ("a", ["x"]), ("b", ["y"]))
+    result = evaluation.evaluate_v2(
+        data, {"n": "x", "a": "x", "b": "y"}, null_odds={"n": 0.1, "a": 0.5, "b": 0.9}
+    )
+    assert (result["best_exact"], result["best_exact_thresh"]) == (pytest.approx(200 / 3), 0.9)
+    assert (result["best_f1"], result["best_f1_thresh"]) == (pytest.approx(200 / 3), 0.9)
