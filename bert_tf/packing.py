@@ -6,7 +6,8 @@ tested to agree (tests/test_example_windows.py):
 * `[CLS] A [SEP]` or `[CLS] A [SEP] B [SEP]`; type ids 0 for the first part,
   1 for `B [SEP]`; `input_mask` 1 on tokens; `pad_id` after them.
 * An empty B makes a single-text example, as the original
-  `convert_single_example` (`if tokens_b:`).
+  `convert_single_example` (`if tokens_b:`); so does a B that truncation
+  leaves empty (`max_seq_length` 3 or 4): no second `[SEP]`.
 * Truncation as the original `_truncate_seq_pair`: pop the last token of the
   longer segment (of B on a tie) until the pair fits `max_seq_length - 3`; a
   single segment keeps its first `max_seq_length - 2` tokens.
@@ -73,11 +74,11 @@ def _kept_lengths(len_a, len_b, max_seq_length, window_over, max_fixed_length):
 
 
 def _packed(ids_a, ids_b, max_seq_length, cls_id, sep_id, pad_id):
-    """`ids_b` None for a single text; a pair keeps its second [SEP] even when
-    truncation left B empty."""
+    """An empty `ids_b` makes a single text: the original checks `if
+    tokens_b:` after truncation."""
     word_ids = [cls_id, *ids_a, sep_id]
     type_ids = [0] * len(word_ids)
-    if ids_b is not None:
+    if ids_b:
         word_ids += [*ids_b, sep_id]
         type_ids += [1] * (len(ids_b) + 1)
     padding = max_seq_length - len(word_ids)
@@ -150,9 +151,7 @@ def pack_windows(
             a, b = ids_a[start : start + window], ids_b[:kept_b]
         else:
             a, b = ids_a[:kept_a], ids_b[start : start + window]
-        windows.append(
-            (_packed(a, b if ids_b else None, max_seq_length, cls_id, sep_id, pad_id), start)
-        )
+        windows.append((_packed(a, b, max_seq_length, cls_id, sep_id, pad_id), start))
     return windows
 
 
@@ -296,7 +295,7 @@ def pack_example_windows(
         width = tf.ones([count], tf.int32) if width is None else width
         return tf.ragged.range(width) * 0 + value
 
-    second_sep = tf.cast(tf.gather(len_b > 0, example_ids), tf.int32)
+    second_sep = tf.cast(b_lengths > 0, tf.int32)
     word_ids = tf.concat(
         [column(cls_id), a_ids, column(sep_id), b_ids, column(sep_id, second_sep)], axis=1
     )
