@@ -6,11 +6,18 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+import hypothesis  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from shared import WORDS  # noqa: E402
 
 from bert_tf.config import BertConfig  # noqa: E402
+
+# Property tests (tests/test_properties_*.py) draw the same examples on every
+# run and machine, with no example database and no deadline (TensorFlow's
+# first call in a process is slow); each test sets its own max_examples.
+hypothesis.settings.register_profile("bert_tf", derandomize=True, database=None, deadline=None)
+hypothesis.settings.load_profile("bert_tf")
 
 # The limit on a subprocess or a wait in the tests: a hang guard, far beyond
 # what the slowest machine takes (a timeout must mean "hung", never "slow").

@@ -55,16 +55,17 @@ def sentences(count, seed):
 
 
 def original_packing(tokens_a, tokens_b, max_seq_length):
-    """The original run_classifier's `_truncate_seq_pair` and packing, on ids."""
-    tokens_a, tokens_b = list(tokens_a), None if tokens_b is None else list(tokens_b)
-    if tokens_b is None:
+    """The original run_classifier's `_truncate_seq_pair` and packing, on ids:
+    an empty b (given or left by truncation) makes a single text (`if tokens_b:`)."""
+    tokens_a, tokens_b = list(tokens_a), list(tokens_b or [])
+    if not tokens_b:
         tokens_a = tokens_a[: max_seq_length - 2]
     else:
         while len(tokens_a) + len(tokens_b) > max_seq_length - 3:
             (tokens_a if len(tokens_a) > len(tokens_b) else tokens_b).pop()
     ids = [2, *tokens_a, 3]
     types = [0] * len(ids)
-    if tokens_b is not None:
+    if tokens_b:
         ids += [*tokens_b, 3]
         types += [1] * (len(tokens_b) + 1)
     pad = [0] * (max_seq_length - len(ids))
@@ -321,10 +322,12 @@ def test_onnx_text_path_tokenizes_with_the_given_casing(tmp_path, monkeypatch):
         assert seen.pop() == [[2, john, 7, 6, 3, 0, 0, 0]], do_lower_case
 
 
-def test_litert_packing_is_the_original_truncation():
-    rng = np.random.default_rng(0)
+@pytest.mark.parametrize("seq", [SEQ, 3, 4])  # at 3 and 4 truncation can empty b
+def test_litert_packing_is_the_original_truncation(seq):
+    rng = np.random.default_rng(seq)
     for pairs in (False, True):
         lengths = rng.integers(0, 2 * SEQ, (200, 2))
+        lengths[::5, 1] = 0  # pairs with an empty b
         tokens_a = [list(rng.integers(5, 50, n)) for n in lengths[:, 0]]
         tokens_b = [list(rng.integers(5, 50, n)) for n in lengths[:, 1]] if pairs else None
         packed = pack_dense(
@@ -332,12 +335,12 @@ def test_litert_packing_is_the_original_truncation():
             None
             if tokens_b is None
             else tf.ragged.constant(tokens_b, tf.int32, ragged_rank=1, row_splits_dtype=tf.int64),
-            SEQ,
+            seq,
             cls_id=2,
             sep_id=3,
         )
         for i in range(len(tokens_a)):
-            want = original_packing(tokens_a[i], None if tokens_b is None else tokens_b[i], SEQ)
+            want = original_packing(tokens_a[i], None if tokens_b is None else tokens_b[i], seq)
             got = [packed[name][i].numpy().tolist() for name in packed]
             assert got == list(want), (pairs, lengths[i])
 

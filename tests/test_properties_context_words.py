@@ -14,8 +14,6 @@ from original_bert import is_chinese_char
 from bert_tf.data.squad import reader
 from bert_tf.export.common import whitespace_words
 
-FAST = dict(derandomize=True, deadline=None, database=None)
-
 # run_squad.py's is_whitespace: four ASCII characters and U+202F.
 ORIGINAL_WHITESPACE = " \t\r\n\u202f"
 CHARS = list("abcXY1.,\u00e9\u3002") * 3
@@ -47,7 +45,7 @@ def original_words(context, split_cjk=True):
     return doc_tokens, char_to_word_offset, starts
 
 
-@settings(max_examples=300, **FAST)
+@settings(max_examples=300)
 @given(context=contexts)
 def test_context_words_are_the_originals(context):
     doc_tokens, char_to_word_offset, starts = original_words(context)
@@ -55,7 +53,7 @@ def test_context_words_are_the_originals(context):
     assert reader.word_starts(char_to_word_offset) == starts
 
 
-@settings(max_examples=20, **FAST)
+@settings(max_examples=20)
 @given(batch=st.lists(contexts, min_size=1, max_size=8), split_cjk=st.booleans())
 def test_graph_words_are_the_originals(batch, split_cjk):
     _, starts, ends = whitespace_words(tf.constant(batch), split_cjk=split_cjk)
@@ -76,7 +74,7 @@ def contexts_and_answers(draw):
     return context, start, context[start:end]
 
 
-@settings(max_examples=200, **FAST)
+@settings(max_examples=200)
 @given(context_and_answer=contexts_and_answers())
 def test_answers_map_to_the_words_the_original_maps_them_to(tmp_path_factory, context_and_answer):
     context, start, answer = context_and_answer

@@ -11,7 +11,6 @@ from seqeval.scheme import IOBES, Entities
 
 from bert_tf.metrics_ner import chunks, entity_scores
 
-FAST = dict(derandomize=True, deadline=None, database=None)
 TYPES = ("PER", "LOC")
 PREFIXES = {"bio": "BI", "bioes": "BIES", "bmes": "BMES"}
 
@@ -46,7 +45,7 @@ def seqeval_chunks(tags, scheme):
 
 
 @pytest.mark.parametrize("scheme", ["bio", "bioes", "bmes"])
-@settings(max_examples=300, **FAST)
+@settings(max_examples=300)
 @given(data=st.data())
 def test_chunks_are_seqevals_entities(scheme, data):
     tags = data.draw(tag_lists(scheme))
@@ -75,7 +74,7 @@ def seqeval_scores(gold, predicted, scheme):
 # seqeval averages over no entities with numpy when there are none.
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @pytest.mark.parametrize("scheme", ["bio", "bioes", "bmes"])
-@settings(max_examples=100, **FAST)
+@settings(max_examples=100)
 @given(data=st.data())
 def test_entity_scores_are_seqevals(scheme, data):
     gold, predicted = data.draw(gold_and_predicted(scheme))

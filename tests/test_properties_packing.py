@@ -13,7 +13,6 @@ from bert_tf import packing
 from bert_tf.data.squad import features
 from bert_tf.data.squad.reader import SquadExample
 
-FAST = dict(derandomize=True, deadline=None, database=None)
 CLS, SEP = 101, 102
 
 
@@ -56,7 +55,7 @@ def original_single_example(ids_a, ids_b, max_seq_length):
 ids = st.lists(st.integers(1000, 1999), max_size=40)
 
 
-@settings(max_examples=400, **FAST)
+@settings(max_examples=400)
 @given(a=ids, b=ids, max_length=st.integers(0, 60))
 def test_truncate_seq_pair_keeps_what_the_original_keeps(a, b, max_length):
     expected_a, expected_b = list(a), list(b)
@@ -65,7 +64,7 @@ def test_truncate_seq_pair_keeps_what_the_original_keeps(a, b, max_length):
     assert (a, b) == (expected_a, expected_b)
 
 
-@settings(max_examples=20, **FAST)
+@settings(max_examples=20)
 @given(st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40), st.integers(0, 60)), min_size=1))
 def test_closed_form_truncation_keeps_the_originals_lengths(cases):
     expected = []
@@ -81,7 +80,7 @@ def test_closed_form_truncation_keeps_the_originals_lengths(cases):
 second_texts = st.one_of(st.none(), ids)
 
 
-@settings(max_examples=400, **FAST)
+@settings(max_examples=400)
 @given(a=ids, b=second_texts, max_seq_length=st.integers(3, 50))
 def test_pack_inputs_is_the_originals_convert_single_example(a, b, max_seq_length):
     packed = packing.pack_inputs(a, b, max_seq_length, CLS, SEP)
@@ -89,7 +88,7 @@ def test_pack_inputs_is_the_originals_convert_single_example(a, b, max_seq_lengt
     assert got == original_single_example(a, b, max_seq_length)
 
 
-@settings(max_examples=15, **FAST)
+@settings(max_examples=15)
 @given(
     examples=st.lists(st.tuples(ids, ids), min_size=1, max_size=8),
     # Often 3 or 4, where truncation leaves no room for B.
@@ -255,7 +254,7 @@ def squad_examples(draw):
     return SquadExample("q", question, doc_tokens, text, first, last)
 
 
-@settings(max_examples=300, **FAST)
+@settings(max_examples=300)
 @given(
     example=squad_examples(),
     max_query_length=st.integers(1, 8),
@@ -287,7 +286,7 @@ def test_squad_windows_are_the_originals_features(example, max_query_length, roo
     assert got == expected
 
 
-@settings(max_examples=15, **FAST)
+@settings(max_examples=15)
 @given(
     examples=st.lists(
         st.tuples(st.lists(st.integers(1000, 1999), min_size=1, max_size=10), ids.filter(bool)),

@@ -10,8 +10,6 @@ from test_squad_eval import official_normalize
 
 from bert_tf.data.squad import cmrc2018, evaluation
 
-FAST = dict(derandomize=True, deadline=None, database=None)
-
 
 def dataset(questions):
     """A `data` list of one paragraph; `questions`: [(id, [gold texts])]."""
@@ -65,7 +63,7 @@ def answers(draw):
 question_ids = st.lists(st.sampled_from("abcdefgh"), min_size=1, max_size=8, unique=True)
 
 
-@settings(max_examples=300, **FAST)
+@settings(max_examples=300)
 @given(prediction=answers(), gold=answers())
 def test_token_scores_are_the_official_rules(prediction, gold):
     normalized_prediction, normalized_gold = (
@@ -82,7 +80,7 @@ def test_token_scores_are_the_official_rules(prediction, gold):
     assert evaluation.f1_v2(prediction, gold) == pytest.approx(f1)
 
 
-@settings(max_examples=100, **FAST)
+@settings(max_examples=100)
 @given(data=st.data(), ids=question_ids)
 def test_evaluate_v1_is_the_official_score(data, ids):
     questions = [(i, data.draw(st.lists(answers(), min_size=1, max_size=3))) for i in ids]
@@ -149,7 +147,7 @@ def reference_v2(questions, predictions, null_odds, threshold):
     return result
 
 
-@settings(max_examples=150, **FAST)
+@settings(max_examples=150)
 @given(
     data=st.data(),
     ids=question_ids,
@@ -235,7 +233,7 @@ CMRC_CHARS += [c for c in SP_CHAR if len(c) == 1] + [" ", " ", "\t", "\u3000", "
 cmrc_texts = st.lists(st.sampled_from(CMRC_CHARS), max_size=12).map("".join)
 
 
-@settings(max_examples=300, **FAST)
+@settings(max_examples=300)
 @given(prediction=cmrc_texts, gold=cmrc_texts)
 def test_cmrc_segments_and_scores_are_the_scripts(prediction, gold):
     for text in (prediction, gold):
@@ -245,7 +243,7 @@ def test_cmrc_segments_and_scores_are_the_scripts(prediction, gold):
     assert cmrc2018.exact_match(prediction, gold) == reference_cmrc_em(prediction, gold)
 
 
-@settings(max_examples=100, **FAST)
+@settings(max_examples=100)
 @given(data=st.data(), ids=question_ids)
 def test_evaluate_cmrc2018_is_the_scripts_score(data, ids):
     questions = [(i, data.draw(st.lists(cmrc_texts, min_size=1, max_size=3))) for i in ids]

@@ -14,8 +14,6 @@ from hypothesis import strategies as st
 
 from bert_tf.data import tfrecord
 
-FAST = dict(derandomize=True, deadline=None, database=None)
-
 
 def masked_crc(data):
     """TFRecord's checksum (tensorflow/core/lib/hash/crc32c.h `Mask`)."""
@@ -40,7 +38,7 @@ def tmp_dir(tmp_path_factory):
     return tmp_path_factory.mktemp("tfrecord")
 
 
-@settings(max_examples=200, **FAST)
+@settings(max_examples=200)
 @given(
     records=st.lists(st.binary(max_size=40), max_size=4),
     damage=st.sampled_from(["none", "cut", "flip", "length", "append"]),

@@ -13,8 +13,6 @@ from original_bert import OriginalTokenizer
 
 from bert_tf import preprocessing, tokenization
 
-FAST = dict(derandomize=True, deadline=None, database=None)
-
 # Characters that exercise every rule of the basic tokenizer.
 LETTERS = "abnAB019"
 ASCII_PUNCTUATION = ".,'#[]-!"
@@ -96,7 +94,7 @@ def vocab_dir(tmp_path_factory):
     return tmp_path_factory.mktemp("vocab")
 
 
-@settings(max_examples=200, **FAST)
+@settings(max_examples=200)
 @given(text_and_vocab=texts_and_vocabs(), do_lower_case=st.booleans())
 def test_full_tokenizer_gives_the_originals_tokens_and_ids(
     vocab_dir, text_and_vocab, do_lower_case
@@ -128,7 +126,7 @@ def graph_tokenizer(request, vocab_dir):
     )
 
 
-@settings(max_examples=25, **FAST)
+@settings(max_examples=25)
 @given(batch=st.lists(texts(), min_size=1, max_size=8))
 def test_in_graph_tokenizer_gives_the_originals_ids(graph_tokenizer, batch):
     original, layer = graph_tokenizer

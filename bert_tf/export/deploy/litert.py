@@ -127,18 +127,22 @@ def pack_dense(ids_a, ids_b, max_seq_length, cls_id, sep_id):
       for single texts). Pairs are truncated as the original
       `_truncate_seq_pair` (the longer loses its last token, b on ties),
       which ends with a of min(len_a, max(budget - len_b, ceil(budget / 2))).
+      As the original (`if tokens_b:`), a row whose b is empty is a single
+      text, and so is one whose b truncation emptied (no second `[SEP]`).
     Returns: dict of int32 `[batch, max_seq_length]` model inputs.
     """
     positions = tf.range(max_seq_length)[None, :]
     length_a = tf.cast(ids_a.row_lengths(), tf.int32)[:, None]
+    single_a = tf.minimum(length_a, max_seq_length - 2)
     if ids_b is None:
-        kept_a = tf.minimum(length_a, max_seq_length - 2)
+        kept_a = single_a
     else:
         length_b = tf.cast(ids_b.row_lengths(), tf.int32)[:, None]
         budget = max_seq_length - 3
         truncated_a = tf.minimum(length_a, tf.maximum(budget - length_b, (budget + 1) // 2))
-        kept_a = tf.where(length_a + length_b > budget, truncated_a, length_a)
-        kept_b = tf.minimum(length_b, budget - kept_a)
+        pair_a = tf.where(length_a + length_b > budget, truncated_a, length_a)
+        kept_a = tf.where(length_b > 0, pair_a, single_a)
+        kept_b = tf.maximum(tf.minimum(length_b, budget - kept_a), 0)
     word_ids = _place(ids_a, positions - 1, (positions >= 1) & (positions <= kept_a))
     is_sep = positions == kept_a + 1
     length = kept_a + 2
@@ -147,8 +151,8 @@ def pack_dense(ids_a, ids_b, max_seq_length, cls_id, sep_id):
         b_start = length
         in_b = (positions >= b_start) & (positions < b_start + kept_b)
         word_ids += _place(ids_b, positions - b_start, in_b)
-        is_sep |= positions == b_start + kept_b
-        length += kept_b + 1
+        is_sep |= (kept_b > 0) & (positions == b_start + kept_b)
+        length += tf.where(kept_b > 0, kept_b + 1, 0)
         type_ids = tf.cast((positions >= b_start) & (positions < length), tf.int32)
     word_ids = tf.where(positions == 0, cls_id, tf.where(is_sep, sep_id, word_ids))
     return {
