@@ -9,7 +9,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import hypothesis  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from shared import WORDS  # noqa: E402
+from shared import WORDS, tiny_model_files  # noqa: E402
 
 from bert_tf.config import BertConfig  # noqa: E402
 
@@ -128,20 +128,8 @@ def model_files(tmp_path_factory):
     """`(vocab.txt, bert_config.json)` of a tiny BERT over the words of
     `shared.WORDS`, for the tiny classification tasks (`shared.write_mrpc`).
     NER and multiple choice override it with their own vocabularies."""
-    root = tmp_path_factory.mktemp("model")
-    vocab = root / "vocab.txt"
-    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", *WORDS]) + "\n")
-    config = BertConfig(
-        vocab_size=len(vocab.read_text().split()),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=64,
-        type_vocab_size=2,
-    )
-    config.to_json_file(str(root / "bert_config.json"))
-    return str(vocab), str(root / "bert_config.json")
+    special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "."]
+    return tiny_model_files(str(tmp_path_factory.mktemp("model")), [*special, *WORDS])
 
 
 @pytest.fixture

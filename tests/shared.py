@@ -137,3 +137,24 @@ def numpy_probabilities(prefix, config_file, features):
     }
     logits = numpy_bert.classifier(weights, BertConfig.from_json_file(config_file), features)
     return numpy_bert.softmax(logits)
+
+
+def tiny_model_files(root, tokens, **config):
+    """Writes `vocab.txt` (one token a line) and `bert_config.json` of a tiny
+    BERT (hidden 32, 2 layers, 2 heads; `config` overrides) into the folder
+    `root`; returns their paths `(vocab, config)`."""
+    vocab = os.path.join(root, "vocab.txt")
+    with open(vocab, "w", encoding="utf-8") as f:
+        f.write("\n".join(tokens) + "\n")
+    fields = dict(
+        vocab_size=len(tokens),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        type_vocab_size=2,
+    )
+    config_file = os.path.join(root, "bert_config.json")
+    BertConfig(**{**fields, **config}).to_json_file(config_file)
+    return vocab, config_file

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from conftest import HANG_TIMEOUT, random_inputs
+from shared import tiny_model_files
 
 from bert_tf import tokenization
-from bert_tf.config import BertConfig
 from bert_tf.data import multiple_choice as mc_data
 from bert_tf.errors import InputError
 from bert_tf.modeling import BertMultipleChoice
@@ -259,22 +259,14 @@ def write_swag(data_dir, rng, sizes=(320, 60, 30)):
 
 @pytest.fixture(scope="module")
 def model_files(tmp_path_factory):
-    root = tmp_path_factory.mktemp("model")
-    vocab = root / "vocab.txt"
-    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", *WORDS]) + "\n")
-    config = BertConfig(
-        vocab_size=len(vocab.read_text().split()),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
+    special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "."]
+    return tiny_model_files(
+        str(tmp_path_factory.mktemp("model")),
+        [*special, *WORDS],
         max_position_embeddings=32,
-        type_vocab_size=2,
         hidden_dropout_prob=0.0,
         attention_probs_dropout_prob=0.0,
     )
-    config.to_json_file(str(root / "bert_config.json"))
-    return str(vocab), str(root / "bert_config.json")
 
 
 IDS = ("input_word_ids", "input_mask", "input_type_ids")

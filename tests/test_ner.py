@@ -14,6 +14,7 @@ import pytest
 import tensorflow as tf
 from conftest import random_inputs
 from seqeval import metrics as seqeval_metrics
+from shared import tiny_model_files
 
 from bert_tf import tokenization
 from bert_tf.checkpoints import save_tf1_checkpoint
@@ -104,22 +105,12 @@ def write_conll(path, sentences, per_document=4):
 
 @pytest.fixture(scope="module")
 def model_files(tmp_path_factory):
-    root = tmp_path_factory.mktemp("ner_model")
-    vocab = root / "vocab.txt"
-    vocab.write_text("\n".join(VOCAB) + "\n")
-    config = BertConfig(
-        vocab_size=len(VOCAB),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=64,
-        type_vocab_size=2,
+    return tiny_model_files(
+        str(tmp_path_factory.mktemp("ner_model")),
+        VOCAB,
         hidden_dropout_prob=0.0,
         attention_probs_dropout_prob=0.0,
     )
-    config.to_json_file(str(root / "bert_config.json"))
-    return str(vocab), str(root / "bert_config.json")
 
 
 # -- reader --------------------------------------------------------------------

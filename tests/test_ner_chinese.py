@@ -10,8 +10,8 @@ import string
 import pytest
 from seqeval import metrics as seqeval_metrics
 from seqeval.scheme import IOBES
+from shared import tiny_model_files
 
-from bert_tf.config import BertConfig
 from bert_tf.data import tagging
 from bert_tf.errors import InputError
 from bert_tf.export.tagging import entities as served_entities
@@ -306,18 +306,7 @@ SPLITS = [("train", 300, 1), ("dev", 40, 2), ("test", 30, 3)]
 @pytest.fixture(scope="module")
 def chinese_files(tmp_path_factory):
     root = tmp_path_factory.mktemp("cluener")
-    (root / "vocab.txt").write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
-    BertConfig(
-        vocab_size=len(VOCAB),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=64,
-        type_vocab_size=2,
-        hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0,
-    ).to_json_file(str(root / "bert_config.json"))
+    tiny_model_files(str(root), VOCAB, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
     data = root / "data"
     data.mkdir()
     for name, num, seed in SPLITS:
