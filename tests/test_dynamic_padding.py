@@ -205,7 +205,6 @@ def test_xla_prediction_equals_the_uncompiled_one(tmp_path, tiny_config):
     np.testing.assert_allclose(results[True], results[False], atol=1e-5)
 
 
-@pytest.mark.large
 def test_xla_training_on_short_batches_equals_padded_training(tmp_path, tiny_config):
     """Same batches (same seed), cut or not: the same losses and weights, with
     the train step compiled by XLA for each batch length."""
@@ -288,7 +287,6 @@ print("ok", sorted(widths))
 """
 
 
-@pytest.mark.large
 def test_mirrored_replicas_get_batches_of_different_lengths(tmp_path):
     rng = np.random.default_rng(5)
     write_records(tmp_path / "r", rng.integers(1, 25, 48).tolist())

@@ -255,7 +255,6 @@ def readme_keras_examples():
     return re.findall(r"```python\n(.*?)```", section, re.S)
 
 
-@pytest.mark.large
 def test_readme_keras_examples_run_as_written(tmp_path, monkeypatch):
     """The README's Keras code, on MiniLM written as a Google release in the
     folder the README names."""
@@ -276,7 +275,6 @@ def test_readme_keras_examples_run_as_written(tmp_path, monkeypatch):
     assert names["classifier"].num_labels == 3
 
 
-@pytest.mark.large
 @pytest.mark.numerics
 def test_sentence_embeddings_equal_extract_features_and_the_served_model(tmp_path):
     texts = ["The movie was great.", "A dull, long film with a twist nobody saw coming!"]
@@ -415,7 +413,6 @@ def test_entities_on_raw_text_from_the_keras_model_and_its_export(tiny_config, t
             assert text[span["start_char"] : span["end_char"]] == span["text"]
 
 
-@pytest.mark.large
 def test_multiple_choice_fits_and_predicts_contexts_with_choices(tiny_config, tmp_path):
     """Raw `(contexts, choices)` are packed as SWAG's features are
     (`data.multiple_choice.convert_example`), and train with compile()'s

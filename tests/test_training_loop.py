@@ -61,7 +61,6 @@ def finish(process, timeout=HANG_TIMEOUT):
     return output
 
 
-@pytest.mark.large
 def test_mirrored_over_two_cpus_equals_one_device(tmp_path):
     write_data(str(tmp_path))
     out = str(tmp_path / "result.json")
@@ -532,7 +531,6 @@ class XlaReplicas:
         return self._strategy.run(tf.function(replica, jit_compile=True), args, kwargs)
 
 
-@pytest.mark.large
 def test_train_eval_and_predict_steps_compile_for_a_tpu(tmp_path, float32_run, monkeypatch):
     data_dir, reference = float32_run
     # Calls sized by steps_per_loop alone, however slow the machine.
