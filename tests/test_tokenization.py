@@ -430,6 +430,37 @@ def test_validate_case_matches_checkpoint(do_lower_case, checkpoint, bad):
         tokenization.validate_case_matches_checkpoint(do_lower_case, checkpoint)
 
 
+@pytest.mark.parametrize(
+    "name,given,kind,wanted",
+    [
+        ("uncased_L-12_H-768_A-12", False, "lower-cased", True),
+        ("cased_L-12_H-768_A-12", True, "cased", False),
+    ],
+)
+def test_a_release_folder_is_checked_and_the_error_says_what_to_pass(
+    tmp_path, name, given, kind, wanted
+):
+    folder = tmp_path / name
+    folder.mkdir()
+    assert tokenization.release_casing(str(folder) + "/") == (name, wanted)
+    expected = (
+        f"--do_lower_case={given} contradicts --init_checkpoint={folder}: `{name}` is a "
+        f"{kind} model, pass --do_lower_case={wanted} so fine-tuning matches pre-training"
+    )
+    with pytest.raises(InputError) as error:
+        tokenization.validate_case_matches_checkpoint(given, str(folder))
+    assert str(error.value) == expected
+    tokenization.validate_case_matches_checkpoint(wanted, str(folder))
+
+
+def test_ids_and_tokens_convert_both_ways():
+    tokenizer = tokenization.FullTokenizer(uncased_vocab_file(), do_lower_case=True)
+    tokens = tokenizer.tokenize("Hello, unaffable world!")
+    ids = tokenizer.convert_tokens_to_ids(tokens)
+    assert ids == [tokenizer.vocab[t] for t in tokens]
+    assert tokenizer.convert_ids_to_tokens(ids) == tokens
+
+
 # The characters random text is made of: ASCII of every class, whitespace and
 # control characters, accents (precomposed and combining), CJK, Hangul, kana,
 # symbols, format characters, U+FFFD, characters whose lower case is longer.
