@@ -6,7 +6,7 @@ import numpy as np
 import numpy_bert
 import pytest
 import tensorflow as tf
-from shared import with_random_weights
+from shared import tiny_model_files, with_random_weights
 
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
@@ -39,18 +39,8 @@ SEQ = 20
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
     root = tmp_path_factory.mktemp("export")
-    vocab = root / "vocab.txt"
-    vocab.write_text("\n".join(WORDS) + "\n")
-    config = BertConfig(
-        vocab_size=len(WORDS),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=SEQ,
-        type_vocab_size=2,
-    )
-    return str(vocab), config, root
+    vocab, config_file = tiny_model_files(str(root), WORDS, max_position_embeddings=SEQ)
+    return vocab, BertConfig.from_json_file(config_file), root
 
 
 def features(vocab, texts_a, texts_b=None):
