@@ -2,6 +2,7 @@
 shared fixtures are in conftest.py."""
 
 import os
+import shutil
 
 import numpy as np
 import numpy_bert
@@ -158,3 +159,16 @@ def tiny_model_files(root, tokens, **config):
     config_file = os.path.join(root, "bert_config.json")
     BertConfig(**{**fields, **config}).to_json_file(config_file)
     return vocab, config_file
+
+
+def write_release(encoder, parent, name="uncased_L-12_H-768_A-12"):
+    """`encoder` (with MiniLM's vocabulary) in Google's release layout, in the
+    folder `parent/name` (the README's names tell the casing)."""
+    from conftest import minilm_dir  # conftest imports this module
+
+    release = parent / name
+    release.mkdir()
+    checkpoints.save_tf1_checkpoint(encoder, str(release / "bert_model.ckpt"))
+    encoder.config.to_json_file(str(release / "bert_config.json"))
+    shutil.copy(os.path.join(minilm_dir(), "vocab.txt"), release / "vocab.txt")
+    return release

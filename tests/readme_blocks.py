@@ -1,0 +1,79 @@
+"""The fenced code blocks of the READMEs, with the marker line that says how
+each is checked, and the commands of the shell blocks."""
+
+import dataclasses
+import os
+import re
+import shlex
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+READMES = ("README.md", "README.zh.md")
+NOT_RUN = "<!-- not run here: "
+RUN_BY = "<!-- run by "
+
+
+@dataclasses.dataclass
+class Block:
+    readme: str
+    line: int  # 1-based line of the opening fence
+    language: str
+    section: str  # the nearest "## " heading above
+    marker: str  # the line before the fence
+    code: str
+
+    @property
+    def where(self):
+        return f"{self.readme}:{self.line}"
+
+
+def blocks(readme):
+    """Every fenced block of `readme` (a file name in the repository root)."""
+    with open(os.path.join(REPO, readme), encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    found, section, index = [], "", 0
+    while index < len(lines):
+        line = lines[index]
+        if line.startswith("## "):
+            section = line[3:].strip()
+        if line.startswith("```"):
+            end = lines.index("```", index + 1)
+            marker = lines[index - 1].strip() if index else ""
+            code = "\n".join(lines[index + 1 : end]) + "\n"
+            found.append(Block(readme, index + 1, line[3:].strip(), section, marker, code))
+            index = end
+        index += 1
+    return found
+
+
+def block_in(readme, section, containing):
+    """The one block of `readme` under `section` whose code contains `containing`."""
+    matches = [b for b in blocks(readme) if b.section == section and containing in b.code]
+    assert len(matches) == 1, f"{readme} [{section}]: {len(matches)} blocks contain {containing!r}"
+    return matches[0]
+
+
+def commands(code):
+    """The commands of a shell block as argument lists: continuation lines
+    joined, comments and `[optional]` parts dropped, environment assignments
+    before a command removed; lines that are not whole commands (a quoted
+    argument over several lines) are left out."""
+    joined = re.sub(r"\\\n\s*", " ", code)
+    result = []
+    for line in joined.splitlines():
+        line = re.sub(r"\[(?:[^\[\]]|\[[^\[\]]*\])*\]", "", line)
+        try:
+            argv = shlex.split(line, comments=True)
+        except ValueError:
+            continue
+        while argv and re.fullmatch(r"[A-Z_]+=.*", argv[0]):
+            argv = argv[1:]
+        if argv:
+            result.append(argv)
+    return result
+
+
+def optional_flags(code):
+    """The flags inside `[...]` of a block: documented, so they must exist."""
+    joined = re.sub(r"\\\n\s*", " ", code)
+    optional = " ".join(re.findall(r"\[([^\n]*?)\](?=\s|$)", joined))
+    return re.findall(r"--(\w+)", optional)
