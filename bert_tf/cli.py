@@ -46,9 +46,14 @@ def handle_stop_signals():
 def _parse_flags(argv, known_only=False):
     """absl's parser, with its message as one `error:` line and exit 2; with
     `known_only`, the arguments that are not this script's flags are left
-    in the argv it returns (for Beam's pipeline options)."""
+    in the argv it returns (for Beam's pipeline options). `--help` and
+    `--helpfull` exit 0 after the usage."""
     try:
         return flags.FLAGS(argv, known_only=known_only)
+    except SystemExit as e:
+        # Only absl's help flags exit while parsing: they print the usage and
+        # exit 1, which a shell or a CI step reads as a failure.
+        sys.exit(0 if e.code == 1 else e.code)
     except flags.Error as e:
         message = "; ".join(line.strip() for line in str(e).splitlines() if line.strip())
         print(f"error: {message} (see {argv[0]} --help)", file=sys.stderr)
