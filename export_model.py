@@ -19,11 +19,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 from absl import flags  # noqa: E402
 
 from bert_tf.cli import define_flags, options_from_flags, run_main  # noqa: E402
-from bert_tf.tasks.export_model import (  # noqa: E402
-    ExportModelOptions,
-    accuracy_summary,
-    export_model,
-)
+from bert_tf.tasks.options import ExportModelOptions  # noqa: E402
 
 FLAGS = flags.FLAGS
 
@@ -33,6 +29,9 @@ define_flags(ExportModelOptions)
 def main(argv):
     del argv
     options = options_from_flags(ExportModelOptions, FLAGS)
+    # TensorFlow is imported here, once the flags are parsed and checked.
+    from bert_tf.tasks.export_model import accuracy_summary, export_model
+
     report = export_model(options)
     if report is not None:
         print(accuracy_summary(report))

@@ -20,8 +20,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from absl import flags  # noqa: E402
 
-from bert_tf.checkpoint_surgery import ExtendOptions, extend_checkpoint
 from bert_tf.cli import define_flags, options_from_flags, run_main
+from bert_tf.tasks.options import ExtendOptions
 
 FLAGS = flags.FLAGS
 
@@ -30,7 +30,11 @@ define_flags(ExtendOptions)
 
 def main(argv):
     del argv
-    report = extend_checkpoint(options_from_flags(ExtendOptions, FLAGS))
+    options = options_from_flags(ExtendOptions, FLAGS)
+    # TensorFlow is imported here, once the flags are parsed and checked.
+    from bert_tf.checkpoint_surgery import extend_checkpoint
+
+    report = extend_checkpoint(options)
     if report.known:
         print(f"already in the vocab, skipped: {' '.join(report.known)}")
     if report.added:

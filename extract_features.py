@@ -20,7 +20,7 @@ from bert_tf.cli import (
     run_main,
     runtime_options_from_flags,
 )
-from bert_tf.tasks.feature_extraction import FeatureOptions, extract_features
+from bert_tf.tasks.options import FeatureOptions
 
 FLAGS = flags.FLAGS
 
@@ -30,9 +30,11 @@ define_runtime_flags()
 
 def main(argv):
     del argv
-    extract_features(
-        options_from_flags(FeatureOptions, FLAGS, runtime=runtime_options_from_flags(FLAGS))
-    )
+    options = options_from_flags(FeatureOptions, FLAGS, runtime=runtime_options_from_flags(FLAGS))
+    # TensorFlow is imported here, once the flags are parsed and checked.
+    from bert_tf.tasks.feature_extraction import extract_features
+
+    extract_features(options)
 
 
 if __name__ == "__main__":

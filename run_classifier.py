@@ -19,7 +19,7 @@ from bert_tf.cli import (
     run_main,
     training_options_from_flags,
 )
-from bert_tf.tasks.classifier import ClassifierOptions, run_classifier
+from bert_tf.tasks.options import ClassifierOptions
 
 FLAGS = flags.FLAGS
 
@@ -29,9 +29,13 @@ define_training_flags()
 
 def main(argv):
     del argv
-    run_classifier(
-        options_from_flags(ClassifierOptions, FLAGS, training=training_options_from_flags(FLAGS))
+    options = options_from_flags(
+        ClassifierOptions, FLAGS, training=training_options_from_flags(FLAGS)
     )
+    # TensorFlow is imported here, once the flags are parsed and checked.
+    from bert_tf.tasks.classifier import run_classifier
+
+    run_classifier(options)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from bert_tf.cli import (
     run_main,
     training_options_from_flags,
 )
-from bert_tf.tasks.multiple_choice import MultipleChoiceOptions, run_multiple_choice
+from bert_tf.tasks.options import MultipleChoiceOptions
 
 FLAGS = flags.FLAGS
 
@@ -29,11 +29,13 @@ define_training_flags()
 
 def main(argv):
     del argv
-    run_multiple_choice(
-        options_from_flags(
-            MultipleChoiceOptions, FLAGS, training=training_options_from_flags(FLAGS)
-        )
+    options = options_from_flags(
+        MultipleChoiceOptions, FLAGS, training=training_options_from_flags(FLAGS)
     )
+    # TensorFlow is imported here, once the flags are parsed and checked.
+    from bert_tf.tasks.multiple_choice import run_multiple_choice
+
+    run_multiple_choice(options)
 
 
 if __name__ == "__main__":

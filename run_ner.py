@@ -25,7 +25,7 @@ from bert_tf.cli import (
     run_main,
     training_options_from_flags,
 )
-from bert_tf.tasks.ner import NerOptions, run_ner
+from bert_tf.tasks.options import NerOptions
 
 FLAGS = flags.FLAGS
 
@@ -35,9 +35,11 @@ define_training_flags()
 
 def main(argv):
     del argv
-    results = run_ner(
-        options_from_flags(NerOptions, FLAGS, training=training_options_from_flags(FLAGS))
-    )
+    options = options_from_flags(NerOptions, FLAGS, training=training_options_from_flags(FLAGS))
+    # TensorFlow is imported here, once the flags are parsed and checked.
+    from bert_tf.tasks.ner import run_ner
+
+    results = run_ner(options)
     for key, value in sorted(results.items()):
         print(f"{key} = {value}")
 

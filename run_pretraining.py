@@ -19,7 +19,7 @@ from bert_tf.cli import (
     run_main,
     training_options_from_flags,
 )
-from bert_tf.tasks.pretraining import PretrainingOptions, run_pretraining
+from bert_tf.tasks.options import PretrainingOptions
 
 FLAGS = flags.FLAGS
 
@@ -29,9 +29,13 @@ define_training_flags()
 
 def main(argv):
     del argv
-    run_pretraining(
-        options_from_flags(PretrainingOptions, FLAGS, training=training_options_from_flags(FLAGS))
+    options = options_from_flags(
+        PretrainingOptions, FLAGS, training=training_options_from_flags(FLAGS)
     )
+    # TensorFlow is imported here, once the flags are parsed and checked.
+    from bert_tf.tasks.pretraining import run_pretraining
+
+    run_pretraining(options)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ from bert_tf.cli import (
     run_main,
     training_options_from_flags,
 )
-from bert_tf.tasks.squad import SquadOptions, run_squad
+from bert_tf.tasks.options import SquadOptions
 
 FLAGS = flags.FLAGS
 
@@ -31,9 +31,11 @@ define_training_flags()
 
 def main(argv):
     del argv
-    results = run_squad(
-        options_from_flags(SquadOptions, FLAGS, training=training_options_from_flags(FLAGS))
-    )
+    options = options_from_flags(SquadOptions, FLAGS, training=training_options_from_flags(FLAGS))
+    # TensorFlow is imported here, once the flags are parsed and checked.
+    from bert_tf.tasks.squad import run_squad
+
+    results = run_squad(options)
     for key, value in results.items():
         print(f"{key} = {value}")
 

@@ -40,7 +40,7 @@ _LAZY = {
     "from_pretrained": "bert_tf.pretrained",
     "BertTokenizer": "bert_tf.preprocessing",
     "BertPreprocessor": "bert_tf.preprocessor",
-    "ExtendOptions": "bert_tf.checkpoint_surgery",
+    "ExtendOptions": "bert_tf.tasks.options",
     "extend_checkpoint": "bert_tf.checkpoint_surgery",
     **{name: "bert_tf.modeling" for name in _MODELS},
 }

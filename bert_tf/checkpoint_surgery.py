@@ -33,7 +33,6 @@ from absl import logging
 from bert_tf import checkpoints, files, tokenization
 from bert_tf.errors import CheckpointError, InputError
 from bert_tf.loading import VOCAB_FILE_NAME, lower_case_of, read_pretrained, vocab_file_beside
-from bert_tf.options import option
 
 WORD_EMBEDDINGS = "bert/embeddings/word_embeddings"
 MLM_OUTPUT_BIAS = "cls/predictions/output_bias"
@@ -43,52 +42,6 @@ CONFIG_NAME = "bert_config.json"
 WORD_IDS = ("unused", "append")
 INITS = ("truncated_normal", "mean")
 UNUSED_TOKEN = re.compile(r"\[unused\d+\]")
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class ExtendOptions:
-    """What `extend_checkpoint` reads, changes and writes: the flags of
-    extend_checkpoint.py."""
-
-    init_checkpoint: str = option(
-        help="The model to extend: Google's bert_model.ckpt prefix or its release folder, "
-        "a bert_tf run's output folder (its newest checkpoint), a Model Garden "
-        "checkpoint or a Hugging Face folder."
-    )
-    output_dir: str = option(
-        help="Folder to write bert_model.ckpt, bert_config.json and vocab.txt to."
-    )
-    bert_config_file: str | None = option(
-        None, "The model's config (default: bert_config.json or config.json beside it)."
-    )
-    vocab_file: str | None = option(None, "The model's vocab (default: vocab.txt beside it).")
-    words_file: str | None = option(
-        None, "New words, one per line (UTF-8; empty lines skipped, repeats dropped)."
-    )
-    words: tuple = option((), "New words, comma-separated (after those of --words_file).")
-    word_ids: str = option(
-        "unused",
-        "Where new words go: 'unused' replaces [unused*] vocab lines in order (the "
-        "checkpoint unchanged); 'append' adds ids after the last, growing the word "
-        "embeddings and the masked LM output bias.",
-    )
-    init: str = option(
-        "truncated_normal",
-        "Rows of appended words: 'truncated_normal' (stddev initializer_range, as the "
-        "original initialises; output bias 0) or 'mean' (the mean of the rows and biases "
-        "of the word's WordPiece tokens under the old vocab).",
-    )
-    seed: int = option(12345, "Seed of the truncated normal rows.")
-    type_vocab_size: int | None = option(
-        None, "Grow the token type embeddings to this many types (new rows copy type 0's)."
-    )
-    do_lower_case: bool | None = option(
-        None,
-        "Casing of the model's tokenizer, for --init=mean and the check that a new "
-        "word stays one token (default: what the folder's name or tokenizer config "
-        "says, else true).",
-    )
-    overwrite: bool = option(False, "Replace an existing --output_dir.")
 
 
 @dataclasses.dataclass

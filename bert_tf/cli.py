@@ -10,6 +10,7 @@ from absl import app, flags
 
 from bert_tf.errors import BertTfError
 from bert_tf.options import flag_fields
+from bert_tf.training.options import RuntimeOptions, TrainingOptions
 
 _DEFINERS = {
     bool: flags.DEFINE_bool,
@@ -46,9 +47,14 @@ def handle_stop_signals():
 def _parse_flags(argv, known_only=False):
     """absl's parser, with its message as one `error:` line and exit 2; with
     `known_only`, the arguments that are not this script's flags are left
-    in the argv it returns (for Beam's pipeline options)."""
+    in the argv it returns (for Beam's pipeline options). `--help` and
+    `--helpfull` exit 0 after the usage."""
     try:
         return flags.FLAGS(argv, known_only=known_only)
+    except SystemExit as e:
+        # Only absl's help flags exit while parsing: they print the usage and
+        # exit 1, which a shell or a CI step reads as a failure.
+        sys.exit(0 if e.code == 1 else e.code)
     except flags.Error as e:
         message = "; ".join(line.strip() for line in str(e).splitlines() if line.strip())
         print(f"error: {message} (see {argv[0]} --help)", file=sys.stderr)
@@ -136,16 +142,12 @@ def options_from_flags(options_class, flag_values, **explicit):
 def define_runtime_flags(flag_values=flags.FLAGS):
     """Defines the flags of `RuntimeOptions` (a script that runs a model
     without training it); later calls do nothing."""
-    from bert_tf.training.distribution import RuntimeOptions  # TensorFlow: model scripts only
-
     _define_once(RuntimeOptions, flag_values, calling_script())
 
 
 def define_training_flags(flag_values=flags.FLAGS):
     """Defines the flags of `TrainingOptions` (and the original's
     `--iterations_per_loop` for `--steps_per_loop`); later calls do nothing."""
-    from bert_tf.training.distribution import TrainingOptions
-
     module_name = calling_script()
     if _define_once(TrainingOptions, flag_values, module_name):
         flags.DEFINE_alias(
@@ -166,13 +168,9 @@ def _define_once(options_class, flag_values, module_name):
 
 def runtime_options_from_flags(flag_values=flags.FLAGS):
     """The parsed runtime flags as a validated `RuntimeOptions`."""
-    from bert_tf.training.distribution import RuntimeOptions
-
     return options_from_flags(RuntimeOptions, flag_values)
 
 
 def training_options_from_flags(flag_values=flags.FLAGS):
     """The parsed training flags as a validated `TrainingOptions`."""
-    from bert_tf.training.distribution import TrainingOptions
-
     return options_from_flags(TrainingOptions, flag_values)

@@ -16,7 +16,6 @@ import collections
 import dataclasses
 
 from absl import logging
-from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
 
 from bert_tf import tokenization
 from bert_tf.errors import InputError
@@ -86,6 +85,10 @@ def learn_vocab(word_counts, vocab_size, reserved_tokens=RESERVED_TOKENS, max_un
     Returns:
       list of token strings; the token's index is its id.
     """
+    # tensorflow-text imports TensorFlow: here, not at the top, so that
+    # build_vocab.py parses its flags without it.
+    from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
+
     reserved_tokens = list(reserved_tokens)
     check_vocab_options(vocab_size, reserved_tokens, max_unique_chars)
     if not word_counts:

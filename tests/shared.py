@@ -10,9 +10,9 @@ import tensorflow as tf
 
 from bert_tf import checkpoints
 from bert_tf.config import BertConfig
-from bert_tf.tasks.classifier import ClassifierOptions
+from bert_tf.tasks.options import ClassifierOptions
 from bert_tf.tokenization import FullTokenizer
-from bert_tf.training.distribution import TrainingOptions
+from bert_tf.training.options import TrainingOptions
 
 # The vocabulary of the tiny sentiment-like tasks (`write_mrpc` and the
 # `model_files` fixture): a sentence is positive when it says "good".

@@ -11,8 +11,9 @@ from bert_tf.data.classification.class_weights import (
     parse_class_weights,
 )
 from bert_tf.errors import InputError
-from bert_tf.tasks.classifier import ClassifierOptions, ClassifierRunner
+from bert_tf.tasks.classifier import ClassifierRunner
 from bert_tf.tasks.logits import ClassificationObjective
+from bert_tf.tasks.options import ClassifierOptions
 
 
 def objective_loss(logits, labels, class_weights):

@@ -19,9 +19,9 @@ from conftest import HANG_TIMEOUT
 
 from bert_tf import cli
 from bert_tf.errors import InputError
-from bert_tf.optimization import BertAdam, create_optimizer
+from bert_tf.optimization import OPTIMIZERS, BertAdam, create_optimizer
 from bert_tf.training import distribution
-from bert_tf.training.distribution import TrainingOptions
+from bert_tf.training.options import OPTIMIZER_NAMES, TrainingOptions
 
 # Floats that depend on the CPU's kernels: also run by `make test-portable`.
 pytestmark = pytest.mark.numerics
@@ -223,6 +223,15 @@ def test_training_flag_defaults_and_validation():
     flag_values(["prog", "--dtype=float32", "--gradient_accumulation_steps=0"])
     with pytest.raises(InputError, match="--gradient_accumulation_steps"):
         cli.training_options_from_flags(flag_values)
+
+
+def test_the_optimizer_flag_offers_exactly_the_optimizers_there_are():
+    """`training.options` names them without importing `optimization` (TensorFlow)."""
+    for name in OPTIMIZERS:
+        assert TrainingOptions(optimizer=name).optimizer == name
+    assert OPTIMIZER_NAMES == tuple(OPTIMIZERS)
+    with pytest.raises(InputError, match="unknown --optimizer 'adam'; expected one of: adamw, "):
+        TrainingOptions(optimizer="adam")
 
 
 @pytest.mark.large

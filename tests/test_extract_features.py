@@ -10,7 +10,8 @@ from bert_tf import checkpoints, tokenization
 from bert_tf.config import BertConfig
 from bert_tf.errors import CheckpointError, InputError
 from bert_tf.modeling import BertClassifier, BertEncoder
-from bert_tf.tasks.feature_extraction import FeatureOptions, extract_features
+from bert_tf.tasks.feature_extraction import extract_features
+from bert_tf.tasks.options import FeatureOptions
 
 # Floats that depend on the CPU's kernels: also run by `make test-portable`.
 pytestmark = pytest.mark.numerics

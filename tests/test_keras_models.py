@@ -20,9 +20,9 @@ import bert_tf
 from bert_tf import checkpoints
 from bert_tf.errors import CheckpointError, InputError
 from bert_tf.export import export_classifier, export_embedder
-from bert_tf.tasks.classifier import ClassifierOptions, run_classifier
-from bert_tf.tasks.feature_extraction import FeatureOptions
+from bert_tf.tasks.classifier import run_classifier
 from bert_tf.tasks.feature_extraction import extract_features as run_extract_features
+from bert_tf.tasks.options import ClassifierOptions, FeatureOptions
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -30,7 +30,7 @@ LAYERS = [
 SHARED = {
     "data": {"features", "tfrecord"},
     "export": {"common"},
-    "tasks": {"common", "fine_tuning", "logits"},
+    "tasks": {"common", "fine_tuning", "logits", "options"},
 }
 
 

@@ -14,8 +14,9 @@ from bert_tf.data.classification.glue import InputExample
 from bert_tf.errors import InputError
 from bert_tf.metrics import multi_label_metrics, tune_thresholds
 from bert_tf.modeling import BertClassifier
-from bert_tf.tasks.classifier import ClassifierOptions, ClassifierRunner
+from bert_tf.tasks.classifier import ClassifierRunner
 from bert_tf.tasks.logits import MultiLabelObjective, binary_cross_entropy
+from bert_tf.tasks.options import ClassifierOptions
 from bert_tf.tokenization import FullTokenizer
 
 RNG = np.random.default_rng(0)

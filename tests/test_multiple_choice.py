@@ -18,8 +18,9 @@ from bert_tf import tokenization
 from bert_tf.data import multiple_choice as mc_data
 from bert_tf.errors import InputError
 from bert_tf.modeling import BertMultipleChoice
-from bert_tf.tasks.multiple_choice import MultipleChoiceOptions, run_multiple_choice
-from bert_tf.training.distribution import TrainingOptions
+from bert_tf.tasks.multiple_choice import run_multiple_choice
+from bert_tf.tasks.options import MultipleChoiceOptions
+from bert_tf.training.options import TrainingOptions
 
 HEADER = (
     "video-id,fold-ind,startphrase,sent1,sent2,gold-source,ending0,ending1,ending2,ending3,label"

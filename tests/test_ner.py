@@ -27,8 +27,9 @@ from bert_tf.modeling import BertEncoder
 from bert_tf.modeling.tagging import BertFeatureTagger, BertTokenClassifier
 from bert_tf.packing import pack_example_windows
 from bert_tf.preprocessing import BertTokenizer
-from bert_tf.tasks.ner import NerOptions, TaggingObjective, run_ner
-from bert_tf.training.distribution import TrainingOptions
+from bert_tf.tasks.ner import TaggingObjective, run_ner
+from bert_tf.tasks.options import NerOptions
+from bert_tf.training.options import TrainingOptions
 
 CONLL = """-DOCSTART- -X- -X- O
 

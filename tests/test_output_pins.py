@@ -34,13 +34,21 @@ from bert_tf.data.pretraining.writer import PretrainingDataOptions, create_pretr
 from bert_tf.data.squad import postprocess
 from bert_tf.modeling import BertEncoder
 from bert_tf.tasks import multiple_choice as multiple_choice_task
-from bert_tf.tasks.classifier import ClassifierOptions, run_classifier
-from bert_tf.tasks.feature_extraction import FeatureOptions, extract_features
-from bert_tf.tasks.multiple_choice import MultipleChoiceOptions, run_multiple_choice
-from bert_tf.tasks.ner import NerOptions, run_ner
-from bert_tf.tasks.pretraining import PretrainingOptions, run_pretraining
-from bert_tf.tasks.squad import SquadOptions, run_squad
-from bert_tf.training.distribution import RuntimeOptions, TrainingOptions
+from bert_tf.tasks.classifier import run_classifier
+from bert_tf.tasks.feature_extraction import extract_features
+from bert_tf.tasks.multiple_choice import run_multiple_choice
+from bert_tf.tasks.ner import run_ner
+from bert_tf.tasks.options import (
+    ClassifierOptions,
+    FeatureOptions,
+    MultipleChoiceOptions,
+    NerOptions,
+    PretrainingOptions,
+    SquadOptions,
+)
+from bert_tf.tasks.pretraining import run_pretraining
+from bert_tf.tasks.squad import run_squad
+from bert_tf.training.options import RuntimeOptions, TrainingOptions
 
 WORDS = [
     "the",

@@ -11,8 +11,9 @@ from bert_tf.checkpoints import save_tf1_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.errors import CheckpointError, InputError
 from bert_tf.modeling.models import BertPretrainingModel
-from bert_tf.tasks.pretraining import PretrainingOptions, run_pretraining
-from bert_tf.training.distribution import TrainingOptions
+from bert_tf.tasks.options import PretrainingOptions
+from bert_tf.tasks.pretraining import run_pretraining
+from bert_tf.training.options import TrainingOptions
 
 SEQ, PRED = 24, 4
 

@@ -11,8 +11,9 @@ from bert_tf.config import BertConfig
 from bert_tf.data.squad import cmrc2018, evaluation
 from bert_tf.errors import InputError
 from bert_tf.export.squad import answer
-from bert_tf.tasks.squad import SquadOptions, run_squad
-from bert_tf.training.distribution import TrainingOptions
+from bert_tf.tasks.options import SquadOptions
+from bert_tf.tasks.squad import run_squad
+from bert_tf.training.options import TrainingOptions
 
 # Every context says what "the code" is once, among filler sentences (v2.0:
 # some contexts do not say it); the answer keeps its punctuation and case in

@@ -19,9 +19,10 @@ from bert_tf.modeling import BertClassifier
 from bert_tf.options import option
 from bert_tf.packing import pack_inputs
 from bert_tf.tasks.common import run_task
-from bert_tf.tasks.fine_tuning import FineTuningOptions, FineTuningRunner
+from bert_tf.tasks.fine_tuning import FineTuningRunner
 from bert_tf.tasks.logits import ClassificationObjective, combine_windows, softmax
-from bert_tf.training.distribution import TrainingOptions
+from bert_tf.tasks.options import FineTuningOptions
+from bert_tf.training.options import TrainingOptions
 
 # --- 1. The data module (bert_tf/data/<task>.py) -----------------------------
 

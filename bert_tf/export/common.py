@@ -14,10 +14,7 @@ from bert_tf.data.squad.reader import CONTEXT_WHITESPACE
 from bert_tf.errors import InputError
 from bert_tf.files import atomic_output, exists
 from bert_tf.preprocessing import BertTokenizer
-
-# Under XLA, text requests are padded to a multiple of this many tokens, so a
-# server compiles at most max_seq_length / 16 sequence lengths per batch size.
-XLA_PAD_MULTIPLE = 16
+from bert_tf.training.options import XLA_PAD_MULTIPLE
 
 _WHITESPACE_CODE_POINTS = sorted(ord(char) for char in CONTEXT_WHITESPACE)
 

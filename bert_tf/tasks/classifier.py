@@ -1,6 +1,5 @@
 """Sentence (pair) classification and regression: what `run_classifier.py` runs."""
 
-import dataclasses
 import os
 
 import numpy as np
@@ -10,14 +9,12 @@ from bert_tf.data.classification import class_weights as weights
 from bert_tf.data.classification import features as classifier_features
 from bert_tf.data.classification import glue
 from bert_tf.data.classification import outputs as classifier_outputs
-from bert_tf.data.classification.options import ClassifierDataOptions
 from bert_tf.errors import InputError
 from bert_tf.export import export_classifier
 from bert_tf.metrics import glue_metrics, multi_label_metrics, tune_thresholds
 from bert_tf.modeling import BertClassifier
-from bert_tf.options import option
 from bert_tf.tasks.common import run_task
-from bert_tf.tasks.fine_tuning import FineTuningOptions, FineTuningRunner
+from bert_tf.tasks.fine_tuning import FineTuningRunner
 from bert_tf.tasks.logits import (
     ClassificationObjective,
     MultiLabelObjective,
@@ -30,32 +27,6 @@ from bert_tf.tasks.logits import (
 
 THRESHOLDS_FILE = "thresholds.json"
 DEFAULT_THRESHOLD = 0.5
-
-
-@dataclasses.dataclass(kw_only=True)
-class ClassifierOptions(ClassifierDataOptions, FineTuningOptions):
-    """The flags of the original run_classifier.py (with its defaults) and the additions."""
-
-    long_text_stride: int | None = option(
-        None,
-        "Split texts longer than --max_seq_length into windows this many tokens apart "
-        "and average their logits (default: truncate, as the original).",
-    )
-    class_weights: str | None = option(
-        None,
-        "Classification: weights of the labels in the training loss, comma-separated in "
-        "label order (1,3,1), or 'balanced': n_examples / (n_labels * count) over train.",
-    )
-    threshold: float | None = option(
-        None,
-        "multi-label: the probability at or over which a label is predicted, for every "
-        "label (default: output_dir/thresholds.json if there, else 0.5).",
-    )
-    tune_thresholds: bool = option(
-        False,
-        "multi-label: choose each label's threshold on dev (its best F1; needs --do_eval) "
-        "and save them to output_dir/thresholds.json.",
-    )
 
 
 def eval_metrics(processor, logits, labels):

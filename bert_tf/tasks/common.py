@@ -1,4 +1,4 @@
-"""The run skeleton every training task shares, and the options (flags) they share.
+"""The run skeleton every training task shares (their options: `tasks.options`).
 
 A task is a `TaskRunner` subclass (a fine-tuning task: a
 `fine_tuning.FineTuningRunner`): it supplies its model, its loss (a
@@ -25,98 +25,15 @@ from bert_tf.accelerators import is_tpu_strategy
 from bert_tf.config import CONFIG_FILE_NAMES, BertConfig, config_file_beside
 from bert_tf.data.features import damaged_file_error
 from bert_tf.errors import BertTfError, InputError
-from bert_tf.export.common import XLA_PAD_MULTIPLE, check_export_dir
+from bert_tf.export.common import check_export_dir
 from bert_tf.files import check_output_dir
 from bert_tf.optimization import create_optimizer
-from bert_tf.options import option
+from bert_tf.tasks.options import PADDING_MULTIPLE
 from bert_tf.training import distribution
 from bert_tf.training.best_checkpoint import BestCheckpoint, MetricChoice
-from bert_tf.training.distribution import TrainingOptions
 from bert_tf.training.loop import LoopConfig, Trainer, write_results
+from bert_tf.training.options import XLA_PAD_MULTIPLE
 from bert_tf.training.periodic_eval import PeriodicEvaluation
-
-# Without XLA a new batch length costs little (oneDNN kernels are made per
-# shape, once): a small multiple keeps most of the padding compute away.
-PADDING_MULTIPLE = 8
-
-
-@dataclasses.dataclass(kw_only=True)
-class ModelOptions:
-    """The flags of every script that runs a BERT model: the model, its
-    vocabulary, and how its inputs are padded."""
-
-    bert_config_file: str | None = option(
-        None,
-        "bert_config.json of the model: its architecture. Not needed when "
-        "--init_checkpoint is a folder with one (Google's release, Hugging Face).",
-    )
-    init_checkpoint: str | None = option(
-        None,
-        "Checkpoint to start from: Google's bert_model.ckpt, a bert_tf or Model "
-        "Garden checkpoint, or a Hugging Face folder.",
-    )
-    max_seq_length: int = option(128, "Tokens per sequence after WordPiece, with [CLS]/[SEP].")
-    dynamic_padding: bool = option(
-        True,
-        "Pad each batch only to its longest example, rounded up to --padding_multiple, "
-        "not to --max_seq_length (same results, less compute). Off under TPUStrategy, "
-        "which needs static shapes; pre-training and SQuAD always pad fully.",
-    )
-    padding_multiple: int | None = option(
-        None,
-        f"With --dynamic_padding: batch lengths are multiples of this. Default "
-        f"{PADDING_MULTIPLE}, or {XLA_PAD_MULTIPLE} under --jit_compile (each length is "
-        "compiled into its own XLA program).",
-    )
-    # What a script without these flags does: no vocabulary of its own (the
-    # data is already ids).
-    vocab_file: str | None = None
-    do_lower_case: bool = True
-
-
-@dataclasses.dataclass(kw_only=True)
-class RunOptions(ModelOptions):
-    """The flags every training script shares, with the original's defaults."""
-
-    output_dir: str = option(help="Where checkpoints and results are written.")
-    do_train: bool = option(False, "Whether to train.")
-    do_eval: bool = option(False, "Whether to evaluate (writes eval_results.txt).")
-    train_batch_size: int = option(32, "Global training batch size.")
-    eval_batch_size: int = option(8, "Global evaluation batch size.")
-    learning_rate: float = option(5e-5, "Peak learning rate.")
-    save_checkpoints_steps: int = option(1000, "Updates between checkpoints.")
-    keep_checkpoint_max: int = option(5, "Checkpoints kept in --output_dir.")
-    group_by_length: bool = option(
-        False,
-        "With --dynamic_padding: train on batches of similar lengths (sorted within "
-        "windows of 32 batches, the batches then shuffled). Eval and predict always "
-        "do so, and write results in the original order.",
-    )
-    training: TrainingOptions = dataclasses.field(default_factory=TrainingOptions)
-    eval_every_steps: int = option(
-        0,
-        "With --do_train and --do_eval: evaluate during training every this many "
-        "updates and after the last, one log line each (0: only after training).",
-    )
-    keep_best_checkpoint: str | None = option(
-        None,
-        "With --do_eval: evaluate during training (every --eval_every_steps, else at "
-        "each checkpoint) and keep the checkpoint with the best value of this eval "
-        "metric in --output_dir/best/, e.g. accuracy, f1, eval_loss (lower is better "
-        "for names ending in loss, else higher; or say min:<name> / max:<name>). "
-        "The final eval, predict and export use it.",
-    )
-    early_stopping_patience: int = option(
-        0,
-        "With --keep_best_checkpoint: stop training after this many evaluations in a "
-        "row without improvement (0: never).",
-    )
-    # What a task without these flags does: nothing predicted or exported,
-    # no epochs to evaluate after.
-    do_predict: bool = False
-    eval_every_epoch: bool = False
-    export_dir: str | None = None
-    overwrite: bool = False
 
 
 def config_file_of(options):

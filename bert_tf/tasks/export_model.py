@@ -2,44 +2,14 @@
 int8, with the converted classifier's dev accuracy checked against the
 SavedModel's."""
 
-import dataclasses
 import json
 
 from absl import logging
 
 from bert_tf.data.classification import glue
-from bert_tf.data.classification.options import ClassifierDataOptions
 from bert_tf.errors import InputError
 from bert_tf.export.deploy import accuracy_check, convert, format_name
 from bert_tf.files import atomic_output, exists, write_text_atomically
-from bert_tf.options import option
-
-
-@dataclasses.dataclass(kw_only=True)
-class ExportModelOptions(ClassifierDataOptions):
-    """export_model.py's flags; the task flags name the dev set of the check."""
-
-    saved_model_dir: str = option(help="A SavedModel a bert_tf script wrote (its --export_dir).")
-    export_format: str = option(
-        help="litert (a .tflite model; classifiers take raw text) or onnx (token ids in)."
-    )
-    output_file: str = option(help="Where to write the model.")
-    int8: bool = option(False, "Quantize: int8 weights (dynamic range), float activations.")
-    do_lower_case: bool = option(
-        True, "The LiteRT tokenizer lower-cases (as the SavedModel's, which does not record it)."
-    )
-    overwrite: bool = option(False, "Replace an existing --output_file.")
-    task_name: str | None = option(
-        None,
-        f"Check the dev accuracy on this task (one of: {', '.join(glue.task_names())}) "
-        "with --data_dir.",
-    )
-    data_dir: str | None = option(None, "Folder with the task's dev file.")
-    max_accuracy_drop: float = option(
-        1.0,
-        "Points of dev accuracy the converted model may lose against the SavedModel; "
-        "past it the model is not written.",
-    )
 
 
 def report_path(output_file):

@@ -15,7 +15,6 @@ windows). Output (`output_format`):
   `layers` int64 `[num_layers]`.
 """
 
-import dataclasses
 import json
 import re
 import zipfile
@@ -36,45 +35,19 @@ from bert_tf.data.features import (
 from bert_tf.errors import CheckpointError, InputError
 from bert_tf.files import atomic_output, check_output_file, open_file, remove
 from bert_tf.modeling import BertEncoder
-from bert_tf.options import option
 from bert_tf.packing import pack_inputs
 from bert_tf.tasks.common import (
-    ModelOptions,
     check_model_options,
     length_multiple,
     load_model_config,
     parse_layers,
     training_environment,
 )
-from bert_tf.training.distribution import RuntimeOptions, check_batch_divisible
+from bert_tf.training.distribution import check_batch_divisible
 from bert_tf.training.loop import Predictor
 
 _PAIR = re.compile(r"^(.*) \|\|\| (.*)$")
 OUTPUT_FORMATS = ("jsonl", "npz")
-
-
-@dataclasses.dataclass(kw_only=True)
-class FeatureOptions(ModelOptions):
-    """The flags of the original extract_features.py, `output_format`, and
-    how the model runs (`runtime`): nothing is trained."""
-
-    input_file: str = option(help="Text, one example per line: text_a or 'text_a ||| text_b'.")
-    output_file: str = option(help="Where the features are written (JSON lines or .npz).")
-    vocab_file: str = option(help="The vocab.txt of the BERT model.")
-    init_checkpoint: str = option(
-        help="The model's checkpoint (Google's bert_model.ckpt, "
-        "bert_tf, Model Garden or a Hugging Face folder)."
-    )
-    layers: str = option("-1,-2,-3,-4", "Comma-separated layer indexes (-1: the last).")
-    do_lower_case: bool = option(True, "Lower-case the input (uncased models).")
-    batch_size: int = option(32, "Global batch size for predictions.")
-    output_format: str = option("jsonl", "jsonl (the original's JSON lines) or npz (arrays).")
-    use_one_hot_embeddings: bool = option(
-        False,
-        "The original's switch to one-hot matmul lookups on TPUs. Accepted and ignored: "
-        "the embedding gather here gives the same values on every device.",
-    )
-    runtime: RuntimeOptions = dataclasses.field(default_factory=RuntimeOptions)
 
 
 class LayerOutputs(keras.Model):

@@ -1,5 +1,6 @@
 """What every fine-tuning task shares (classifier, multiple choice, NER,
-SQuAD): its flags, and `FineTuningRunner`, the plumbing written once.
+SQuAD): `FineTuningRunner`, the plumbing written once (their flags:
+`tasks.options.FineTuningOptions`).
 
 A task supplies what only it decides (CONTRIBUTING.md has the recipe):
 
@@ -18,34 +19,10 @@ training, the epoch schedule, the datasets (with dynamic padding and
 grouping by length), and predict-then-score for eval.
 """
 
-import dataclasses
-
 from absl import logging
 
 from bert_tf import tokenization
-from bert_tf.options import option
-from bert_tf.tasks.common import RunOptions, TaskRunner
-
-
-@dataclasses.dataclass(kw_only=True)
-class FineTuningOptions(RunOptions):
-    """The flags every fine-tuning script shares, with the original's
-    defaults. A task re-declares one only to change its default or to say
-    in its help what it means there."""
-
-    vocab_file: str = option(help="The vocab.txt of the BERT model.")
-    do_lower_case: bool = option(True, "Lower-case the input (uncased models).")
-    do_predict: bool = option(False, "Whether to predict the test set.")
-    predict_batch_size: int = option(8, "Global prediction batch size.")
-    num_train_epochs: float = option(3.0, "Training epochs.")
-    warmup_proportion: float = option(0.1, "Share of training for linear warm-up.")
-    eval_every_epoch: bool = option(
-        False,
-        "With --do_train and --do_eval: evaluate during training after every epoch "
-        "(instead of --eval_every_steps).",
-    )
-    export_dir: str | None = option(None, "Write a SavedModel (raw text in) here.")
-    overwrite: bool = option(False, "Replace an existing --export_dir.")
+from bert_tf.tasks.common import TaskRunner
 
 
 def epoch_schedule(num_examples, options):

@@ -8,7 +8,6 @@ probabilities of its choices, tab-separated); `export_dir` gets a SavedModel
 that takes the raw texts.
 """
 
-import dataclasses
 import os
 
 import numpy as np
@@ -17,19 +16,9 @@ from bert_tf.data import multiple_choice as mc_data
 from bert_tf.data.classification.outputs import write_test_results
 from bert_tf.export.multiple_choice import export_multiple_choice
 from bert_tf.modeling import BertMultipleChoice
-from bert_tf.options import option
 from bert_tf.tasks.common import run_task
-from bert_tf.tasks.fine_tuning import FineTuningOptions, FineTuningRunner
+from bert_tf.tasks.fine_tuning import FineTuningRunner
 from bert_tf.tasks.logits import ClassificationObjective, combine_windows, cross_entropy, softmax
-
-
-@dataclasses.dataclass(kw_only=True)
-class MultipleChoiceOptions(FineTuningOptions):
-    """The flags of run_multiple_choice.py (run_classifier's that apply)."""
-
-    data_dir: str = option(help="Folder with SWAG's train.csv, val.csv and test.csv.")
-    do_predict: bool = option(False, "Whether to predict test.csv (writes test_results.tsv).")
-    export_dir: str | None = option(None, "Write a SavedModel (context + endings in) here.")
 
 
 def eval_metrics(logits, labels):

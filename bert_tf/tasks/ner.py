@@ -16,7 +16,6 @@ piece): the loss is its NLL per labelled word, `eval_loss` the same on the
 dev set, and tags its Viterbi path.
 """
 
-import dataclasses
 import os
 from functools import partial
 
@@ -35,9 +34,8 @@ from bert_tf.modeling.tagging import (
     BertTokenClassifier,
     decode_tags,
 )
-from bert_tf.options import option
 from bert_tf.tasks.common import parse_layers, run_task
-from bert_tf.tasks.fine_tuning import FineTuningOptions, FineTuningRunner, pass_name
+from bert_tf.tasks.fine_tuning import FineTuningRunner, pass_name
 from bert_tf.training.loop import Objective
 
 PREDICTIONS_FILE = "test_predictions.txt"
@@ -48,55 +46,6 @@ _SPLIT_FILES = {
     "chars": _TEXT_FILES,
     "cluener": {"train": ("train.json",), "eval": ("dev.json",), "predict": ("test.json",)},
 }
-
-
-@dataclasses.dataclass(kw_only=True)
-class NerOptions(FineTuningOptions):
-    """The flags of run_ner.py."""
-
-    data_dir: str = option(
-        help="Folder with train.txt, dev.txt (or valid.txt) and test.txt "
-        "(train.json, dev.json and test.json for --data_format=cluener)."
-    )
-    data_format: str = option(
-        "conll",
-        "conll (CoNLL-2003: token POS chunk NER rows), chars (word first, tag "
-        "last, e.g. MSRA's `character tag` rows) or cluener (CLUENER2020 JSON lines).",
-    )
-    tag_scheme: str = option(
-        "auto",
-        "bio (conlleval: BIO or IOB1), bioes or bmes: how entity chunks are "
-        "scored and CLUENER's spans tagged; auto: bmes with M- labels, bioes "
-        "with E- or S- labels, else bio.",
-    )
-    do_lower_case: bool = option(
-        False, "Lower-case the input (uncased models; CoNLL models are usually cased)."
-    )
-    do_predict: bool = option(
-        False, "Tag test.txt (writes test_predictions.txt; cluener: cluener_predict.json)."
-    )
-    num_train_epochs: float = option(3.0, "Training epochs (over the sentences).")
-    labels: str = option(
-        "", "Comma-separated tags (default: the train file's tags, sorted, O first)."
-    )
-    document_context: bool = option(
-        False,
-        "Fill each window with the neighbouring "
-        "sentences of the document (only the sentence "
-        "is tagged).",
-    )
-    feature_based: bool = option(
-        False, "Train a 2-layer BiLSTM on the frozen encoder's --layers instead of fine-tuning it."
-    )
-    layers: str = option(
-        "-1,-2,-3,-4", "Feature-based: encoder layers to use (negative from the top)."
-    )
-    combine: str = option("concat", "Feature-based: concat or sum the --layers.")
-    lstm_units: int = option(768, "Feature-based: LSTM units per direction.")
-    export_dir: str | None = option(None, "Write a SavedModel (sentences in, tags out) here.")
-    use_crf: bool = option(
-        False, "A linear-chain CRF over each window's words: NLL loss, Viterbi tags."
-    )
 
 
 class TaggingObjective(Objective):

@@ -1,7 +1,5 @@
 """Masked-LM + next-sentence pre-training: what `run_pretraining.py` runs."""
 
-import dataclasses
-
 import tensorflow as tf
 from absl import logging
 from keras import ops
@@ -10,26 +8,8 @@ from bert_tf.data.pretraining import dataset as pretraining_data
 from bert_tf.data.tfrecord import find_damage
 from bert_tf.files import expand_input_patterns
 from bert_tf.modeling import BertPretrainingModel, pretraining_losses
-from bert_tf.options import option
-from bert_tf.tasks.common import RunOptions, TaskRunner, run_task
+from bert_tf.tasks.common import TaskRunner, run_task
 from bert_tf.training.loop import Objective
-
-
-@dataclasses.dataclass(kw_only=True)
-class PretrainingOptions(RunOptions):
-    """The flags of the original run_pretraining.py, with its defaults."""
-
-    input_file: str = option(help="Input TFRecord files (comma-separated globs).")
-    max_predictions_per_seq: int = option(20, "Masked positions per record.")
-    num_train_steps: int = option(100000, "Optimizer updates to train for.")
-    num_warmup_steps: int = option(10000, "Linear warm-up updates.")
-    max_eval_steps: int = option(100, "Maximum evaluation batches.")
-    skip_corrupt_records: bool = option(
-        False,
-        "Read each --input_file up to its first damaged record (truncated, or a "
-        "checksum that does not match) and skip the rest of that file, instead of "
-        "stopping. The files are checked before training; what is skipped is listed.",
-    )
 
 
 class PretrainingObjective(Objective):

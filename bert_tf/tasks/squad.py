@@ -8,7 +8,6 @@ scores (for v2.0 also the best null threshold found from null_odds.json;
 with `--eval_metric=cmrc2018` CMRC 2018's, for CMRC 2018 and DRCD).
 """
 
-import dataclasses
 import json
 import os
 
@@ -22,59 +21,12 @@ from bert_tf.errors import InputError
 from bert_tf.export.squad import export_span_labeler
 from bert_tf.files import write_text_atomically
 from bert_tf.modeling import BertSpanLabeler
-from bert_tf.options import option
 from bert_tf.tasks.common import run_task
-from bert_tf.tasks.fine_tuning import FineTuningOptions, FineTuningRunner
+from bert_tf.tasks.fine_tuning import FineTuningRunner
 from bert_tf.training.loop import Objective
 
 EVAL_RESULTS_FILE = "eval_results.json"
 EVAL_METRICS = ("squad", "cmrc2018")
-
-
-@dataclasses.dataclass(kw_only=True)
-class SquadOptions(FineTuningOptions):
-    """The flags of the original run_squad.py (with its defaults) and the additions."""
-
-    train_file: str | None = option(None, "SQuAD JSON for training, e.g. train-v1.1.json.")
-    predict_file: str | None = option(
-        None, "SQuAD JSON to predict, e.g. dev-v1.1.json; scored when it has answers."
-    )
-    max_seq_length: int = option(
-        384, "Tokens per window after WordPiece; longer contexts are split into windows."
-    )
-    doc_stride: int = option(128, "Tokens between the starts of a context's windows.")
-    max_query_length: int = option(64, "Question tokens kept (the rest is cut).")
-    do_predict: bool = option(False, "Whether to predict --predict_file.")
-    num_train_epochs: float = option(3.0, "Training epochs (over the questions).")
-    n_best_size: int = option(
-        20,
-        "Answers per question in nbest_predictions.json, and start "
-        "/ end positions considered per window.",
-    )
-    max_answer_length: int = option(30, "Longest answer, in WordPiece tokens.")
-    verbose_logging: bool = option(
-        False, "Log why an answer could not be mapped back to the context text."
-    )
-    version_2_with_negative: bool = option(
-        False, "SQuAD 2.0: questions may have no answer (writes null_odds.json)."
-    )
-    null_score_diff_threshold: float = option(
-        0.0, 'SQuAD 2.0: answer "" when the null score exceeds the best span\'s by more.'
-    )
-    eval_metric: str = option(
-        "squad",
-        "How to score --predict_file: squad (the official v1.1 / v2.0 scripts) or cmrc2018 "
-        "(CMRC 2018's script, for Chinese: CMRC 2018, DRCD).",
-    )
-    export_dir: str | None = option(None, "Write a SavedModel (question + context in) here.")
-    # run_squad.py has no eval set of its own: --predict_file is scored instead,
-    # after training only.
-    do_eval: bool = False
-    eval_batch_size: int = 8
-    eval_every_steps: int = 0
-    eval_every_epoch: bool = False
-    keep_best_checkpoint: str | None = None
-    early_stopping_patience: int = 0
 
 
 class SquadObjective(Objective):

@@ -1,14 +1,10 @@
-"""Distribution strategy, numeric precision and seeding: `RuntimeOptions`
-(the flags of every script that runs a model, defined by
-`cli.define_runtime_flags`), `TrainingOptions` (those and the training
-flags, by `cli.define_training_flags`) and what they set up::
+"""Distribution strategy, numeric precision and seeding: what the
+`training.options.RuntimeOptions` of a run set up::
 
     set_seed(options.seed, options.deterministic)
     strategy = strategy_from_options(options)
     loss_scaling = set_precision_policy(options.dtype, strategy)
 """
-
-import dataclasses
 
 import keras
 import tensorflow as tf
@@ -16,76 +12,7 @@ from absl import logging
 
 from bert_tf.accelerators import is_tpu_strategy
 from bert_tf.errors import InputError
-from bert_tf.optimization import OPTIMIZERS
-from bert_tf.options import option
-
-STRATEGY_NAMES = ("tpu", "mirrored", "multi_worker_mirrored", "one_device", "off", "default")
-DTYPES = ("float32", "mixed_float16", "mixed_bfloat16")
-
-
-@dataclasses.dataclass(frozen=True)
-class RuntimeOptions:
-    """Where and how a model runs: strategy, precision, XLA and seeds
-    (validated)."""
-
-    distribution_strategy: str = option("default", f"One of: {', '.join(STRATEGY_NAMES)}.")
-    num_gpus: int = option(0, "GPUs to mirror over (0: the CPU).")
-    use_tpu: bool = option(False, "Run on a TPU (same as --distribution_strategy=tpu).")
-    tpu_name: str | None = option(None, "Cloud TPU name or grpc:// address; 'local' on a VM.")
-    tpu_zone: str | None = option(None, "GCE zone of the Cloud TPU (detected if unset).")
-    gcp_project: str | None = option(None, "GCP project of the Cloud TPU (detected if unset).")
-    master: str | None = option(None, "TPU address, used when --tpu_name is unset.")
-    num_tpu_cores: int | None = option(None, "Expected TPU cores (TPUStrategy uses all).")
-    dtype: str = option("float32", f"Compute precision, one of: {', '.join(DTYPES)}.")
-    jit_compile: bool = option(
-        False,
-        "Compile the model with XLA: in the train, eval and predict steps and in an "
-        "exported SavedModel (TF Serving on CPU then needs "
-        "--xla_cpu_compilation_enabled).",
-    )
-    seed: int | None = option(None, "Random seed (Python, NumPy, TensorFlow, Keras).")
-    deterministic: bool = option(False, "Make TensorFlow ops deterministic (needs --seed).")
-
-    def __post_init__(self):
-        _check_choice("distribution_strategy", self.distribution_strategy, STRATEGY_NAMES)
-        _check_choice("dtype", self.dtype, DTYPES)
-        if self.num_gpus < 0:
-            raise InputError(f"--num_gpus must be >= 0, got {self.num_gpus}")
-        if self.use_tpu and self.distribution_strategy not in ("default", "tpu"):
-            raise InputError(
-                f"--use_tpu conflicts with --distribution_strategy={self.distribution_strategy}"
-            )
-        if self.deterministic and self.seed is None:
-            raise InputError("--deterministic needs --seed")
-
-
-@dataclasses.dataclass(frozen=True)
-class TrainingOptions(RuntimeOptions):
-    """How and where to train: `RuntimeOptions`, the loop and the optimizer
-    (the training flags every script shares; validated)."""
-
-    steps_per_loop: int = option(
-        1000,
-        "At most this many train steps per tf.function call (fewer when a progress "
-        "line, about every 10 s, or a checkpoint is due).",
-    )
-    optimizer: str = option("adamw", f"One of: {', '.join(OPTIMIZERS)}.")
-    gradient_accumulation_steps: int = option(1, "Batches averaged per update.")
-    weight_decay_rate: float = option(0.01, "Weight decay (not on LayerNorm or biases).")
-
-    def __post_init__(self):
-        super().__post_init__()
-        _check_choice("optimizer", self.optimizer, tuple(OPTIMIZERS))
-        if self.weight_decay_rate < 0:
-            raise InputError(f"--weight_decay_rate must be >= 0, got {self.weight_decay_rate}")
-        for name in ("steps_per_loop", "gradient_accumulation_steps"):
-            if getattr(self, name) < 1:
-                raise InputError(f"--{name} must be >= 1, got {getattr(self, name)}")
-
-
-def _check_choice(flag_name, value, choices):
-    if value not in choices:
-        raise InputError(f"unknown --{flag_name} {value!r}; expected one of: {', '.join(choices)}")
+from bert_tf.training.options import DTYPES, STRATEGY_NAMES, check_choice
 
 
 def get_strategy(
@@ -100,7 +27,7 @@ def get_strategy(
     ``tpu``: the TPU at ``tpu_address`` (a name, a grpc:// address, "local",
     or None to detect it).
     """
-    _check_choice("distribution_strategy", distribution_strategy, STRATEGY_NAMES)
+    check_choice("distribution_strategy", distribution_strategy, STRATEGY_NAMES)
     if distribution_strategy in ("off", "default"):
         return tf.distribute.get_strategy()
     if distribution_strategy == "tpu":
@@ -165,7 +92,7 @@ def strategy_from_options(options):
 
 def set_precision_policy(dtype, strategy):
     """Sets the global Keras dtype policy; returns whether loss scaling is needed."""
-    _check_choice("dtype", dtype, DTYPES)
+    check_choice("dtype", dtype, DTYPES)
     if dtype == "mixed_float16" and is_tpu_strategy(strategy):
         raise InputError("--dtype mixed_float16 is not supported on TPU; use mixed_bfloat16")
     keras.mixed_precision.set_dtype_policy(dtype)

@@ -1,0 +1,101 @@
+"""What a script does before its work starts: it parses and checks its flags
+without importing TensorFlow or Keras (a bad flag answers in a fraction of a
+second, not after TensorFlow's seconds of start-up), and `--help` exits 0.
+All runs go through one `startup_probe.py` process."""
+
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+from conftest import HANG_TIMEOUT
+from script_runs import REPO, Finished
+from shared import assert_one_error
+
+SCRIPTS = sorted(
+    os.path.basename(path)
+    for path in glob.glob(os.path.join(REPO, "*.py"))
+    if os.path.basename(path) != "setup.py"
+)
+TRAINING_SCRIPTS = [s for s in SCRIPTS if s.startswith("run_")]
+# Flags these scripts do not define are Beam's pipeline options, so
+# --bogus_flag is no error there: their required --input_file is missing.
+BEAM_SCRIPTS = ("build_vocab.py", "create_pretraining_data.py")
+RUNS = {
+    **{(script, "--bogus_flag=1"): (script, ["--bogus_flag=1"]) for script in SCRIPTS},
+    **{(script, "--help"): (script, ["--help"]) for script in SCRIPTS},
+    ("run_classifier.py", "--helpfull"): ("run_classifier.py", ["--helpfull"]),
+    ("run_classifier.py", "--dtype=float16"): (
+        "run_classifier.py",
+        ["--task_name=MRPC", "--data_dir=d", "--vocab_file=v", "--output_dir=o", "--dtype=float16"],
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def runs():
+    """{(script, flag): (Finished, the modules of tensorflow / keras it imported)}."""
+    finished = subprocess.run(
+        [
+            sys.executable,
+            os.path.join(REPO, "tests", "startup_probe.py"),
+            json.dumps(list(RUNS.values())),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=HANG_TIMEOUT,
+    )
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    results = [json.loads(line) for line in finished.stdout.splitlines()]
+    return {
+        key: (Finished(r["status"], r["stdout"], r["stderr"]), r["imported"])
+        for key, r in zip(RUNS, results, strict=True)
+    }
+
+
+def test_every_script_is_probed():
+    assert len(SCRIPTS) == 10 and "run_classifier.py" in SCRIPTS and "build_vocab.py" in SCRIPTS
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_a_bad_flag_is_one_error_line_before_tensorflow_is_imported(runs, script):
+    finished, imported = runs[script, "--bogus_flag=1"]
+    named = "input_file" if script in BEAM_SCRIPTS else "bogus_flag"
+    assert_one_error(finished, named, f"(see {script} --help)")
+    assert imported == [], f"{script} imported {imported} before parsing its flags"
+
+
+def _own_flags(finished, script):
+    """The flag names `--help` lists under the script's own heading."""
+    own = finished.stdout.split(f"\n{script}:\n", 1)[1]
+    own = re.split(r"^\S", own, maxsplit=1, flags=re.M)[0]  # up to the next heading
+    return re.findall(r"^  --(?:\[no\])?(\w+):", own, flags=re.M)
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_help_exits_0_and_lists_the_scripts_flags_without_tensorflow(runs, script):
+    finished, imported = runs[script, "--help"]
+    assert finished.status == 0, finished.stderr[-3000:]
+    assert finished.stderr == ""
+    listed = _own_flags(finished, script)
+    assert {"output_dir", "output_file"} & set(listed), listed
+    if script in TRAINING_SCRIPTS:
+        assert {"do_train", "distribution_strategy", "learning_rate"} <= set(listed), listed
+    assert imported == [], f"{script} imported {imported} for --help"
+
+
+def test_helpfull_exits_0_and_lists_absls_flags_too(runs):
+    finished, _ = runs["run_classifier.py", "--helpfull"]
+    assert finished.status == 0, finished.stderr[-3000:]
+    assert "task_name" in _own_flags(finished, "run_classifier.py")
+    assert re.search(r"^absl\.logging:\n(  .*\n)*  -v,--verbosity:", finished.stdout, flags=re.M)
+
+
+def test_a_bad_flag_value_is_found_before_tensorflow_is_imported(runs):
+    finished, imported = runs["run_classifier.py", "--dtype=float16"]
+    assert_one_error(finished, "--dtype 'float16'")
+    assert imported == []
