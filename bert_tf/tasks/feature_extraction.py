@@ -45,6 +45,7 @@ from bert_tf.tasks.common import (
     load_model_config,
     parse_layers,
     training_environment,
+    with_model_text,
 )
 from bert_tf.training.distribution import RuntimeOptions, check_batch_divisible
 from bert_tf.training.loop import Predictor
@@ -60,13 +61,19 @@ class FeatureOptions(ModelOptions):
 
     input_file: str = option(help="Text, one example per line: text_a or 'text_a ||| text_b'.")
     output_file: str = option(help="Where the features are written (JSON lines or .npz).")
-    vocab_file: str = option(help="The vocab.txt of the BERT model.")
+    vocab_file: str | None = option(
+        None, "The vocab.txt of the BERT model (default: the one in the --init_checkpoint folder)."
+    )
     init_checkpoint: str = option(
         help="The model's checkpoint (Google's bert_model.ckpt, "
         "bert_tf, Model Garden or a Hugging Face folder)."
     )
     layers: str = option("-1,-2,-3,-4", "Comma-separated layer indexes (-1: the last).")
-    do_lower_case: bool = option(True, "Lower-case the input (uncased models).")
+    do_lower_case: bool | None = option(
+        None,
+        "Lower-case the input (uncased models). Default: what the model says (a Hugging "
+        "Face tokenizer_config.json, a Google release's name), else true.",
+    )
     batch_size: int = option(32, "Global batch size for predictions.")
     output_format: str = option("jsonl", "jsonl (the original's JSON lines) or npz (arrays).")
     use_one_hot_embeddings: bool = option(
@@ -142,6 +149,7 @@ def _write_input_records(path, options):
         length = sum(inputs["input_mask"])
         tokens.append(tokenizer.convert_ids_to_tokens(inputs["input_word_ids"][:length]))
         packed.append(inputs)
+    tokenizer.check_unknown_share()
     schema = _schema(options.max_seq_length)
     padding = -len(packed) % options.batch_size
     zeros = [0] * options.max_seq_length
@@ -186,6 +194,7 @@ def _load_encoder(model, path):
 
 def extract_features(options):
     """Writes the features of every line of `input_file` to `output_file`."""
+    options = with_model_text(options)
     layer_indexes = _check_options(options)
     if options.use_one_hot_embeddings:
         logging.warning(

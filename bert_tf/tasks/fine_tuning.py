@@ -33,8 +33,14 @@ class FineTuningOptions(RunOptions):
     defaults. A task re-declares one only to change its default or to say
     in its help what it means there."""
 
-    vocab_file: str = option(help="The vocab.txt of the BERT model.")
-    do_lower_case: bool = option(True, "Lower-case the input (uncased models).")
+    vocab_file: str | None = option(
+        None, "The vocab.txt of the BERT model (default: the one in the --init_checkpoint folder)."
+    )
+    do_lower_case: bool | None = option(
+        None,
+        "Lower-case the input (uncased models). Default: what the model says (a Hugging "
+        "Face tokenizer_config.json, a Google release's name), else true.",
+    )
     do_predict: bool = option(False, "Whether to predict the test set.")
     predict_batch_size: int = option(8, "Global prediction batch size.")
     num_train_epochs: float = option(3.0, "Training epochs.")
@@ -68,6 +74,7 @@ class FineTuningRunner(TaskRunner):
     what a task supplies). `self.options` is a `FineTuningOptions`."""
 
     batch_size_options = ("train_batch_size", "eval_batch_size", "predict_batch_size")
+    reads_text = True
     # The feature keys `predict_split` returns beside the model's outputs.
     passthrough = ("label_ids", "is_real_example", "example_index")
     # What an epoch goes over: "num_examples" (the original's steps) or
@@ -116,6 +123,7 @@ class FineTuningRunner(TaskRunner):
             self.split_features("eval", options.eval_batch_size)
         if options.do_predict:
             self.split_features("predict", options.predict_batch_size)
+        self.tokenizer.check_unknown_share()
 
     def split_dataset_fn(self, path, batch_size, is_training):
         """The Trainer's `dataset_fn` over the feature file at `path`."""

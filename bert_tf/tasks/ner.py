@@ -69,8 +69,11 @@ class NerOptions(FineTuningOptions):
         "scored and CLUENER's spans tagged; auto: bmes with M- labels, bioes "
         "with E- or S- labels, else bio.",
     )
-    do_lower_case: bool = option(
-        False, "Lower-case the input (uncased models; CoNLL models are usually cased)."
+    do_lower_case: bool | None = option(
+        None,
+        "Lower-case the input (uncased models). Default: what the model says (a Hugging "
+        "Face tokenizer_config.json, a Google release's name), else false (CoNLL models "
+        "are usually cased).",
     )
     do_predict: bool = option(
         False, "Tag test.txt (writes test_predictions.txt; cluener: cluener_predict.json)."
@@ -158,6 +161,7 @@ class NerRunner(FineTuningRunner):
 
     make_dataset = staticmethod(tagging.make_dataset)
     passthrough = ("label_ids", "word_ids", "sentence_index", "is_real_example")
+    default_lower_case = False  # CoNLL models are usually cased
 
     def __init__(self, options):
         super().__init__(options)
