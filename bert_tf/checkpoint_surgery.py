@@ -32,7 +32,8 @@ from absl import logging
 
 from bert_tf import checkpoints, files, tokenization
 from bert_tf.errors import CheckpointError, InputError
-from bert_tf.loading import VOCAB_FILE_NAME, lower_case_of, read_pretrained, vocab_file_beside
+from bert_tf.loading import read_pretrained
+from bert_tf.model_text import VOCAB_FILE_NAME, text_settings
 
 WORD_EMBEDDINGS = "bert/embeddings/word_embeddings"
 MLM_OUTPUT_BIAS = "cls/predictions/output_bias"
@@ -155,24 +156,10 @@ def _checkpoint_format(path):
         raise InputError(f"--init_checkpoint: {e}") from None
 
 
-def _casing(o):
-    """`--do_lower_case`, else what the model's folder says, else True."""
-    if o.do_lower_case is not None:
-        tokenization.validate_case_matches_checkpoint(o.do_lower_case, o.init_checkpoint)
-        return o.do_lower_case
-    said = lower_case_of(o.init_checkpoint)
-    return True if said is None else said
-
-
-def _vocab_lines(o):
-    """`(vocab file, its tokens in id order)`."""
-    vocab_file = o.vocab_file or vocab_file_beside(o.init_checkpoint)
-    if vocab_file is None:
-        raise InputError(
-            f"no {VOCAB_FILE_NAME} beside --init_checkpoint={o.init_checkpoint}; pass --vocab_file"
-        )
+def _vocab_lines(vocab_file):
+    """The tokens of `vocab_file` in id order."""
     tokenization.load_vocab(vocab_file)  # its checks: the file is there, not empty, UTF-8
-    return vocab_file, [line.strip() for _, line in tokenization.iter_utf8_lines(vocab_file)]
+    return [line.strip() for _, line in tokenization.iter_utf8_lines(vocab_file)]
 
 
 def _words_source(o):
@@ -240,11 +227,12 @@ def extend_checkpoint(options):
     o = options
     _check_options(o)
     fmt = _checkpoint_format(o.init_checkpoint)
-    vocab_file, tokens = _vocab_lines(o)
+    # --vocab_file and --do_lower_case, else the model's (True when it says nothing).
+    vocab_file, do_lower_case = text_settings(o.vocab_file, o.do_lower_case, o.init_checkpoint)
+    tokens = _vocab_lines(vocab_file)
     words = read_words(o.words_file, o.words)
     if not words and o.type_vocab_size is None:
         raise InputError("nothing to do: pass --words_file, --words or --type_vocab_size")
-    do_lower_case = _casing(o)
     in_vocab = set(tokens)
     known = [word for word in words if word in in_vocab]
     new = [word for word in words if word not in in_vocab]

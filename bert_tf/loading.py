@@ -1,23 +1,14 @@
 """Loading any checkpoint the scripts take into a model class: its config,
 weights, vocab and casing (behind every model's `from_pretrained`)."""
 
-import json
-import os
-
 from absl import logging
 
-from bert_tf import checkpoints, files, tokenization
-from bert_tf.config import (
-    CONFIG_FILE_NAMES,
-    BertConfig,
-    checkpoint_folder,
-    config_file_beside,
-)
+from bert_tf import checkpoints
+from bert_tf.config import CONFIG_FILE_NAMES, BertConfig, config_file_beside
 from bert_tf.errors import CheckpointError
+from bert_tf.model_text import resolve_lower_case, vocab_file_beside
 from bert_tf.preprocessing import BertTokenizer
 from bert_tf.preprocessor import BertPreprocessor
-
-VOCAB_FILE_NAME = "vocab.txt"
 
 
 def read_pretrained(path, bert_config_file=None):
@@ -33,25 +24,6 @@ def read_pretrained(path, bert_config_file=None):
             f"no {' or '.join(CONFIG_FILE_NAMES)} next to {path!r}; pass bert_config_file"
         )
     return BertConfig.from_json_file(bert_config_file), checkpoints.read_weights(path)
-
-
-def vocab_file_beside(path):
-    """The `vocab.txt` in the folder `path` or beside the checkpoint prefix `path`, or None."""
-    vocab_file = os.path.join(checkpoint_folder(path), VOCAB_FILE_NAME)
-    return vocab_file if files.exists(vocab_file) else None
-
-
-def lower_case_of(path):
-    """Whether the model at `path` lower-cases its input: a Hugging Face
-    folder's `tokenizer_config.json` says, or a Google release's name; None
-    when neither does."""
-    hf_config = os.path.join(checkpoint_folder(path), "tokenizer_config.json")
-    if files.exists(hf_config):
-        with files.open_file(hf_config) as f:
-            value = json.load(f).get("do_lower_case")
-        if value is not None:
-            return bool(value)
-    return tokenization.release_casing(path)[1]
 
 
 def load_pretrained(
@@ -74,8 +46,8 @@ def load_pretrained(
     the `vocab.txt` beside the checkpoint) a task model (not the bare
     encoder) gets a `BertPreprocessor` of `max_seq_length`. `do_lower_case`
     defaults to what the folder says (Hugging Face's tokenizer config, a
-    Google release's name), else True; given, it must not contradict a
-    release's name (as the scripts' flag).
+    Google release's name), else True; given, it must not contradict them
+    (as the scripts' flag, `model_text.resolve_lower_case`).
     """
     config, weights = read_pretrained(path, bert_config_file)
     model = model_class(config, **model_arguments)
@@ -97,12 +69,7 @@ def load_pretrained(
     model.load_report = report
     vocab_file = vocab_file or vocab_file_beside(path)
     if hasattr(model, "preprocessor") and vocab_file:
-        if do_lower_case is None:
-            do_lower_case = lower_case_of(path)
-        else:
-            tokenization.validate_case_matches_checkpoint(do_lower_case, path)
-        if do_lower_case is None:
-            do_lower_case = True
+        do_lower_case = resolve_lower_case(do_lower_case, path)
         tokenizer = BertTokenizer(vocab_file, do_lower_case, name="tokenizer")
         model.preprocessor = BertPreprocessor(tokenizer, max_seq_length, name="preprocessor")
     return model

@@ -70,8 +70,10 @@ def test_create_pretraining_data_flags_keep_the_original_names_and_defaults():
 
 # Literal defaults of every flag of every script. Where google-research/bert has the
 # flag, its default (the original's AdamW decays by 0.01); else the current one.
-# The one difference from the original: --num_tpu_cores (8 there; None here, as
-# TPUStrategy uses every core). Each script's dict is complete: a flag added or
+# The differences from the original: --num_tpu_cores (8 there; None here, as
+# TPUStrategy uses every core), and --do_lower_case of the scripts that run a
+# model (True there; None here: the model's casing, else True, or False for
+# run_ner.py, see bert_tf.model_text). Each script's dict is complete: a flag added or
 # removed fails too.
 RUNTIME = {
     "distribution_strategy": "default",
@@ -145,7 +147,7 @@ SCRIPT_DEFAULTS = {
         **FINE_TUNING,
         **CLASSIFIER_DATA,
         "task_name": None,
-        "do_lower_case": True,
+        "do_lower_case": None,
         "class_weights": None,
         "long_text_stride": None,
         "threshold": None,
@@ -153,7 +155,7 @@ SCRIPT_DEFAULTS = {
     },
     "run_ner.py": {
         **FINE_TUNING,
-        "do_lower_case": False,  # NER wants cased models (no run_ner.py in the original)
+        "do_lower_case": None,  # else False: no run_ner.py in the original
         "combine": "concat",
         "data_format": "conll",
         "document_context": False,
@@ -164,7 +166,7 @@ SCRIPT_DEFAULTS = {
         "tag_scheme": "auto",
         "use_crf": False,
     },
-    "run_multiple_choice.py": {**FINE_TUNING, "do_lower_case": True},
+    "run_multiple_choice.py": {**FINE_TUNING, "do_lower_case": None},
     "run_squad.py": {
         **TRAINING,
         "bert_config_file": None,
@@ -175,7 +177,7 @@ SCRIPT_DEFAULTS = {
         "output_dir": None,
         "export_dir": None,
         "overwrite": False,
-        "do_lower_case": True,
+        "do_lower_case": None,
         "do_train": False,
         "do_predict": False,
         "max_seq_length": 384,
@@ -233,7 +235,7 @@ SCRIPT_DEFAULTS = {
         "max_seq_length": 128,
         "init_checkpoint": None,
         "vocab_file": None,
-        "do_lower_case": True,
+        "do_lower_case": None,
         "batch_size": 32,
         "use_one_hot_embeddings": False,
         "output_format": "jsonl",

@@ -584,6 +584,41 @@ def test_bad_flags_are_named(model_files, data_dir, tmp_path):
         )
 
 
+def test_the_casing_is_the_models_and_mostly_unknown_tokens_warn(tmp_path, caplog):
+    # An uncased vocab: a folder whose tokenizer_config.json says so is
+    # lower-cased (run_ner.py's own fallback is cased); one that says nothing
+    # keeps the names' capitals, which become [UNK], and the run says so.
+    uncased = [t if t.startswith("[") else t.lower() for t in VOCAB]
+    data = tmp_path / "data"
+    data.mkdir()
+    write_conll(data / "dev.txt", synthetic_sentences(8, seed=5))
+    warnings = {}
+    for name, says in (("says", True), ("silent", False)):
+        folder = tmp_path / name
+        folder.mkdir()
+        _, config = tiny_model_files(str(folder), uncased)
+        if says:
+            (folder / "tokenizer_config.json").write_text('{"do_lower_case": true}')
+        checkpoint = save_tf1_checkpoint(
+            BertEncoder(BertConfig.from_json_file(config)), str(folder / "bert_model.ckpt")
+        )
+        caplog.clear()
+        run_ner(
+            NerOptions(
+                data_dir=str(data),
+                init_checkpoint=checkpoint,
+                output_dir=str(tmp_path / f"out_{name}"),
+                do_eval=True,
+                labels="O,B-PER,I-PER,B-LOC",
+                max_seq_length=MAX_SEQ_LENGTH,
+            )
+        )
+        warnings[name] = [r.getMessage() for r in caplog.records if "[UNK]" in r.getMessage()]
+    assert warnings["says"] == []
+    (warning,) = warnings["silent"]
+    assert f"[UNK] with the vocab {tmp_path}/silent/vocab.txt and do_lower_case=False" in warning
+
+
 @pytest.mark.learning
 def test_crf_ner_end_to_end(model_files, data_dir, tmp_path, calibration):
     """--use_crf: learns, saves the transitions (TF1 names `crf/...`) that a

@@ -404,55 +404,6 @@ def test_convert_to_unicode():
         tokenization.convert_to_unicode(3)
 
 
-# ---- do_lower_case vs released checkpoint names ----
-
-
-@pytest.mark.parametrize(
-    "do_lower_case,checkpoint,bad",
-    [
-        (False, "/m/uncased_L-12_H-768_A-12/bert_model.ckpt", True),
-        (True, "/m/uncased_L-12_H-768_A-12/bert_model.ckpt", False),
-        (False, "gs://b/multilingual_L-12_H-768_A-12/bert_model.ckpt.index", True),
-        (True, "/m/cased_L-24_H-1024_A-16/bert_model.ckpt", True),
-        (True, "/m/multi_cased_L-12_H-768_A-12/bert_model.ckpt", True),
-        (False, "/m/cased_L-12_H-768_A-12/bert_model.ckpt", False),
-        (True, "/m/my_cased_model/bert_model.ckpt", False),
-        (True, "/m/cased_L-12_H-768_A-12/model.ckpt", False),
-        (False, "", False),
-        (False, None, False),
-    ],
-)
-def test_validate_case_matches_checkpoint(do_lower_case, checkpoint, bad):
-    if bad:
-        with pytest.raises(InputError, match="--do_lower_case"):
-            tokenization.validate_case_matches_checkpoint(do_lower_case, checkpoint)
-    else:
-        tokenization.validate_case_matches_checkpoint(do_lower_case, checkpoint)
-
-
-@pytest.mark.parametrize(
-    "name,given,kind,wanted",
-    [
-        ("uncased_L-12_H-768_A-12", False, "lower-cased", True),
-        ("cased_L-12_H-768_A-12", True, "cased", False),
-    ],
-)
-def test_a_release_folder_is_checked_and_the_error_says_what_to_pass(
-    tmp_path, name, given, kind, wanted
-):
-    folder = tmp_path / name
-    folder.mkdir()
-    assert tokenization.release_casing(str(folder) + "/") == (name, wanted)
-    expected = (
-        f"--do_lower_case={given} contradicts --init_checkpoint={folder}: `{name}` is a "
-        f"{kind} model, pass --do_lower_case={wanted} so fine-tuning matches pre-training"
-    )
-    with pytest.raises(InputError) as error:
-        tokenization.validate_case_matches_checkpoint(given, str(folder))
-    assert str(error.value) == expected
-    tokenization.validate_case_matches_checkpoint(wanted, str(folder))
-
-
 def test_ids_and_tokens_convert_both_ways():
     tokenizer = tokenization.FullTokenizer(uncased_vocab_file(), do_lower_case=True)
     tokens = tokenizer.tokenize("Hello, unaffable world!")

@@ -223,11 +223,17 @@ def bad_inputs(tmp_path_factory, model_files, data_dir):  # noqa: F811
     release = root / "uncased_L-2_H-128_A-2"  # a Google release's folder name
     release.mkdir()
     shutil.copy(config, release / "bert_config.json")
+    uncased_hf = root / "uncased_hf"  # a Hugging Face folder that says it is uncased
+    uncased_hf.mkdir()
+    shutil.copy(vocab, uncased_hf / "vocab.txt")
+    shutil.copy(config, uncased_hf / "bert_config.json")
+    _write(str(uncased_hf / "tokenizer_config.json"), '{"do_lower_case": true}')
     broken = _write(str(root / "broken" / "bert_model.ckpt.index"), "not a checkpoint")
     return {
         "bad_labels": bad_labels,
         "small_config": small_config,
         "release": str(release),
+        "uncased_hf": str(uncased_hf),
         "a_file": _write(str(root / "a_file"), "x"),
         "broken": broken[: -len(".index")],
         "root": str(root),
@@ -287,6 +293,38 @@ def error_cases():
                 f"--init_checkpoint={b['release']}",
             ),
             ["--do_lower_case=False", "uncased_L-2_H-128_A-2"],
+        ),
+        (
+            "case of a Hugging Face folder",
+            CLASSIFIER,
+            lambda m, d, b, out: classifier_flags(
+                m,
+                d,
+                out,
+                "--do_train",
+                "--do_lower_case=false",
+                f"--init_checkpoint={b['uncased_hf']}",
+            ),
+            [
+                "--do_lower_case=False contradicts --init_checkpoint=",
+                "uncased_hf: its tokenizer_config.json says do_lower_case: True",
+                "pass --do_lower_case=True",
+            ],
+        ),
+        (
+            "no vocab beside the checkpoint",
+            CLASSIFIER,
+            lambda m, d, b, out: [
+                a
+                for a in classifier_flags(
+                    m, d, out, "--do_train", f"--init_checkpoint={b['release']}"
+                )
+                if not a.startswith("--vocab_file")
+            ],
+            [
+                "--vocab_file is needed: --init_checkpoint=",
+                "uncased_L-2_H-128_A-2 has no vocab.txt",
+            ],
         ),
         (
             "unreadable init checkpoint",
@@ -429,14 +467,13 @@ def test_extract_features_takes_the_original_flags_and_no_training_ones(
 
 
 @pytest.mark.large
-def test_a_hugging_face_folder_needs_no_bert_config_file(server, data_dir, tmp_path):
+def test_a_hugging_face_folder_needs_no_bert_config_file_or_vocab_file(server, data_dir, tmp_path):
     folder = minilm_dir()
     out = str(tmp_path / "hf")
     finished = server.run(
         CLASSIFIER,
         "--task_name=MRPC",
         f"--data_dir={data_dir}",
-        f"--vocab_file={folder}/vocab.txt",
         f"--init_checkpoint={folder}",
         f"--output_dir={out}",
         "--do_eval",
@@ -445,6 +482,63 @@ def test_a_hugging_face_folder_needs_no_bert_config_file(server, data_dir, tmp_p
     assert finished.status == 0, finished.stderr[-3000:]
     assert f"eval results: {out}/eval_results.txt" in finished.stdout
     assert "warm start from" in finished.stderr
+
+
+def record_tokens(path, vocab_file):
+    """The tokens of the first record's `input_ids` in the feature file at `path`."""
+    example = tf.train.Example.FromString(next(iter(tf.data.TFRecordDataset(path))).numpy())
+    ids = example.features.feature["input_ids"].int64_list.value
+    with open(vocab_file) as f:
+        vocab = f.read().splitlines()
+    return [vocab[i] for i in ids if i]
+
+
+@pytest.mark.large
+def test_run_ner_takes_the_casing_from_the_model_and_warns_of_unknown_tokens(server, tmp_path):
+    # run_ner.py's casing without --do_lower_case is the model's: MiniLM's
+    # tokenizer_config.json says lower-case (run_ner.py's own fallback is cased).
+    data = tmp_path / "data"
+    data.mkdir()
+    rows = ["John B-PER", "Smith I-PER", "visited O", "Paris B-LOC", ". O"]
+    (data / "dev.txt").write_text(
+        "\n".join(f"{r.split()[0]} NNP B-NP {r.split()[1]}" for r in rows)
+    )
+    flags = [
+        f"--data_dir={data}",
+        "--labels=O,B-PER,I-PER,B-LOC",
+        "--do_eval",
+        "--max_seq_length=16",
+    ]
+    out = tmp_path / "uncased"
+    finished = server.run(
+        "run_ner.py", *flags, f"--init_checkpoint={minilm_dir()}", f"--output_dir={out}"
+    )
+    assert finished.status == 0, finished.stderr[-3000:]
+    assert record_tokens(str(out / "eval.tf_record"), f"{minilm_dir()}/vocab.txt") == [
+        "[CLS]",
+        "john",
+        "smith",
+        "visited",
+        "paris",
+        ".",
+        "[SEP]",
+    ]
+    assert "[UNK]" not in finished.stderr
+    # The same weights and vocab in a folder that does not say: cased, and a
+    # warning that names the share of [UNK], the vocab and the likely cause.
+    silent = tmp_path / "silent"
+    silent.mkdir()
+    for name in ("config.json", "model.safetensors", "vocab.txt"):
+        os.symlink(os.path.join(minilm_dir(), name), silent / name)
+    finished = server.run(
+        "run_ner.py", *flags, f"--init_checkpoint={silent}", f"--output_dir={tmp_path / 'cased'}"
+    )
+    assert finished.status == 0, finished.stderr[-3000:]
+    assert (
+        f"60% of the first 5 tokens are [UNK] with the vocab {silent}/vocab.txt and "
+        "do_lower_case=False: the vocab has no upper-case letters (an uncased model's), "
+        "lower-case the input (--do_lower_case=true)"
+    ) in finished.stderr
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import checkpoints, files, tokenization
+from bert_tf import checkpoints, files, model_text, tokenization
 from bert_tf.accelerators import is_tpu_strategy
 from bert_tf.config import CONFIG_FILE_NAMES, BertConfig, config_file_beside
 from bert_tf.data.features import damaged_file_error
@@ -58,6 +58,17 @@ def _config_source(options):
     if options.bert_config_file:
         return f"--bert_config_file {options.bert_config_file}"
     return config_file_of(options)
+
+
+def with_model_text(options, default_lower_case=True):
+    """`options` with `vocab_file` and `do_lower_case` resolved as
+    `model_text.text_settings` does: the vocab beside `--init_checkpoint`
+    unless given, the casing its folder says unless given (and checked
+    against it when given), else `default_lower_case`."""
+    vocab_file, do_lower_case = model_text.text_settings(
+        options.vocab_file, options.do_lower_case, options.init_checkpoint, default_lower_case
+    )
+    return dataclasses.replace(options, vocab_file=vocab_file, do_lower_case=do_lower_case)
 
 
 def load_bert_config(options):
@@ -121,6 +132,11 @@ class TaskRunner:
     # Whether the task's batches may be padded only to their longest example
     # (--dynamic_padding); pre-training and SQuAD always pad to --max_seq_length.
     pads_dynamically = True
+    # Whether the task tokenizes text (its options name a vocab and a casing,
+    # resolved by `with_model_text`), and its casing when neither
+    # --do_lower_case nor the model says one.
+    reads_text = False
+    default_lower_case = True
 
     def __init__(self, options):
         self.options = options
@@ -233,8 +249,7 @@ _MODES = ("do_train", "do_eval", "do_predict", "export_dir")
 def _check_shared_options(options):
     """Checks of options several tasks have: one of the task's modes
     (`--do_*`, `--export_dir`) is set, `--output_dir` is a folder (or not
-    there yet), an export dir that is free, and `--do_lower_case` against a
-    released checkpoint's casing."""
+    there yet), an export dir that is free, and `ModelOptions`."""
     modes = [
         f"--{f.name}"
         for f in dataclasses.fields(options)
@@ -271,14 +286,9 @@ def _check_eval_during_training(options):
 
 
 def check_model_options(options):
-    """Checks of `ModelOptions` before any work: `--padding_multiple`, and
-    `--do_lower_case` against a released checkpoint's casing."""
+    """Checks of `ModelOptions` before any work: `--padding_multiple`."""
     if options.padding_multiple is not None and options.padding_multiple < 1:
         raise InputError(f"--padding_multiple must be >= 1, got {options.padding_multiple}")
-    if options.vocab_file:
-        tokenization.validate_case_matches_checkpoint(
-            options.do_lower_case, options.init_checkpoint
-        )
 
 
 def load_model_config(options):
@@ -354,6 +364,8 @@ def run_task(runner):
 
 
 def _run(runner):
+    if runner.reads_text:
+        runner.options = with_model_text(runner.options, runner.default_lower_case)
     options = runner.options
     _check_shared_options(options)
     runner.validate()

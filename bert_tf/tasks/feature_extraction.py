@@ -42,6 +42,7 @@ from bert_tf.tasks.common import (
     load_model_config,
     parse_layers,
     training_environment,
+    with_model_text,
 )
 from bert_tf.training.distribution import check_batch_divisible
 from bert_tf.training.loop import Predictor
@@ -115,6 +116,7 @@ def _write_input_records(path, options):
         length = sum(inputs["input_mask"])
         tokens.append(tokenizer.convert_ids_to_tokens(inputs["input_word_ids"][:length]))
         packed.append(inputs)
+    tokenizer.check_unknown_share()
     schema = _schema(options.max_seq_length)
     padding = -len(packed) % options.batch_size
     zeros = [0] * options.max_seq_length
@@ -159,6 +161,7 @@ def _load_encoder(model, path):
 
 def extract_features(options):
     """Writes the features of every line of `input_file` to `output_file`."""
+    options = with_model_text(options)
     layer_indexes = _check_options(options)
     if options.use_one_hot_embeddings:
         logging.warning(

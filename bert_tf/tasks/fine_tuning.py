@@ -45,6 +45,7 @@ class FineTuningRunner(TaskRunner):
     what a task supplies). `self.options` is a `FineTuningOptions`."""
 
     batch_size_options = ("train_batch_size", "eval_batch_size", "predict_batch_size")
+    reads_text = True
     # The feature keys `predict_split` returns beside the model's outputs.
     passthrough = ("label_ids", "is_real_example", "example_index")
     # What an epoch goes over: "num_examples" (the original's steps) or
@@ -93,6 +94,7 @@ class FineTuningRunner(TaskRunner):
             self.split_features("eval", options.eval_batch_size)
         if options.do_predict:
             self.split_features("predict", options.predict_batch_size)
+        self.tokenizer.check_unknown_share()
 
     def split_dataset_fn(self, path, batch_size, is_training):
         """The Trainer's `dataset_fn` over the feature file at `path`."""

@@ -107,6 +107,7 @@ class NerRunner(FineTuningRunner):
 
     make_dataset = staticmethod(tagging.make_dataset)
     passthrough = ("label_ids", "word_ids", "sentence_index", "is_real_example")
+    default_lower_case = False  # CoNLL models are usually cased
 
     def __init__(self, options):
         super().__init__(options)

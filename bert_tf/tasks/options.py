@@ -107,8 +107,14 @@ class FineTuningOptions(RunOptions):
     defaults. A task re-declares one only to change its default or to say
     in its help what it means there."""
 
-    vocab_file: str = option(help="The vocab.txt of the BERT model.")
-    do_lower_case: bool = option(True, "Lower-case the input (uncased models).")
+    vocab_file: str | None = option(
+        None, "The vocab.txt of the BERT model (default: the one in the --init_checkpoint folder)."
+    )
+    do_lower_case: bool | None = option(
+        None,
+        "Lower-case the input (uncased models). Default: what the model says (a Hugging "
+        "Face tokenizer_config.json, a Google release's name), else true.",
+    )
     do_predict: bool = option(False, "Whether to predict the test set.")
     predict_batch_size: int = option(8, "Global prediction batch size.")
     num_train_epochs: float = option(3.0, "Training epochs.")
@@ -176,8 +182,11 @@ class NerOptions(FineTuningOptions):
         "scored and CLUENER's spans tagged; auto: bmes with M- labels, bioes "
         "with E- or S- labels, else bio.",
     )
-    do_lower_case: bool = option(
-        False, "Lower-case the input (uncased models; CoNLL models are usually cased)."
+    do_lower_case: bool | None = option(
+        None,
+        "Lower-case the input (uncased models). Default: what the model says (a Hugging "
+        "Face tokenizer_config.json, a Google release's name), else false (CoNLL models "
+        "are usually cased).",
     )
     do_predict: bool = option(
         False, "Tag test.txt (writes test_predictions.txt; cluener: cluener_predict.json)."
@@ -276,13 +285,19 @@ class FeatureOptions(ModelOptions):
 
     input_file: str = option(help="Text, one example per line: text_a or 'text_a ||| text_b'.")
     output_file: str = option(help="Where the features are written (JSON lines or .npz).")
-    vocab_file: str = option(help="The vocab.txt of the BERT model.")
+    vocab_file: str | None = option(
+        None, "The vocab.txt of the BERT model (default: the one in the --init_checkpoint folder)."
+    )
     init_checkpoint: str = option(
         help="The model's checkpoint (Google's bert_model.ckpt, "
         "bert_tf, Model Garden or a Hugging Face folder)."
     )
     layers: str = option("-1,-2,-3,-4", "Comma-separated layer indexes (-1: the last).")
-    do_lower_case: bool = option(True, "Lower-case the input (uncased models).")
+    do_lower_case: bool | None = option(
+        None,
+        "Lower-case the input (uncased models). Default: what the model says (a Hugging "
+        "Face tokenizer_config.json, a Google release's name), else true.",
+    )
     batch_size: int = option(32, "Global batch size for predictions.")
     output_format: str = option("jsonl", "jsonl (the original's JSON lines) or npz (arrays).")
     use_one_hot_embeddings: bool = option(

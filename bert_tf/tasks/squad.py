@@ -90,6 +90,7 @@ class SquadRunner(FineTuningRunner):
         self.tokenizer = tokenization.FullTokenizer(options.vocab_file, options.do_lower_case)
         if options.do_train:
             self.train_file = self.split_features("train", None)
+        self.tokenizer.check_unknown_share()
 
     def split_features(self, split, pad_to):
         # Only "train": the predict split is written by `predict_split`.
@@ -145,6 +146,7 @@ class SquadRunner(FineTuningRunner):
         options = self.options
         examples = self._read(options.predict_file, is_training=False)
         windows = list(self._windows(examples, is_training=False))
+        self.tokenizer.check_unknown_share()
         feature_file = self._features(
             options.predict_file, split, False, windows=windows, pad_to=batch_size
         )
