@@ -4,6 +4,7 @@ classification logits, whitespace words of raw text, and writing the archive
 atomically."""
 
 import contextlib
+import os
 
 import keras
 import tensorflow as tf
@@ -12,7 +13,7 @@ from absl import logging
 from bert_tf import tokenization
 from bert_tf.data.squad.reader import CONTEXT_WHITESPACE
 from bert_tf.errors import InputError
-from bert_tf.files import atomic_output, exists
+from bert_tf.files import atomic_output, check_writable, exists
 from bert_tf.preprocessing import BertTokenizer
 
 # Under XLA, text requests are padded to a multiple of this many tokens, so a
@@ -23,11 +24,14 @@ _WHITESPACE_CODE_POINTS = sorted(ord(char) for char in CONTEXT_WHITESPACE)
 
 
 def check_export_dir(export_dir, overwrite):
-    """Refuses an existing export dir unless `overwrite` (checked before training)."""
+    """Refuses an existing export dir unless `overwrite`, and one that cannot
+    be written (checked before training)."""
     if exists(export_dir) and not overwrite:
         raise InputError(
             f"--export_dir {export_dir!r} already exists; pass --overwrite to replace it"
         )
+    # Written beside itself first (`atomic_output`): its parent must be writable.
+    check_writable(os.path.dirname(export_dir.rstrip("/")) or ".", export_dir, "--export_dir")
 
 
 def classification_outputs(logits, is_regression=False):
