@@ -966,3 +966,23 @@ def test_the_dev_check_prints_no_negative_zero(converted):
         "labels_changed": 0,
     }
     assert "(+0.00 points;" in accuracy_summary(report)
+
+
+def test_a_saved_model_export_says_what_its_long_steps_do(tmp_path, caplog):
+    """After run_ner's "exporting the SavedModel" line, TensorFlow traced the
+    signatures, then the model's functions while writing, for 12 s (about
+    half each) without a word: a line says when each starts."""
+    import keras
+
+    from bert_tf.export.common import write_archive
+
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    serve = tf.function(lambda x: model(x), input_signature=[tf.TensorSpec([None, 2])])
+    caplog.set_level("INFO", logger="absl")
+    write_archive(str(tmp_path / "export"), model, tf.Module(), {"serving_default": serve})
+    lines = [record.getMessage() for record in caplog.records]
+    tracing = [i for i, line in enumerate(lines) if line.startswith("tracing")]
+    writing = [i for i, line in enumerate(lines) if line.startswith("writing the SavedModel")]
+    assert tracing and writing and tracing[0] < writing[0], lines
+    assert "serving_default" in lines[tracing[0]]
+    assert (tmp_path / "export" / "saved_model.pb").exists()
