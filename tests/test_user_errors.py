@@ -330,10 +330,9 @@ def test_bad_input_is_one_error_line_and_nothing_written(
     finished = server.run(script, *flags)
     assert_one_error(finished, *words)
     assert snapshot(earlier) == before
-    # Nothing of this run stays behind, except the feature files it had
+    # Nothing of this run stays behind, not even the feature files it had
     # finished (the bad-label case stops after writing train's).
-    left = os.listdir(out) if os.path.isdir(out) else []
-    assert all(name.startswith("train.tf_record") for name in left), left
+    assert not os.path.exists(out), os.listdir(out)
     assert not tmp_files(bad_inputs["root"])
 
 
@@ -821,6 +820,12 @@ def path_cases():
             CLASSIFIER,
             lambda m, d, f, out: classifier_flags(m, d, f, "--do_train"),
             ["--output_dir", "read_only", "not writable; expected a folder you can write to"],
+        ),
+        (
+            "export_dir in a read-only folder",
+            CLASSIFIER,
+            lambda m, d, f, out: classifier_flags(m, d, out, "--do_train", f"--export_dir={f}/e"),
+            ["--export_dir", "read_only", "not writable; expected a folder you can write to"],
         ),
         (
             "output_file in a read-only folder",
