@@ -991,3 +991,37 @@ def test_a_saved_model_export_says_what_its_long_steps_do(tmp_path, caplog):
     assert tracing and writing and tracing[0] < writing[0], lines
     assert "serving_default" in lines[tracing[0]]
     assert (tmp_path / "export" / "saved_model.pb").exists()
+
+
+def test_an_os_error_is_named_by_the_flag_whose_path_holds_it(tmp_path):
+    """What `run_main` prints for an OSError: the flag whose path is the file,
+    a folder above it or a glob it matches (the longest wins), else nothing."""
+    import errno
+
+    from bert_tf.cli import file_error_message
+
+    flag_values = {
+        "data_dir": str(tmp_path),
+        "output_dir": f"{tmp_path}/out",
+        "input_file": f"{tmp_path}/a/*.txt,{tmp_path}/b.txt",
+        "layers": ["-1", "-2"],
+        "do_train": True,
+    }
+
+    def message(error_type, code, filename):
+        return file_error_message(error_type(code, os.strerror(code), filename), flag_values)
+
+    assert message(IsADirectoryError, errno.EISDIR, f"{tmp_path}/train.tsv") == (
+        f"--data_dir={tmp_path}: {tmp_path}/train.tsv is a folder; expected a file"
+    )
+    assert message(PermissionError, errno.EACCES, f"{tmp_path}/out/eval") == (
+        f"--output_dir={tmp_path}/out: {tmp_path}/out/eval: Permission denied"
+    )
+    assert message(IsADirectoryError, errno.EISDIR, f"{tmp_path}/a/x.txt") == (
+        f"--input_file={tmp_path}/a/*.txt: {tmp_path}/a/x.txt is a folder; expected a file"
+    )
+    assert message(IsADirectoryError, errno.EISDIR, f"{tmp_path}/b.txt") == (
+        f"--input_file={tmp_path}/b.txt is a folder; expected a file"
+    )
+    assert message(PermissionError, errno.EACCES, "/elsewhere/x") is None
+    assert file_error_message(OSError("no file named"), flag_values) is None
