@@ -1,7 +1,10 @@
 """Shared plumbing for the flag-driven scripts."""
 
 import dataclasses
+import errno
+import fnmatch
 import functools
+import os
 import signal
 import sys
 import types
@@ -62,8 +65,9 @@ def _parse_flags(argv, known_only=False):
 
 
 def run_main(main, known_only=False):
-    """Runs an absl `main(argv)` as a script: a bad flag or a BertTfError
-    becomes one line on stderr and exit 2; SIGTERM / SIGINT one line and
+    """Runs an absl `main(argv)` as a script: a bad flag, a BertTfError or an
+    OSError on a path a flag names (`file_error_message`) becomes one line
+    on stderr and exit 2; SIGTERM / SIGINT one line and
     exit 128 + the signal's number, after `finally` blocks cleaned up. With
     `known_only`, flags the script does not define reach `main` in `argv`."""
 
@@ -73,6 +77,12 @@ def run_main(main, known_only=False):
             return main(argv)
         except BertTfError as e:
             print(f"error: {e}", file=sys.stderr)
+            sys.exit(2)
+        except OSError as e:
+            message = file_error_message(e, flags.FLAGS.flag_values_dict())
+            if message is None:
+                raise
+            print(f"error: {message}", file=sys.stderr)
             sys.exit(2)
         except KeyboardInterrupt as e:
             signum = getattr(e, "signum", signal.SIGINT)
@@ -84,6 +94,47 @@ def run_main(main, known_only=False):
             sys.exit(128 + signum)
 
     app.run(wrapped, flags_parser=functools.partial(_parse_flags, known_only=known_only))
+
+
+def file_error_message(error, flag_values):
+    """An OSError on a file (a folder given for a file, permission denied, ...)
+    as one line naming the flag whose path holds the file, from
+    `flag_values` ({name: value}); None when no flag's path holds it."""
+    if error.filename is None:
+        return None
+    flag = _flag_holding(str(error.filename), flag_values)
+    if flag is None:
+        return None
+    name, given = flag
+    if error.errno == errno.EISDIR:
+        problem = f"{error.filename} is a folder; expected a file"
+    else:
+        problem = f"{error.filename}: {error.strerror or error}"
+    if os.path.abspath(given) == os.path.abspath(error.filename):
+        return f"--{name}={problem}"
+    return f"--{name}={given}: {problem}"
+
+
+def _flag_holding(filename, flag_values):
+    """`(flag name, path)` of the flag whose path (a comma-separated part of
+    its value, a glob) is `filename`, a folder above it or a pattern it
+    matches; the longest such path wins. None if there is none."""
+    target = os.path.abspath(filename)
+    best = None
+    for name, value in flag_values.items():
+        values = value if isinstance(value, list) else [value]
+        for given in (p for v in values if isinstance(v, str) for p in v.split(",")):
+            if not given.strip():
+                continue
+            path = os.path.abspath(given)
+            holds = (
+                target == path
+                or target.startswith(path.rstrip(os.sep) + os.sep)
+                or fnmatch.fnmatch(target, path)
+            )
+            if holds and (best is None or len(path) > len(os.path.abspath(best[1]))):
+                best = (name, given)
+    return best
 
 
 def _flag_type(annotation):

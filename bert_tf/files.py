@@ -95,15 +95,80 @@ def expand_input_patterns(patterns, flag="--input_file"):
 
 
 def check_output_file(path, flag):
-    """An output file's path must not be a folder (checked before any work)."""
+    """An output file's path must not be a folder, and its folder (or the
+    nearest part of it that exists) must be a folder one may write into
+    (checked before any work)."""
     if isdir(path):
         raise InputError(f"{flag}={path} is a folder; expected a file path")
+    check_writable(os.path.dirname(path) or ".", path, flag)
 
 
 def check_output_dir(path, flag):
-    """An output folder's path must not be a file (checked before any work)."""
+    """An output folder's path must not be a file, and it (or the nearest
+    part of it that exists) must be a folder one may write into (checked
+    before any work)."""
     if exists(path) and not isdir(path):
         raise InputError(f"{flag}={path} is a file; expected a folder")
+    check_writable(path, path, flag)
+
+
+def check_writable(folder, path, flag):
+    """InputError naming `flag`=`path` unless the nearest existing part of
+    the local `folder` (where `path` is written) is a folder this process
+    may create files in."""
+    if is_remote(folder):
+        return  # no cheap check there: the first write names the problem
+    part = os.path.normpath(folder)
+    while not os.path.exists(part):
+        part = os.path.dirname(part) or "."
+    if not os.path.isdir(part):
+        raise InputError(f"{flag}={path}: {part} is a file; expected a folder")
+    if not os.access(part, os.W_OK | os.X_OK):
+        raise InputError(
+            f"{flag}={path}: {part} is not writable; expected a folder you can write to"
+        )
+
+
+def _missing_folders(folder):
+    """`folder` and its parents that do not exist, innermost first (local or remote)."""
+    missing = []
+    while folder and not exists(folder):
+        missing.append(folder)
+        parent = os.path.dirname(folder.rstrip("/"))
+        if parent == folder:
+            break
+        folder = parent
+    return missing
+
+
+@contextlib.contextmanager
+def folder_removed_on_error(folder):
+    """Makes `folder` (and its missing parents); when the block raises,
+    removes the ones it made that are empty then, so a failed run leaves no
+    empty folders behind."""
+    made = _missing_folders(folder)
+    makedirs(folder)
+    try:
+        yield
+    except BaseException:
+        for path in made:
+            if isdir(path) and not listdir(path):
+                remove(path)
+        raise
+
+
+@contextlib.contextmanager
+def new_entries_removed_on_error(folder):
+    """When the block raises an Exception, removes what it added to the
+    existing `folder`: files and folders that were not there before (what
+    was there stays, changed or not)."""
+    before = set(listdir(folder))
+    try:
+        yield
+    except Exception:
+        for name in set(listdir(folder)) - before:
+            remove(os.path.join(folder, name))
+        raise
 
 
 def remove(path):
@@ -145,19 +210,20 @@ def atomic_output(path, suffixes=("",)):
     Readers therefore see the old output or the complete new one, never a
     partial one. `suffixes` serves outputs made of several files (a
     checkpoint's `.data-*` then `.index`, the index last). The folder of
-    `path` is created if needed.
+    `path` is created if needed, and removed again if the block fails and
+    leaves it empty.
     """
     tmp = f"{path.rstrip('/')}.tmp-{os.getpid()}"
-    makedirs(os.path.dirname(tmp) or ".")
-    try:
-        yield tmp
-        for suffix in suffixes:
-            if isdir(tmp + suffix):
-                remove(path + suffix)
-            _rename(tmp + suffix, path + suffix)
-    finally:
-        for suffix in suffixes:
-            remove(tmp + suffix)
+    with folder_removed_on_error(os.path.dirname(tmp) or "."):
+        try:
+            yield tmp
+            for suffix in suffixes:
+                if isdir(tmp + suffix):
+                    remove(path + suffix)
+                _rename(tmp + suffix, path + suffix)
+        finally:
+            for suffix in suffixes:
+                remove(tmp + suffix)
 
 
 def write_text_atomically(path, text):

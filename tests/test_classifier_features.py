@@ -362,13 +362,18 @@ def test_feature_cache(tmp_path, tokenizer):
     kwargs = dict(
         input_files=[str(train)], vocab_file=VOCAB_FILE, do_lower_case=True, extra={"task": "x"}
     )
-    cf.ensure_features(out, "dev", lambda: calls.append(1) or [], LABELS, 8, tokenizer, **kwargs)
-    cf.ensure_features(out, "dev", lambda: calls.append(1) or [], LABELS, 8, tokenizer, **kwargs)
+
+    def examples():
+        calls.append(1)
+        return [InputExample("dev-0", "the cat sat", None, "pos")]
+
+    cf.ensure_features(out, "dev", examples, LABELS, 8, tokenizer, **kwargs)
+    cf.ensure_features(out, "dev", examples, LABELS, 8, tokenizer, **kwargs)
     assert calls == [1] and os.path.exists(os.path.join(out, "eval.tf_record"))
     cf.ensure_features(
         out,
         "eval",
-        lambda: calls.append(1) or [],
+        examples,
         LABELS,
         8,
         tokenizer,

@@ -365,3 +365,44 @@ def test_litert_tokenizer_gives_full_tokenizer_ids_on_text():
             assert equal == (i < len(texts) or not do_lower_case), (text, do_lower_case)
     differences = lower_casing_differences(read_vocab(vocab_file))
     assert len(differences) == 221 and {"ß", "²", "，"} <= set(differences)
+
+
+def test_onnx_export_says_what_its_long_steps_do(tmp_path, monkeypatch, caplog):
+    """tf2onnx takes about a minute on a small BERT, the quantizer more
+    seconds, both silently: a line says when each starts. Stand-ins keep it
+    fast: a SavedModel with a `serving_ids` signature, converters that copy."""
+    module = tf.Module()
+    module.scale = tf.Variable(2, dtype=tf.int32)
+    module.ids = tf.function(
+        lambda input_word_ids, input_mask, input_type_ids: {
+            "label_ids": input_word_ids[:, 0] * module.scale
+        },
+        input_signature=[tf.TensorSpec([None, 8], tf.int32, name) for name in INPUT_NAMES],
+    )
+    saved_model = str(tmp_path / "saved_model")
+    tf.saved_model.save(module, saved_model, {"serving_ids": module.ids})
+    steps = []
+
+    def convert_graph(*args, output_path, **kwargs):
+        steps.append("tf2onnx")
+        with open(output_path, "wb") as f:
+            f.write(b"float")
+
+    def quantize(source, target, **kwargs):
+        steps.append("quantize")
+        with open(source, "rb") as f, open(target, "wb") as g:
+            g.write(f.read())
+
+    import onnxruntime.quantization
+    import tf2onnx
+
+    monkeypatch.setattr(tf2onnx.convert, "from_graph_def", convert_graph)
+    monkeypatch.setattr(onnxruntime.quantization, "quantize_dynamic", quantize)
+    caplog.set_level("INFO", logger="absl")
+    convert(saved_model, str(tmp_path / "model.onnx"), "onnx_int8")
+    assert steps == ["tf2onnx", "quantize"]
+    lines = [record.getMessage() for record in caplog.records]
+    converting = [i for i, line in enumerate(lines) if line.startswith("converting to ONNX")]
+    quantizing = [i for i, line in enumerate(lines) if line.startswith("quantizing")]
+    assert converting and quantizing and converting[0] < quantizing[0], lines
+    assert "tf2onnx" in lines[converting[0]] and "minute" in lines[converting[0]]

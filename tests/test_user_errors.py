@@ -368,10 +368,9 @@ def test_bad_input_is_one_error_line_and_nothing_written(
     finished = server.run(script, *flags)
     assert_one_error(finished, *words)
     assert snapshot(earlier) == before
-    # Nothing of this run stays behind, except the feature files it had
+    # Nothing of this run stays behind, not even the feature files it had
     # finished (the bad-label case stops after writing train's).
-    left = os.listdir(out) if os.path.isdir(out) else []
-    assert all(name.startswith("train.tf_record") for name in left), left
+    assert not os.path.exists(out), os.listdir(out)
     assert not tmp_files(bad_inputs["root"])
 
 
@@ -851,3 +850,272 @@ def test_a_run_killed_after_a_checkpoint_resumes_to_the_same_model(
     assert whole_results.keys() == killed_results.keys()
     for key in whole_results:
         assert killed_results[key] == pytest.approx(whole_results[key], rel=1e-5), key
+
+
+@pytest.fixture
+def read_only_dir(tmp_path):
+    """A folder no one may write into. Root ignores file modes, so as root it
+    is made immutable (`chattr +i`); the test is skipped where neither works."""
+    folder = tmp_path / "read_only"
+    folder.mkdir()
+    folder.chmod(0o555)
+    immutable = False
+    if os.access(folder, os.W_OK):
+        made = subprocess.run(["chattr", "+i", str(folder)], capture_output=True)
+        immutable = made.returncode == 0 and not os.access(folder, os.W_OK)
+        if not immutable:
+            pytest.skip("root writes into read-only folders here and chattr +i is not available")
+    yield str(folder)
+    if immutable:
+        subprocess.run(["chattr", "-i", str(folder)], check=True)
+    folder.chmod(0o755)
+
+
+def squad_flags(model_files, train_file, output_dir):  # noqa: F811
+    vocab, config = model_files
+    return [
+        f"--vocab_file={vocab}",
+        f"--bert_config_file={config}",
+        f"--train_file={train_file}",
+        f"--output_dir={output_dir}",
+        "--do_train",
+        "--max_seq_length=32",
+        "--max_query_length=8",
+    ]
+
+
+def path_cases():
+    """(id, script, flags(model, data, folder, out), words of the error).
+    `folder` is a folder where a file is expected, or, in the cases named
+    "read-only", a folder no one may write into; `out` is `<tmp>/new/out`,
+    whose `new` does not exist."""
+    folder_name = "a_folder"
+    return [
+        (
+            "vocab_file is a folder",
+            CLASSIFIER,
+            lambda m, d, f, out: classifier_flags((f, m[1]), d, out, "--do_train", "--do_eval"),
+            ["--vocab_file", folder_name, "is a folder; expected a file"],
+        ),
+        (
+            "squad train_file is a folder",
+            "run_squad.py",
+            lambda m, d, f, out: squad_flags(m, f, out),
+            ["--train_file", folder_name, "is a folder; expected a file"],
+        ),
+        (
+            "output_dir in a read-only folder",
+            CLASSIFIER,
+            lambda m, d, f, out: classifier_flags(m, d, f"{f}/out", "--do_train"),
+            ["--output_dir", "read_only", "not writable; expected a folder you can write to"],
+        ),
+        (
+            "output_dir is a read-only folder",
+            CLASSIFIER,
+            lambda m, d, f, out: classifier_flags(m, d, f, "--do_train"),
+            ["--output_dir", "read_only", "not writable; expected a folder you can write to"],
+        ),
+        (
+            "export_dir in a read-only folder",
+            CLASSIFIER,
+            lambda m, d, f, out: classifier_flags(m, d, out, "--do_train", f"--export_dir={f}/e"),
+            ["--export_dir", "read_only", "not writable; expected a folder you can write to"],
+        ),
+        (
+            "output_file in a read-only folder",
+            "create_pretraining_data.py",
+            lambda m, d, f, out: [
+                f"--input_file={d}/train.tsv",
+                f"--output_file={f}/data/train.tfrecord",
+                f"--vocab_file={m[0]}",
+                "--max_seq_length=16",
+                "--max_predictions_per_seq=3",
+            ],
+            ["--output_file", "read_only", "not writable; expected a folder you can write to"],
+        ),
+    ]
+
+
+@pytest.mark.parametrize("case", path_cases(), ids=[c[0] for c in path_cases()])
+def test_a_folder_for_a_file_or_a_read_only_output_is_one_error_line(
+    case, server, model_files, data_dir, tmp_path, request
+):  # noqa: F811
+    name, script, make_flags, words = case
+    if "read-only" in name:
+        folder = request.getfixturevalue("read_only_dir")
+    else:
+        folder = str(tmp_path / "a_folder")
+        os.mkdir(folder)
+    out = tmp_path / "new" / "out"
+    finished = server.run(script, *make_flags(model_files, data_dir, folder, str(out)))
+    assert_one_error(finished, *words)
+    assert not (tmp_path / "new").exists()
+    assert os.listdir(folder) == []
+
+
+def test_an_output_dir_below_a_file_is_one_error_line(server, model_files, data_dir, tmp_path):  # noqa: F811
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    finished = server.run(
+        CLASSIFIER, *classifier_flags(model_files, data_dir, f"{a_file}/out", "--do_train")
+    )
+    assert_one_error(finished, "--output_dir", f"{a_file} is a file; expected a folder")
+
+
+@pytest.mark.parametrize(
+    "corpus", [b"Good movie .\n\xff\xfe bad\n", b""], ids=["not UTF-8", "empty"]
+)
+@pytest.mark.parametrize("existing", [False, True], ids=["new folder", "existing folder"])
+def test_failed_pretraining_data_leaves_no_folder_or_file(
+    server, model_files, tmp_path, corpus, existing
+):  # noqa: F811
+    """A corpus with a line that is not UTF-8, or none at all: one error line;
+    the folders made for --output_file are gone, a folder that was there keeps
+    only what it held."""
+    (tmp_path / "corpus.txt").write_bytes(corpus)
+    folder = tmp_path / "out" / "data"
+    if existing:
+        folder.mkdir(parents=True)
+        (folder / "kept.txt").write_text("earlier")
+    finished = server.run(
+        "create_pretraining_data.py",
+        f"--input_file={tmp_path / 'corpus.txt'}",
+        f"--output_file={folder}/train.tfrecord-0,{folder}/train.tfrecord-1",
+        f"--vocab_file={model_files[0]}",
+        "--max_seq_length=16",
+        "--max_predictions_per_seq=3",
+    )
+    assert_one_error(finished, "corpus.txt")
+    if existing:
+        assert os.listdir(folder) == ["kept.txt"]
+    else:
+        assert not (tmp_path / "out").exists()
+
+
+def generic_flags(model_files, data_dir, output_dir, *more):  # noqa: F811
+    vocab, config = model_files
+    return [
+        "--task_name=generic",
+        f"--data_dir={data_dir}",
+        "--text_a_column=text",
+        "--label_column=label",
+        "--labels=neg,pos",
+        f"--vocab_file={vocab}",
+        f"--bert_config_file={config}",
+        f"--output_dir={output_dir}",
+        "--max_seq_length=32",
+        "--do_train",
+        "--do_eval",
+        *more,
+    ]
+
+
+@pytest.mark.parametrize("train", ["", "text,label\n"], ids=["empty", "header only"])
+@pytest.mark.parametrize("existing", [False, True], ids=["new folder", "existing folder"])
+def test_an_empty_train_csv_is_named_and_nothing_is_left(
+    server, model_files, tmp_path, train, existing
+):  # noqa: F811
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "train.csv").write_text(train)
+    (data / "dev.csv").write_text("text,label\nGood movie.,pos\n")
+    out = tmp_path / "runs" / "out"
+    if existing:
+        out.mkdir(parents=True)
+        (out / "kept.txt").write_text("earlier")
+    finished = server.run(CLASSIFIER, *generic_flags(model_files, data, out))
+    assert_one_error(finished, f"{data}/train.csv", "no examples")
+    if existing:
+        assert os.listdir(out) == ["kept.txt"]
+    else:
+        assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize(
+    "rows, line, words",
+    [
+        # A quote inside a quoted field not doubled ends the field early.
+        ('Fine.,pos\n"Good, "really", I think.",pos\n', 3, "after the closing quote"),
+        ('Fine.,pos\n"Good, I think.,pos\nBad.,neg\n', 3, "never closed"),
+    ],
+    ids=["quote inside", "never closed"],
+)
+def test_a_csv_quote_error_names_the_row_and_the_quote(tmp_path, rows, line, words):
+    from bert_tf.data.classification.generic import GenericProcessor
+    from bert_tf.errors import InputError
+
+    (tmp_path / "train.csv").write_text("text,label\n" + rows)
+    processor = GenericProcessor(text_a_column="text", label_column="label", labels="neg,pos")
+    with pytest.raises(InputError) as raised:
+        processor.get_train_examples(str(tmp_path))
+    message = str(raised.value)
+    assert message.startswith(f"{tmp_path}/train.csv:{line}: "), message
+    assert words in message and '""' in message, message
+
+
+@pytest.mark.parametrize("converted", [0.75, 0.75 - 1e-12], ids=["equal", "a rounding below"])
+def test_the_dev_check_prints_no_negative_zero(converted):
+    from bert_tf.tasks.export_model import accuracy_summary
+
+    report = {
+        "format": "onnx_int8",
+        "examples": 8,
+        "saved_model_accuracy": 0.75,
+        "onnx_int8_accuracy": converted,
+        "labels_changed": 0,
+    }
+    assert "(+0.00 points;" in accuracy_summary(report)
+
+
+def test_a_saved_model_export_says_what_its_long_steps_do(tmp_path, caplog):
+    """After run_ner's "exporting the SavedModel" line, TensorFlow traced the
+    signatures, then the model's functions while writing, for 12 s (about
+    half each) without a word: a line says when each starts."""
+    import keras
+
+    from bert_tf.export.common import write_archive
+
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    serve = tf.function(lambda x: model(x), input_signature=[tf.TensorSpec([None, 2])])
+    caplog.set_level("INFO", logger="absl")
+    write_archive(str(tmp_path / "export"), model, tf.Module(), {"serving_default": serve})
+    lines = [record.getMessage() for record in caplog.records]
+    tracing = [i for i, line in enumerate(lines) if line.startswith("tracing")]
+    writing = [i for i, line in enumerate(lines) if line.startswith("writing the SavedModel")]
+    assert tracing and writing and tracing[0] < writing[0], lines
+    assert "serving_default" in lines[tracing[0]]
+    assert (tmp_path / "export" / "saved_model.pb").exists()
+
+
+def test_an_os_error_is_named_by_the_flag_whose_path_holds_it(tmp_path):
+    """What `run_main` prints for an OSError: the flag whose path is the file,
+    a folder above it or a glob it matches (the longest wins), else nothing."""
+    import errno
+
+    from bert_tf.cli import file_error_message
+
+    flag_values = {
+        "data_dir": str(tmp_path),
+        "output_dir": f"{tmp_path}/out",
+        "input_file": f"{tmp_path}/a/*.txt,{tmp_path}/b.txt",
+        "layers": ["-1", "-2"],
+        "do_train": True,
+    }
+
+    def message(error_type, code, filename):
+        return file_error_message(error_type(code, os.strerror(code), filename), flag_values)
+
+    assert message(IsADirectoryError, errno.EISDIR, f"{tmp_path}/train.tsv") == (
+        f"--data_dir={tmp_path}: {tmp_path}/train.tsv is a folder; expected a file"
+    )
+    assert message(PermissionError, errno.EACCES, f"{tmp_path}/out/eval") == (
+        f"--output_dir={tmp_path}/out: {tmp_path}/out/eval: Permission denied"
+    )
+    assert message(IsADirectoryError, errno.EISDIR, f"{tmp_path}/a/x.txt") == (
+        f"--input_file={tmp_path}/a/*.txt: {tmp_path}/a/x.txt is a folder; expected a file"
+    )
+    assert message(IsADirectoryError, errno.EISDIR, f"{tmp_path}/b.txt") == (
+        f"--input_file={tmp_path}/b.txt is a folder; expected a file"
+    )
+    assert message(PermissionError, errno.EACCES, "/elsewhere/x") is None
+    assert file_error_message(OSError("no file named"), flag_values) is None

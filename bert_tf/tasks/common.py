@@ -24,7 +24,7 @@ from bert_tf import checkpoints, files, model_text, tokenization
 from bert_tf.accelerators import is_tpu_strategy
 from bert_tf.config import CONFIG_FILE_NAMES, BertConfig, config_file_beside
 from bert_tf.data.features import damaged_file_error
-from bert_tf.errors import BertTfError, InputError
+from bert_tf.errors import InputError
 from bert_tf.export.common import check_export_dir
 from bert_tf.files import check_output_dir
 from bert_tf.optimization import create_optimizer
@@ -344,20 +344,10 @@ def length_multiple(options, strategy, jit_compile):
 
 def run_task(runner):
     """Runs a task's train / eval / predict / export as its options say;
-    returns the eval metrics (empty without do_eval). An error before any
-    output was written leaves no new `--output_dir` behind."""
-    options = runner.options
-    created_output_dir = not files.exists(options.output_dir)
-    try:
-        metrics = _run(runner)
-    except BertTfError:
-        if (
-            created_output_dir
-            and files.isdir(options.output_dir)
-            and not files.listdir(options.output_dir)
-        ):
-            files.remove(options.output_dir)
-        raise
+    returns the eval metrics (empty without do_eval). An error before
+    training leaves `--output_dir` as it was (not there, or without what the
+    run added); a later one leaves no empty folder it made."""
+    metrics = _run(runner)
     for what, path in runner.written:
         print(f"{what}: {path}")
     return metrics
@@ -371,15 +361,16 @@ def _run(runner):
     runner.validate()
     config = load_model_config(options)
     _check_weights_exist(options)
-    files.makedirs(options.output_dir)
-    runner.prepare(config)
-    try:
-        return _train_and_use(runner, config)
-    except tf.errors.DataLossError:
-        error = damaged_file_error(runner.record_files(), runner.damaged_file_remedy)
-        if error is None:
-            raise
-        raise error from None
+    with files.folder_removed_on_error(options.output_dir):
+        with files.new_entries_removed_on_error(options.output_dir):
+            runner.prepare(config)
+        try:
+            return _train_and_use(runner, config)
+        except tf.errors.DataLossError:
+            error = damaged_file_error(runner.record_files(), runner.damaged_file_remedy)
+            if error is None:
+                raise
+            raise error from None
 
 
 def _train_and_use(runner, config):

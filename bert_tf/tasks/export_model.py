@@ -9,7 +9,7 @@ from absl import logging
 from bert_tf.data.classification import glue
 from bert_tf.errors import InputError
 from bert_tf.export.deploy import accuracy_check, convert, format_name
-from bert_tf.files import atomic_output, exists, write_text_atomically
+from bert_tf.files import atomic_output, check_output_file, exists, write_text_atomically
 
 
 def report_path(output_file):
@@ -26,6 +26,7 @@ def export_model(options):
         raise InputError(
             f"--output_file {options.output_file!r} already exists; pass --overwrite to replace it"
         )
+    check_output_file(options.output_file, "--output_file")
     if (options.task_name is None) != (options.data_dir is None):
         raise InputError("the dev accuracy check needs both --task_name and --data_dir")
     examples = None
@@ -47,10 +48,11 @@ def export_model(options):
 def accuracy_summary(report):
     """The dev check's line: both accuracies, the change, the labels changed."""
     fmt, count = report["format"], report["examples"]
-    drop = 100 * (report["saved_model_accuracy"] - report[f"{fmt}_accuracy"])
+    # Rounded, then + 0.0: a change that rounds to zero is +0.00, not -0.00.
+    change = round(100 * (report[f"{fmt}_accuracy"] - report["saved_model_accuracy"]), 2) + 0.0
     return (
         f"dev accuracy on {count} examples: SavedModel {report['saved_model_accuracy']:.4f}, "
-        f"{fmt} {report[f'{fmt}_accuracy']:.4f} ({-drop:+.2f} points; "
+        f"{fmt} {report[f'{fmt}_accuracy']:.4f} ({change:+.2f} points; "
         f"{report['labels_changed']} of {count} labels changed)"
     )
 

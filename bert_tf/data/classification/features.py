@@ -40,6 +40,7 @@ RECORD_FILES = {
     "predict": "predict.tf_record",
 }
 _SPLIT_ALIASES = {"dev": "eval", "test": "predict"}
+_PURPOSES = {"train": "train on", "eval": "evaluate", "predict": "predict"}
 PADDING_EXAMPLE_INDEX = -1
 _MISSING_EXAMPLE_INDEX = -2  # parse default for records without example_index
 _CACHE_VERSION = 1
@@ -384,7 +385,8 @@ def ensure_features(
       examples: a list of examples, or a zero-argument callable returning one
         (called only when the file is (re)built).
       split: "train", "eval" / "dev" or "predict" / "test".
-      input_files: the files the examples come from (`processor.input_files`).
+      input_files: the files the examples come from (`processor.input_files`);
+        none of them holding an example is an InputError naming them.
       has_labels: False when the examples' labels are placeholders (a test
         set without labels): the logged examples then show none.
     Returns:
@@ -404,8 +406,13 @@ def ensure_features(
     )
 
     def write_records(writer):
+        read = examples() if callable(examples) else examples
+        if not read:
+            # Raised before the record file replaces anything: none is written.
+            purpose = _PURPOSES[_SPLIT_ALIASES.get(split, split)]
+            raise InputError(f"{', '.join(input_files)}: no examples in it, nothing to {purpose}")
         return _record_writer(
-            examples() if callable(examples) else examples,
+            read,
             label_list,
             max_seq_length,
             tokenizer,

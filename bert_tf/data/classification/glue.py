@@ -88,7 +88,8 @@ def read_rows(path, delimiter="\t"):
             if text:
                 yield line_number - 1, line_number, text.split("\t")
         return
-    reader = csv.reader((text + "\n" for _, text in lines), delimiter=delimiter)
+    # strict: a quote problem is an error, not fields cut in surprising places.
+    reader = csv.reader((text + "\n" for _, text in lines), delimiter=delimiter, strict=True)
     i = 0
     while True:
         start = reader.line_num + 1
@@ -97,10 +98,23 @@ def read_rows(path, delimiter="\t"):
         except StopIteration:
             return
         except csv.Error as e:
-            raise InputError(f"{path}:{reader.line_num}: {e}") from None
+            raise InputError(f"{path}:{start}: {_csv_problem(e)}") from None
         if fields:
             yield i, start, fields
         i += 1
+
+
+_QUOTE_HINT = 'a quote inside a quoted field is written twice ("")'
+
+
+def _csv_problem(error):
+    """The `csv` module's error as what is wrong with the row's quotes."""
+    message = str(error)
+    if message == "unexpected end of data":
+        return f"a quote opened in this row is never closed ({_QUOTE_HINT})"
+    if message.endswith("expected after '\"'"):
+        return f"text after the closing quote of a field ({_QUOTE_HINT})"
+    return message
 
 
 class DataProcessor:
