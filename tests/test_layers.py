@@ -17,7 +17,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "bert_tf"
 LAYERS = [
     ["errors", "options"],
     ["files", "beam"],
-    ["config", "tokenization", "packing", "metrics", "metrics_ner", "accelerators"],
+    ["config", "tokenization", "packing", "metrics", "metrics_ner", "accelerators", "tf_logging"],
     ["vocab", "vocab_beam", "preprocessing", "preprocessor", "optimization", "data", "checkpoints"],
     ["loading", "checkpoint_surgery"],
     ["modeling"],
