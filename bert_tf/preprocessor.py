@@ -65,6 +65,7 @@ class BertPreprocessor(keras.layers.Layer):
         self.tokenizer = tokenizer
         self.max_seq_length = max_seq_length
         self.length_multiple = length_multiple
+        self.built = True  # no weights: exports can track it before any call
 
     def __call__(self, inputs, **kwargs):
         # Checked here, not in call(): Keras rewrites errors raised in call() to many lines.

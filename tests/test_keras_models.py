@@ -3,6 +3,7 @@
 export and a TF1 checkpoint run_classifier.py continues from, all giving the
 same numbers."""
 
+import dataclasses
 import json
 import os
 import re
@@ -458,3 +459,38 @@ def test_crf_tagger_keras_file_keeps_its_transitions_and_loss(tiny_config, tmp_p
         for m in (model, loaded)
     ]
     assert losses[0] == losses[1] and losses[0] > 0
+
+
+def test_export_tagger_after_training_on_packed_ids_alone(tiny_config, tmp_path):
+    """A tagger fitted on packed ids (its preprocessor never called) exports."""
+    from bert_tf.export.tagging import entities, export_tagger
+
+    inputs = random_inputs(tiny_config, batch=2, seq=6, lengths=[6, 4])
+    preprocessor = bert_tf.BertPreprocessor(tiny_tokenizer(tmp_path), max_seq_length=16)
+    tagger = bert_tf.BertTokenClassifier(tiny_config, 3, preprocessor=preprocessor)
+    tagger.compile()
+    tagger.fit(inputs, np.zeros((2, 6), np.int32), verbose=0)
+    export_dir = str(tmp_path / "tagger")
+    export_tagger(tagger, export_dir, labels=["O", "B-X", "I-X"])
+    assert len(entities(export_dir, ["good film"])) == 1
+
+
+@pytest.mark.large
+def test_span_labeler_windows_take_the_models_length(tiny_config, tmp_path):
+    """`answer` and `export_span_labeler` on a model of 128 positions use
+    windows of 128 (its preprocessor's length), not run_squad.py's 384, and
+    refuse more than the model's positions."""
+    from bert_tf.export.squad import answer, export_span_labeler
+
+    config = dataclasses.replace(tiny_config, max_position_embeddings=128)
+    preprocessor = bert_tf.BertPreprocessor(tiny_tokenizer(tmp_path), max_seq_length=128)
+    labeler = bert_tf.BertSpanLabeler(config, preprocessor=preprocessor)
+    context = " ".join(["good film"] * 100)  # 200 tokens: two windows of 128
+    with pytest.raises(InputError, match="max_seq_length=384 exceeds the 128 positions"):
+        answer(labeler, ["good?"], [context], max_seq_length=384)
+    found = answer(labeler, ["good?"], [context])[0]
+    assert context[found["start_char"] : found["end_char"]] == found["answer"] != ""
+    export_dir = str(tmp_path / "squad")
+    export_span_labeler(labeler, export_dir)
+    serving_ids = tf.saved_model.load(export_dir).signatures["serving_ids"]
+    assert serving_ids.structured_input_signature[1]["input_word_ids"].shape == [None, 128]
