@@ -494,3 +494,41 @@ def test_span_labeler_windows_take_the_models_length(tiny_config, tmp_path):
     export_span_labeler(labeler, export_dir)
     serving_ids = tf.saved_model.load(export_dir).signatures["serving_ids"]
     assert serving_ids.structured_input_signature[1]["input_word_ids"].shape == [None, 128]
+
+
+def test_classifier_fits_on_label_names_with_validation_split_and_keeps_them(tiny_config, tmp_path):
+    """String labels given to `fit` name the classes (sorted), in the
+    `.keras` file, `predict_labels`, `evaluate` and the exported SavedModel's
+    `labels`; names given at construction fix the order. On raw text,
+    `validation_split` validates on the last rows, as Keras cuts arrays."""
+    preprocessor = bert_tf.BertPreprocessor(tiny_tokenizer(tmp_path), max_seq_length=16)
+    texts = ["good film", "bad film", "good w1", "bad w2", "w3 w4 w5 w6 w7 w8 w9"]
+    labels = ["pos", "neg", "pos", "neg", "neg"]
+    model = bert_tf.BertClassifier(tiny_config, num_labels=2, preprocessor=preprocessor)
+    model.compile(learning_rate=1e-3)
+    history = model.fit(texts, labels, validation_split=0.2, batch_size=4, verbose=0)
+    assert model.label_names == ("neg", "pos")
+    validation = model.evaluate(texts[4:], labels[4:], verbose=0)
+    np.testing.assert_allclose(history.history["val_loss"][0], validation[0], rtol=1e-5)
+    path = str(tmp_path / "classifier.keras")
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    assert loaded.label_names == ("neg", "pos")
+    predicted = loaded.predict_labels(texts)
+    ids = np.argmax(loaded.predict(texts, verbose=0), axis=1)
+    assert predicted == [("neg", "pos")[i] for i in ids]
+    export_dir = str(tmp_path / "export")
+    export_classifier(loaded, export_dir)
+    served = tf.saved_model.load(export_dir).signatures["serving_default"](
+        text_a=tf.constant(texts)
+    )
+    assert [name.decode() for name in served["labels"].numpy()] == predicted
+
+    with pytest.raises(InputError, match="y: unknown label 'meh'; the labels are neg, pos"):
+        model.fit(texts, ["pos", "meh", "pos", "neg", "neg"], verbose=0)
+    named = bert_tf.BertClassifier(tiny_config, 2, label_names=["pos", "neg"])
+    assert named.get_config()["label_names"] == ["pos", "neg"]
+    with pytest.raises(InputError, match="3 label_names for num_labels=2"):
+        bert_tf.BertClassifier(tiny_config, 2, label_names=["a", "b", "c"])
+    with pytest.raises(InputError, match="y has 1 distinct labels for num_labels=2"):
+        bert_tf.BertClassifier(tiny_config, 2, preprocessor=preprocessor).fit(texts, ["a"] * 5)
