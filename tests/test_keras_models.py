@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+import warnings
 
 import keras
 import numpy as np
@@ -469,7 +470,13 @@ def test_export_tagger_after_training_on_packed_ids_alone(tiny_config, tmp_path)
     preprocessor = bert_tf.BertPreprocessor(tiny_tokenizer(tmp_path), max_seq_length=16)
     tagger = bert_tf.BertTokenClassifier(tiny_config, 3, preprocessor=preprocessor)
     tagger.compile()
-    tagger.fit(inputs, np.zeros((2, 6), np.int32), verbose=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tagger.fit(inputs, np.zeros((2, 6), np.int32), verbose=0)
+    # The pooler, unused, is not trained (as in the original), nor warned about.
+    assert [str(w.message) for w in caught if "Gradients do not exist" in str(w.message)] == []
+    assert "bert/pooler/dense/kernel" in checkpoints.tf1_variable_map(tagger)
+    assert not bert_tf.BertSpanLabeler(tiny_config).encoder.pooler.trainable
     export_dir = str(tmp_path / "tagger")
     export_tagger(tagger, export_dir, labels=["O", "B-X", "I-X"])
     assert len(entities(export_dir, ["good film"])) == 1
@@ -532,3 +539,20 @@ def test_classifier_fits_on_label_names_with_validation_split_and_keeps_them(tin
         bert_tf.BertClassifier(tiny_config, 2, label_names=["a", "b", "c"])
     with pytest.raises(InputError, match="y has 1 distinct labels for num_labels=2"):
         bert_tf.BertClassifier(tiny_config, 2, preprocessor=preprocessor).fit(texts, ["a"] * 5)
+
+
+def test_a_slow_first_training_step_says_what_it_is(tiny_config, monkeypatch, capsys):
+    """Tracing and optimizing the train step, once per fit, takes seconds (13 at
+    MiniLM): past `AFTER_SECONDS` a line says so; a quick first step says nothing."""
+    from bert_tf.modeling import first_step
+
+    model = bert_tf.BertClassifier(tiny_config, num_labels=2)
+    model.compile()
+    inputs, labels = random_inputs(tiny_config, batch=2, seq=6), np.array([0, 1])
+    monkeypatch.setattr(first_step, "AFTER_SECONDS", 0.0)
+    model.fit(inputs, labels, verbose=2)
+    said = capsys.readouterr().out
+    assert said.count("first training step: TensorFlow traces") == 1, said
+    monkeypatch.undo()
+    model.fit(inputs, labels, verbose=2)  # traced already
+    assert "first training step" not in capsys.readouterr().out

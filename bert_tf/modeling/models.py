@@ -239,6 +239,7 @@ class BertSpanLabeler(TaskModel):
         super().__init__(config, **kwargs)
         self.span = OutputProjection(2, self.config.initializer_range, name="span")
         self.span.build((None, None, self.config.hidden_size))
+        self.freeze_unused_pooler()
         self.built = True
 
     def tf1_head_variables(self):

@@ -11,6 +11,7 @@ from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
 from bert_tf.loading import load_pretrained
 from bert_tf.modeling.encoder import BertEncoder
+from bert_tf.modeling.first_step import FirstStepNotice
 from bert_tf.preprocessor import (
     INPUT_NAMES,
     dataset_text_layout,
@@ -52,6 +53,12 @@ class TaskModel(keras.Model):
         if self.preprocessor is not None:
             config["preprocessor"] = keras.saving.serialize_keras_object(self.preprocessor)
         return config
+
+    def freeze_unused_pooler(self):
+        """For heads on the sequence output: the pooler (whose weights
+        checkpoints still hold) is not trained, as in the original, which
+        gets no gradient for it; Keras would warn of that at every fit."""
+        self.encoder.pooler.trainable = False
 
     def tf1_head_variables(self):
         """`{original TF1 name: variable}` of the head's weights (the encoder's
@@ -169,6 +176,8 @@ class TaskModel(keras.Model):
         if isinstance(x, tf.data.Dataset):
             shuffle = False  # text_dataset shuffled it; Keras only warns for datasets
             self._build_metrics_from(x)
+        if kwargs.get("verbose", "auto") != 0:
+            kwargs["callbacks"] = [*(kwargs.get("callbacks") or []), FirstStepNotice()]
         return super().fit(
             x,
             y,
