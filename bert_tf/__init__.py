@@ -1,12 +1,16 @@
 """bert_tf: Google's original BERT tooling on TensorFlow 2 / Keras 3."""
 
 import importlib
+import importlib.machinery
 import os
+import sys
 
-# TensorFlow's C++ start-up notices (no GPU driver, CPU instructions), printed
-# when a model first imports it; a TF_CPP_MIN_LOG_LEVEL the user set wins.
-# The scripts hide warnings too (level 3).
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+# TensorFlow's C++ log hidden up to its errors: on a machine without a GPU
+# driver it logs `failed call to cuInit` and oneDNN's int64 fallback at error
+# level, and what goes wrong for a user reaches Python as an exception. The
+# scripts do the same; a TF_CPP_MIN_LOG_LEVEL the user set wins. TensorFlow
+# reads it once, when it is first imported.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 __version__ = "0.1.0"
 
@@ -50,3 +54,65 @@ def __getattr__(name):
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'bert_tf' has no attribute {name!r}")
+
+
+# Every module that defines a Keras class a `.keras` file may name.
+_KERAS_MODULES = (
+    "bert_tf.modeling.crf",
+    "bert_tf.modeling.embedding",
+    "bert_tf.modeling.encoder",
+    "bert_tf.modeling.heads",
+    "bert_tf.modeling.layers",
+    "bert_tf.modeling.models",
+    "bert_tf.modeling.tagging",
+    "bert_tf.optimization",
+    "bert_tf.packing",
+    "bert_tf.preprocessing",
+    "bert_tf.preprocessor",
+)
+
+
+def _register_keras_classes():
+    """Imports the modules of `_KERAS_MODULES`, whose decorators register
+    their classes, so that `keras.saving.load_model` finds them."""
+    for module in _KERAS_MODULES:
+        importlib.import_module(module)
+
+
+class _RegisterWhenKerasIsImported:
+    """An import hook: once `keras` and `tensorflow` (which import each
+    other) are both imported, registers bert_tf's Keras classes, and removes
+    itself. `import bert_tf` must not import them itself: data worker
+    processes and the scripts' flag errors stay fast without TensorFlow."""
+
+    _TRIGGERS = ("keras", "tensorflow")
+
+    def __init__(self):
+        self.importing = 0  # nesting depth of the two imports
+
+    def find_spec(self, name, path=None, target=None):
+        if name not in self._TRIGGERS:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return None
+        exec_module = spec.loader.exec_module  # the loader is this module's own
+
+        def exec_then_register(module):
+            self.importing += 1
+            try:
+                exec_module(module)
+            finally:
+                self.importing -= 1
+            if self.importing == 0 and "keras" in sys.modules and self in sys.meta_path:
+                sys.meta_path.remove(self)
+                _register_keras_classes()
+
+        spec.loader.exec_module = exec_then_register
+        return spec
+
+
+if "keras" in sys.modules:
+    _register_keras_classes()
+else:
+    sys.meta_path.insert(0, _RegisterWhenKerasIsImported())

@@ -172,6 +172,7 @@ class BertTokenizer(keras.layers.Layer):
         self.vocab_file = vocab_file
         self.do_lower_case = do_lower_case
         self._wordpiece = None
+        self.built = True  # no weights: exports can track it before any call
         if vocabulary is not None:
             self.set_vocabulary(vocabulary)
         elif vocab_file is not None:

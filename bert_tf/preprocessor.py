@@ -2,6 +2,8 @@
 inputs, in the graph) and `text_dataset` (a user's texts and labels -> a
 batched tf.data pipeline that runs the preprocessor)."""
 
+import math
+
 import keras
 import numpy as np
 import tensorflow as tf
@@ -65,6 +67,7 @@ class BertPreprocessor(keras.layers.Layer):
         self.tokenizer = tokenizer
         self.max_seq_length = max_seq_length
         self.length_multiple = length_multiple
+        self.built = True  # no weights: exports can track it before any call
 
     def __call__(self, inputs, **kwargs):
         # Checked here, not in call(): Keras rewrites errors raised in call() to many lines.
@@ -144,6 +147,27 @@ def dataset_text_layout(dataset):
     if layout is None and isinstance(spec, tuple):
         layout = text_layout(spec[0])
     return layout
+
+
+def split_off_validation(x, y, sample_weight, validation_split):
+    """Raw text `x` (see `text_layout`) and its `y`, `sample_weight` ->
+    `(training, validation)`, each `(x, y, sample_weight)`: the last
+    `validation_split` of the rows validate, as Keras cuts arrays."""
+    count = len(x) if _string_rank(x) == 1 else len(x[0])
+    split_at = int(math.floor(count * (1.0 - validation_split)))
+
+    def rows(value, part, text=False):
+        if value is None:
+            return None
+        if isinstance(value, dict):
+            return {name: rows(v, part) for name, v in value.items()}
+        if text and _string_rank(value) != 1:
+            return tuple(rows(v, part) for v in value)
+        return value[:split_at] if part == 0 else value[split_at:]
+
+    return tuple(
+        (rows(x, part, text=True), rows(y, part), rows(sample_weight, part)) for part in (0, 1)
+    )
 
 
 def text_dataset(preprocessor, x, y=None, sample_weight=None, batch_size=None, shuffle=False):

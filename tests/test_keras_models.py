@@ -3,12 +3,14 @@
 export and a TF1 checkpoint run_classifier.py continues from, all giving the
 same numbers."""
 
+import dataclasses
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import warnings
 
 import keras
 import numpy as np
@@ -458,3 +460,99 @@ def test_crf_tagger_keras_file_keeps_its_transitions_and_loss(tiny_config, tmp_p
         for m in (model, loaded)
     ]
     assert losses[0] == losses[1] and losses[0] > 0
+
+
+def test_export_tagger_after_training_on_packed_ids_alone(tiny_config, tmp_path):
+    """A tagger fitted on packed ids (its preprocessor never called) exports."""
+    from bert_tf.export.tagging import entities, export_tagger
+
+    inputs = random_inputs(tiny_config, batch=2, seq=6, lengths=[6, 4])
+    preprocessor = bert_tf.BertPreprocessor(tiny_tokenizer(tmp_path), max_seq_length=16)
+    tagger = bert_tf.BertTokenClassifier(tiny_config, 3, preprocessor=preprocessor)
+    tagger.compile()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tagger.fit(inputs, np.zeros((2, 6), np.int32), verbose=0)
+    # The pooler, unused, is not trained (as in the original), nor warned about.
+    assert [str(w.message) for w in caught if "Gradients do not exist" in str(w.message)] == []
+    assert "bert/pooler/dense/kernel" in checkpoints.tf1_variable_map(tagger)
+    assert not bert_tf.BertSpanLabeler(tiny_config).encoder.pooler.trainable
+    export_dir = str(tmp_path / "tagger")
+    export_tagger(tagger, export_dir, labels=["O", "B-X", "I-X"])
+    assert len(entities(export_dir, ["good film"])) == 1
+
+
+@pytest.mark.large
+def test_span_labeler_windows_take_the_models_length(tiny_config, tmp_path):
+    """`answer` and `export_span_labeler` on a model of 128 positions use
+    windows of 128 (its preprocessor's length), not run_squad.py's 384, and
+    refuse more than the model's positions."""
+    from bert_tf.export.squad import answer, export_span_labeler
+
+    config = dataclasses.replace(tiny_config, max_position_embeddings=128)
+    preprocessor = bert_tf.BertPreprocessor(tiny_tokenizer(tmp_path), max_seq_length=128)
+    labeler = bert_tf.BertSpanLabeler(config, preprocessor=preprocessor)
+    context = " ".join(["good film"] * 100)  # 200 tokens: two windows of 128
+    with pytest.raises(InputError, match="max_seq_length=384 exceeds the 128 positions"):
+        answer(labeler, ["good?"], [context], max_seq_length=384)
+    found = answer(labeler, ["good?"], [context])[0]
+    assert context[found["start_char"] : found["end_char"]] == found["answer"] != ""
+    export_dir = str(tmp_path / "squad")
+    export_span_labeler(labeler, export_dir)
+    serving_ids = tf.saved_model.load(export_dir).signatures["serving_ids"]
+    assert serving_ids.structured_input_signature[1]["input_word_ids"].shape == [None, 128]
+
+
+def test_classifier_fits_on_label_names_with_validation_split_and_keeps_them(tiny_config, tmp_path):
+    """String labels given to `fit` name the classes (sorted), in the
+    `.keras` file, `predict_labels`, `evaluate` and the exported SavedModel's
+    `labels`; names given at construction fix the order. On raw text,
+    `validation_split` validates on the last rows, as Keras cuts arrays."""
+    preprocessor = bert_tf.BertPreprocessor(tiny_tokenizer(tmp_path), max_seq_length=16)
+    texts = ["good film", "bad film", "good w1", "bad w2", "w3 w4 w5 w6 w7 w8 w9"]
+    labels = ["pos", "neg", "pos", "neg", "neg"]
+    model = bert_tf.BertClassifier(tiny_config, num_labels=2, preprocessor=preprocessor)
+    model.compile(learning_rate=1e-3)
+    history = model.fit(texts, labels, validation_split=0.2, batch_size=4, verbose=0)
+    assert model.label_names == ("neg", "pos")
+    validation = model.evaluate(texts[4:], labels[4:], verbose=0)
+    np.testing.assert_allclose(history.history["val_loss"][0], validation[0], rtol=1e-5)
+    path = str(tmp_path / "classifier.keras")
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    assert loaded.label_names == ("neg", "pos")
+    predicted = loaded.predict_labels(texts)
+    ids = np.argmax(loaded.predict(texts, verbose=0), axis=1)
+    assert predicted == [("neg", "pos")[i] for i in ids]
+    export_dir = str(tmp_path / "export")
+    export_classifier(loaded, export_dir)
+    served = tf.saved_model.load(export_dir).signatures["serving_default"](
+        text_a=tf.constant(texts)
+    )
+    assert [name.decode() for name in served["labels"].numpy()] == predicted
+
+    with pytest.raises(InputError, match="y: unknown label 'meh'; the labels are neg, pos"):
+        model.fit(texts, ["pos", "meh", "pos", "neg", "neg"], verbose=0)
+    named = bert_tf.BertClassifier(tiny_config, 2, label_names=["pos", "neg"])
+    assert named.get_config()["label_names"] == ["pos", "neg"]
+    with pytest.raises(InputError, match="3 label_names for num_labels=2"):
+        bert_tf.BertClassifier(tiny_config, 2, label_names=["a", "b", "c"])
+    with pytest.raises(InputError, match="y has 1 distinct labels for num_labels=2"):
+        bert_tf.BertClassifier(tiny_config, 2, preprocessor=preprocessor).fit(texts, ["a"] * 5)
+
+
+def test_a_slow_first_training_step_says_what_it_is(tiny_config, monkeypatch, capsys):
+    """Tracing and optimizing the train step, once per fit, takes seconds (13 at
+    MiniLM): past `AFTER_SECONDS` a line says so; a quick first step says nothing."""
+    from bert_tf.modeling import first_step
+
+    model = bert_tf.BertClassifier(tiny_config, num_labels=2)
+    model.compile()
+    inputs, labels = random_inputs(tiny_config, batch=2, seq=6), np.array([0, 1])
+    monkeypatch.setattr(first_step, "AFTER_SECONDS", 0.0)
+    model.fit(inputs, labels, verbose=2)
+    said = capsys.readouterr().out
+    assert said.count("first training step: TensorFlow traces") == 1, said
+    monkeypatch.undo()
+    model.fit(inputs, labels, verbose=2)  # traced already
+    assert "first training step" not in capsys.readouterr().out

@@ -47,7 +47,8 @@ def export_classifier(
     `vocab_file`, `do_lower_case` and `max_seq_length` default to the
     model's preprocessor's (`from_pretrained`, `.keras` files);
     `is_regression` to `num_labels == 1`. `label_names` (one per label, in
-    output order; default the ids as strings) are the `labels` output.
+    output order; default the model's `label_names`, else the ids as
+    strings) are the `labels` output.
     `sentence_pairs` decides whether `serving_default` takes `text_b`.
     With `long_text_stride`, texts longer than `max_seq_length` are split
     into overlapping windows whose logits are averaged, as in eval/predict.
@@ -65,7 +66,9 @@ def export_classifier(
     if is_regression is None:
         is_regression = model.num_labels == 1
     if label_names is None:
-        label_names = [str(i) for i in range(model.num_labels)]
+        label_names = getattr(model, "label_names", None) or [
+            str(i) for i in range(model.num_labels)
+        ]
     elif not is_regression and len(label_names) != model.num_labels:
         raise ValueError(f"{len(label_names)} label names for a model of {model.num_labels} labels")
     names = tf.constant([str(name) for name in label_names])

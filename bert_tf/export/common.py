@@ -63,7 +63,8 @@ def model_text_settings(model, vocab_file, do_lower_case, max_seq_length):
     """`(tokenizer, max_seq_length)` for an export: from the arguments, or
     where they are None, from `model.preprocessor` (a Keras user's model from
     `from_pretrained` or a `.keras` file). `do_lower_case` defaults to True
-    with a `vocab_file`, as the scripts' flag."""
+    with a `vocab_file`, as the scripts' flag. A `max_seq_length` past the
+    model's positions is refused."""
     preprocessor = getattr(model, "preprocessor", None)
     if vocab_file is None and preprocessor is not None:
         tokenizer = preprocessor.tokenizer
@@ -72,13 +73,21 @@ def model_text_settings(model, vocab_file, do_lower_case, max_seq_length):
                 f"do_lower_case={do_lower_case} contradicts the model's preprocessor "
                 f"(do_lower_case={tokenizer.do_lower_case})"
             )
-        return tokenizer, max_seq_length or preprocessor.max_seq_length
-    if vocab_file is None or max_seq_length is None:
+        max_seq_length = max_seq_length or preprocessor.max_seq_length
+    elif vocab_file is None or max_seq_length is None:
         raise InputError(
             f"{model.name} has no preprocessor: pass vocab_file, do_lower_case and max_seq_length"
         )
-    lower_case = True if do_lower_case is None else bool(do_lower_case)
-    return serving_tokenizer(vocab_file, lower_case), max_seq_length
+    else:
+        lower_case = True if do_lower_case is None else bool(do_lower_case)
+        tokenizer = serving_tokenizer(vocab_file, lower_case)
+    positions = model.config.max_position_embeddings
+    if max_seq_length > positions:
+        raise InputError(
+            f"max_seq_length={max_seq_length} exceeds the {positions} positions of "
+            f"{model.name} (max_position_embeddings)"
+        )
+    return tokenizer, max_seq_length
 
 
 def model_call(model, jit_compile=False):

@@ -325,6 +325,14 @@ def _answer_spans(infer, tokenizer, questions, contexts, settings):
     return outputs
 
 
+def _text_settings(model, vocab_file, do_lower_case, max_seq_length):
+    """`export.common.model_text_settings`; without a preprocessor, the
+    length defaults to run_squad.py's 384, or the model's positions when fewer."""
+    if max_seq_length is None and getattr(model, "preprocessor", None) is None:
+        max_seq_length = min(_Settings.max_seq_length, model.config.max_position_embeddings)
+    return model_text_settings(model, vocab_file, do_lower_case, max_seq_length)
+
+
 def _answer_function(infer, tokenizer, settings):
     """The `serving_default` tf.function of `infer` (a BertSpanLabeler's call)."""
     text_spec = tf.TensorSpec([None], tf.string)
@@ -341,7 +349,7 @@ def export_span_labeler(
     export_dir,
     vocab_file=None,
     do_lower_case=None,
-    max_seq_length=384,
+    max_seq_length=None,
     doc_stride=128,
     max_query_length=64,
     max_answer_length=30,
@@ -354,13 +362,17 @@ def export_span_labeler(
     """Writes `model` (a BertSpanLabeler) as a SavedModel at `export_dir`.
 
     See the module docstring for the signatures; the settings are run_squad.py's
-    flags of the same names. `vocab_file` and `do_lower_case` default to the
-    model's preprocessor's (`from_pretrained`, `.keras` files). Written to a
+    flags of the same names. `vocab_file`, `do_lower_case` and
+    `max_seq_length` default to the model's preprocessor's (`from_pretrained`,
+    `.keras` files; without one, the length is 384 or the model's positions
+    when fewer). Written to a
     temporary directory and renamed, so
     `export_dir` is never left half-written; an existing `export_dir` is
     replaced only with `overwrite`. With `jit_compile` the model runs
     compiled with XLA (`export.common`). Returns `export_dir`.
     """
+    check_export_dir(export_dir, overwrite)
+    tokenizer, max_seq_length = _text_settings(model, vocab_file, do_lower_case, max_seq_length)
     settings = _Settings(
         max_seq_length,
         doc_stride,
@@ -370,8 +382,6 @@ def export_span_labeler(
         version_2_with_negative,
         null_score_diff_threshold,
     )
-    check_export_dir(export_dir, overwrite)
-    tokenizer, _ = model_text_settings(model, vocab_file, do_lower_case, max_seq_length)
     ids_spec = tf.TensorSpec([None, max_seq_length], tf.int32)
     infer = model_call(model, jit_compile)
 
@@ -420,11 +430,11 @@ def answer(model_or_export, questions, contexts, **settings):
                 f"answer() with a Keras model without a preprocessor needs vocab_file and "
                 f"do_lower_case; unknown settings: {sorted(unknown)}, missing: {sorted(missing)}"
             )
-        tokenizer, _ = model_text_settings(
+        tokenizer, settings["max_seq_length"] = _text_settings(
             model_or_export,
             settings.pop("vocab_file", None),
             settings.pop("do_lower_case", None),
-            settings.get("max_seq_length", _Settings.max_seq_length),
+            settings.get("max_seq_length"),
         )
         serve = _answer_function(model_call(model_or_export), tokenizer, _Settings(**settings))
     else:

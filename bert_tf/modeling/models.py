@@ -127,16 +127,21 @@ class BertClassifier(TaskModel):
     [num_labels, hidden]` and `output_bias`, as the original run_classifier.py.
     `multi_label=True`: independent labels (one sigmoid each); the default
     loss is then binary cross-entropy from the logits, its targets multi-hot
-    float `[batch, num_labels]`.
+    float `[batch, num_labels]`. `label_names` (one per label, in id order),
+    or else the sorted names `fit` first meets as labels, travel with the
+    model: `.keras` files, `predict_labels`, `export_classifier`'s `labels`.
     """
 
     text_layout = TEXTS
 
-    def __init__(self, config, num_labels, multi_label=False, **kwargs):
+    def __init__(self, config, num_labels, multi_label=False, label_names=None, **kwargs):
         kwargs.setdefault("name", "bert_classifier")
         super().__init__(config, **kwargs)
         self.num_labels = num_labels
         self.multi_label = bool(multi_label)
+        if label_names is not None and len(label_names) != num_labels:
+            raise InputError(f"{len(label_names)} label_names for num_labels={num_labels}")
+        self.label_names = None if label_names is None else tuple(map(str, label_names))
         self.dropout = keras.layers.Dropout(CLASSIFIER_DROPOUT)
         self.classifier = OutputProjection(
             num_labels, self.config.initializer_range, name="classifier"
@@ -156,6 +161,42 @@ class BertClassifier(TaskModel):
         ]
         return self.classifier(self.dropout(pooled, training=training))
 
+    def label_ids(self, y):
+        """Label names (a list or 1-D array of str) -> int32 ids `[n]`; the
+        first names seen, sorted, become `label_names` if it is None. Other
+        `y` as it is."""
+        names = _label_strings(y)
+        if names is None or self.multi_label:
+            return y
+        if self.label_names is None:
+            distinct = sorted(set(names))
+            if len(distinct) != self.num_labels:
+                raise InputError(
+                    f"y has {len(distinct)} distinct labels for num_labels={self.num_labels}: "
+                    "pass label_names=[...] to the model"
+                )
+            self.label_names = tuple(distinct)
+        ids = {name: i for i, name in enumerate(self.label_names)}
+        unknown = [name for name in names if name not in ids]
+        if unknown:
+            raise InputError(
+                f"y: unknown label {unknown[0]!r}; the labels are {', '.join(self.label_names)}"
+            )
+        return np.array([ids[name] for name in names], np.int32)
+
+    def predict_labels(self, x, batch_size=None, **kwargs):
+        """The label names predicted for `x` (what `predict` takes): one per
+        example, or for a multi-label model a list of those whose
+        probability reaches 0.5."""
+        if self.label_names is None:
+            raise InputError(
+                f"{self.name} has no label_names: pass them to the model or fit it on label names"
+            )
+        logits = self.predict(x, batch_size=batch_size, **{"verbose": 0, **kwargs})
+        if self.multi_label:
+            return [[n for n, on in zip(self.label_names, row) if on] for row in logits >= 0.0]
+        return [self.label_names[i] for i in np.argmax(logits, axis=-1)]
+
     def default_loss(self):
         if self.multi_label:
             return keras.losses.BinaryCrossentropy(from_logits=True)
@@ -170,7 +211,19 @@ class BertClassifier(TaskModel):
         config = {**super().get_config(), "num_labels": self.num_labels}
         if self.multi_label:
             config["multi_label"] = True
+        if self.label_names is not None:
+            config["label_names"] = list(self.label_names)
         return config
+
+
+def _label_strings(y):
+    """`y` as a list of str when it is a list or 1-D array of strings, else None."""
+    if y is None or isinstance(y, (dict, tf.Tensor, tf.data.Dataset)):
+        return None
+    values = np.asarray(y)
+    if values.ndim != 1 or not all(isinstance(v, (str, bytes)) for v in values.tolist()):
+        return None
+    return [v.decode("utf-8") if isinstance(v, bytes) else v for v in values.tolist()]
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -186,6 +239,7 @@ class BertSpanLabeler(TaskModel):
         super().__init__(config, **kwargs)
         self.span = OutputProjection(2, self.config.initializer_range, name="span")
         self.span.build((None, None, self.config.hidden_size))
+        self.freeze_unused_pooler()
         self.built = True
 
     def tf1_head_variables(self):

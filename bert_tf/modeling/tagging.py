@@ -70,6 +70,7 @@ class BertTokenClassifier(TaskModel):
             num_labels, self.config.initializer_range, name="classifier"
         )
         self.classifier.build((None, None, self.config.hidden_size))
+        self.freeze_unused_pooler()
         self.built = True
 
     def tf1_head_variables(self):

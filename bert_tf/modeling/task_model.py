@@ -11,7 +11,14 @@ from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
 from bert_tf.loading import load_pretrained
 from bert_tf.modeling.encoder import BertEncoder
-from bert_tf.preprocessor import INPUT_NAMES, dataset_text_layout, text_dataset, text_layout
+from bert_tf.modeling.first_step import FirstStepNotice
+from bert_tf.preprocessor import (
+    INPUT_NAMES,
+    dataset_text_layout,
+    split_off_validation,
+    text_dataset,
+    text_layout,
+)
 
 
 class TaskModel(keras.Model):
@@ -47,6 +54,12 @@ class TaskModel(keras.Model):
             config["preprocessor"] = keras.saving.serialize_keras_object(self.preprocessor)
         return config
 
+    def freeze_unused_pooler(self):
+        """For heads on the sequence output: the pooler (whose weights
+        checkpoints still hold) is not trained, as in the original, which
+        gets no gradient for it; Keras would warn of that at every fit."""
+        self.encoder.pooler.trainable = False
+
     def tf1_head_variables(self):
         """`{original TF1 name: variable}` of the head's weights (the encoder's
         are named by `checkpoints.tf1_variable_map`)."""
@@ -59,6 +72,10 @@ class TaskModel(keras.Model):
                 "from_pretrained(..., vocab_file=...) or set model.preprocessor"
             )
         return self.preprocessor
+
+    def label_ids(self, y):
+        """`y` as the loss takes it (a classifier maps label names to ids)."""
+        return y
 
     def default_loss(self):
         """The task's loss as the scripts compute it, for `compile()`."""
@@ -124,12 +141,30 @@ class TaskModel(keras.Model):
         dataset = text_dataset(self.preprocessor, x, y, sample_weight, batch_size, shuffle)
         return dataset, None, None, None
 
-    def fit(self, x=None, y=None, batch_size=None, validation_data=None, shuffle=True, **kwargs):
+    def fit(
+        self,
+        x=None,
+        y=None,
+        batch_size=None,
+        validation_data=None,
+        shuffle=True,
+        validation_split=0.0,
+        **kwargs,
+    ):
+        y = self.label_ids(y)
+        if validation_split and validation_data is None and text_layout(x) is not None:
+            # Keras splits arrays, not the dataset raw text becomes: split the text.
+            training, validation_data = split_off_validation(
+                x, y, kwargs.get("sample_weight"), validation_split
+            )
+            x, y, kwargs["sample_weight"] = training
+            validation_split = 0.0
         if validation_data is not None:
             if isinstance(validation_data, tf.data.Dataset):
                 validation = (validation_data, None, None)
             else:
                 validation = (tuple(validation_data) + (None, None))[:3]
+                validation = (validation[0], self.label_ids(validation[1]), validation[2])
             val_batch_size = kwargs.get("validation_batch_size") or batch_size
             converted = self._text_data(*validation, val_batch_size, False)[0]
             if converted is not validation[0]:
@@ -141,8 +176,16 @@ class TaskModel(keras.Model):
         if isinstance(x, tf.data.Dataset):
             shuffle = False  # text_dataset shuffled it; Keras only warns for datasets
             self._build_metrics_from(x)
+        if kwargs.get("verbose", "auto") != 0:
+            kwargs["callbacks"] = [*(kwargs.get("callbacks") or []), FirstStepNotice()]
         return super().fit(
-            x, y, batch_size=batch_size, validation_data=validation_data, shuffle=shuffle, **kwargs
+            x,
+            y,
+            batch_size=batch_size,
+            validation_data=validation_data,
+            shuffle=shuffle,
+            validation_split=validation_split,
+            **kwargs,
         )
 
     def _build_metrics_from(self, dataset):
@@ -156,6 +199,7 @@ class TaskModel(keras.Model):
                 self._symbolic_build(data_batch=next(iter(dataset.take(1))))
 
     def evaluate(self, x=None, y=None, batch_size=None, *, sample_weight=None, **kwargs):
+        y = self.label_ids(y)
         x, y, sample_weight, batch_size = self._text_data(x, y, sample_weight, batch_size, False)
         if isinstance(x, tf.data.Dataset):
             self._build_metrics_from(x)
