@@ -7,7 +7,6 @@ import dataclasses
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import warnings
@@ -17,6 +16,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from conftest import HANG_TIMEOUT, minilm_dir, random_inputs
+from shared import write_release
 
 import bert_tf
 from bert_tf import checkpoints
@@ -191,17 +191,6 @@ def test_keras_model_equals_its_keras_file_export_and_run_classifier(trained, tm
     with open(tmp_path / "run" / "test_results.tsv") as f:
         script = np.array([[float(p) for p in line.split("\t")] for line in f])
     np.testing.assert_allclose(script, probabilities, atol=1e-5)
-
-
-def write_release(encoder, parent):
-    """`encoder` in Google's release layout, in a folder named as the
-    README's (a lower-cased release)."""
-    release = parent / "uncased_L-12_H-768_A-12"
-    release.mkdir()
-    checkpoints.save_tf1_checkpoint(encoder, str(release / "bert_model.ckpt"))
-    encoder.config.to_json_file(str(release / "bert_config.json"))
-    shutil.copy(os.path.join(minilm_dir(), "vocab.txt"), release / "vocab.txt")
-    return release
 
 
 def test_from_pretrained_reads_every_checkpoint_layout(tmp_path):
