@@ -11,9 +11,7 @@ with `"pause": [step, marker]` pauses its training past `step` (`step_pause`).
 
 import json
 import os
-import runpy
 import sys
-import traceback
 
 # TensorFlow reads its C++ log level once, at import: set it as every script
 # does first (test_user_errors checks the scripts in a plain process).
@@ -24,6 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import step_pause  # noqa: E402
 import tensorflow  # noqa: E402,F401
+from startup_probe import exit_status_of  # noqa: E402
 
 import bert_tf.tasks.classifier  # noqa: E402,F401
 import bert_tf.tasks.pretraining  # noqa: E402,F401
@@ -38,17 +37,7 @@ def _child(request):
     sys.argv = [request["script"], *request["args"]]
     if request.get("pause"):
         step_pause.pause_after(*request["pause"])
-    code = 0
-    try:
-        runpy.run_path(request["script"], run_name="__main__")
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-    except BaseException:  # what the interpreter would print and exit 1 for
-        traceback.print_exc()
-        code = 1
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+    os._exit(exit_status_of(request["script"]))
 
 
 def main():

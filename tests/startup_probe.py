@@ -22,16 +22,12 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WATCHED = ("tensorflow", "keras")
 
 
-def _child(script, args, folder):
-    for fd, name in ((1, "stdout"), (2, "stderr")):
-        target = os.open(os.path.join(folder, name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-        os.dup2(target, fd)
-        os.close(target)
-    sys.argv = [script, *args]
-    sys.path.insert(0, REPO)  # as `python REPO/script.py` does
+def exit_status_of(script):
+    """Runs `script` as `__main__` (with the current sys.argv) and returns
+    the exit status `python script` would have, stdout and stderr flushed."""
     code = 0
     try:
-        runpy.run_path(script, run_name="__main__")  # argv[0] as typed: `script`
+        runpy.run_path(script, run_name="__main__")
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     except BaseException:  # what the interpreter would print and exit 1 for
@@ -39,6 +35,17 @@ def _child(script, args, folder):
         code = 1
     sys.stdout.flush()
     sys.stderr.flush()
+    return code
+
+
+def _child(script, args, folder):
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        target = os.open(os.path.join(folder, name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.dup2(target, fd)
+        os.close(target)
+    sys.argv = [script, *args]
+    sys.path.insert(0, REPO)  # as `python REPO/script.py` does
+    code = exit_status_of(script)  # argv[0] as typed: `script`
     with open(os.path.join(folder, "imported"), "w") as f:
         json.dump([name for name in WATCHED if name in sys.modules], f)
     os._exit(code)
