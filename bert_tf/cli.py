@@ -120,7 +120,7 @@ def _flag_holding(filename, flag_values):
     its value, a glob) is `filename`, a folder above it or a pattern it
     matches; the longest such path wins. None if there is none."""
     target = os.path.abspath(filename)
-    best = None
+    best, best_length = None, -1
     for name, value in flag_values.items():
         values = value if isinstance(value, list) else [value]
         for given in (p for v in values if isinstance(v, str) for p in v.split(",")):
@@ -132,8 +132,8 @@ def _flag_holding(filename, flag_values):
                 or target.startswith(path.rstrip(os.sep) + os.sep)
                 or fnmatch.fnmatch(target, path)
             )
-            if holds and (best is None or len(path) > len(os.path.abspath(best[1]))):
-                best = (name, given)
+            if holds and len(path) > best_length:
+                best, best_length = (name, given), len(path)
     return best
 
 
