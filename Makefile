@@ -104,7 +104,7 @@ calibrate: $(STAMP)
 # that reach each mutated function, on one core (an hour or so on 2 shared
 # cores). Prints per module the mutants, killed, survived, timeouts and the
 # score; results stay in mutants/ (`mutmut results`, `mutmut show NAME`).
-# MUTATION_ARGS: e.g. --modules=metrics,packing, --rerun=survivors,
+# MUTATION_ARGS: e.g. --modules=classification,packing, --rerun=survivors,
 # --save_survivors=DIR (tests/mutation.py --help).
 MUTMUT_STAMP := $(VENV)/.installed-mutmut
 $(MUTMUT_STAMP): $(STAMP)

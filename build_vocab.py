@@ -17,10 +17,10 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from absl import flags  # noqa: E402
 
-from bert_tf import vocab
 from bert_tf.beam import BeamOptions, beam_options
 from bert_tf.cli import define_flags, options_from_flags, run_main
-from bert_tf.vocab_beam import build_vocab_with_beam
+from bert_tf.text import vocab
+from bert_tf.text.vocab_beam import build_vocab_with_beam
 
 FLAGS = flags.FLAGS
 

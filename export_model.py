@@ -30,7 +30,7 @@ def main(argv):
     del argv
     options = options_from_flags(ExportModelOptions, FLAGS)
     # TensorFlow is imported here, once the flags are parsed and checked.
-    from bert_tf.tasks.export_model import accuracy_summary, export_model
+    from bert_tf.export.deploy.export_model import accuracy_summary, export_model
 
     report = export_model(options)
     if report is not None:

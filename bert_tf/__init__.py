@@ -35,17 +35,17 @@ __all__ = [
     *_MODELS,
 ]
 
-# Imported on first use, so that `import bert_tf.tokenization` (e.g. in a data
+# Imported on first use, so that `import bert_tf.text.tokenization` (e.g. in a data
 # worker process) does not import TensorFlow and Keras.
 _LAZY = {
     "BertConfig": "bert_tf.config",
     "preset": "bert_tf.config",
-    "PretrainedBert": "bert_tf.pretrained",
-    "from_pretrained": "bert_tf.pretrained",
-    "BertTokenizer": "bert_tf.preprocessing",
-    "BertPreprocessor": "bert_tf.preprocessor",
+    "PretrainedBert": "bert_tf.modeling.pretrained",
+    "from_pretrained": "bert_tf.modeling.pretrained",
+    "BertTokenizer": "bert_tf.text.graph_tokenizer",
+    "BertPreprocessor": "bert_tf.text.preprocessor",
     "ExtendOptions": "bert_tf.tasks.options",
-    "extend_checkpoint": "bert_tf.checkpoint_surgery",
+    "extend_checkpoint": "bert_tf.checkpoints.surgery",
     **{name: "bert_tf.modeling" for name in _MODELS},
 }
 
@@ -66,9 +66,9 @@ _KERAS_MODULES = (
     "bert_tf.modeling.models",
     "bert_tf.modeling.tagging",
     "bert_tf.optimization",
-    "bert_tf.packing",
-    "bert_tf.preprocessing",
-    "bert_tf.preprocessor",
+    "bert_tf.text.packing",
+    "bert_tf.text.graph_tokenizer",
+    "bert_tf.text.preprocessor",
 )
 
 

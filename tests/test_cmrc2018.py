@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from bert_tf.data.squad import cmrc2018
 from bert_tf.errors import InputError
+from bert_tf.metrics import cmrc2018
 
 
 @pytest.mark.parametrize(

@@ -12,14 +12,14 @@ import tensorflow as tf
 from conftest import HANG_TIMEOUT
 from tensorflow.core.protobuf import saved_model_pb2
 
-from bert_tf import tokenization
 from bert_tf.data.classification import features as cf
 from bert_tf.data.features import SORT_WINDOW_BATCHES, trim_to_longest
 from bert_tf.export import export_classifier
 from bert_tf.modeling import BertClassifier
 from bert_tf.optimization import create_optimizer
-from bert_tf.packing import pack_inputs
 from bert_tf.tasks.logits import ClassificationObjective
+from bert_tf.text import tokenization
+from bert_tf.text.packing import pack_inputs
 from bert_tf.training.loop import LoopConfig, Trainer
 
 # Floats that depend on the CPU's kernels: also run by `make test-portable`.

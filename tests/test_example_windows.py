@@ -8,7 +8,7 @@ import tensorflow as tf
 
 from bert_tf.data.classification.features import convert_example
 from bert_tf.data.classification.glue import InputExample
-from bert_tf.packing import pack_example_windows
+from bert_tf.text.packing import pack_example_windows
 
 
 class NumberTokenizer:

@@ -12,7 +12,7 @@ from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
 from bert_tf.export.classifier import export_classifier
 from bert_tf.modeling import BertClassifier
-from bert_tf.tokenization import FullTokenizer
+from bert_tf.text.tokenization import FullTokenizer
 
 # Floats that depend on the CPU's kernels: also run by `make test-portable`.
 pytestmark = pytest.mark.numerics

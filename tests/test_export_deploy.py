@@ -28,7 +28,7 @@ from bert_tf.export.deploy.litert import (
     read_vocab,
 )
 from bert_tf.modeling import BertClassifier
-from bert_tf.tokenization import FullTokenizer
+from bert_tf.text.tokenization import FullTokenizer
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]

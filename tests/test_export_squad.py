@@ -19,7 +19,6 @@ import tensorflow as tf
 from conftest import HANG_TIMEOUT, minilm_dir
 from original_bert import is_chinese_char
 
-from bert_tf import tokenization
 from bert_tf.config import BertConfig
 from bert_tf.data.squad import features
 from bert_tf.data.squad import postprocess as squad_postprocess
@@ -34,6 +33,7 @@ from bert_tf.errors import InputError
 from bert_tf.export import squad as squad_serving
 from bert_tf.export.common import whitespace_words
 from bert_tf.modeling.models import BertSpanLabeler
+from bert_tf.text import tokenization
 
 SETTINGS = dict(
     max_seq_length=48, doc_stride=16, max_query_length=12, max_answer_length=8, n_best_size=10

@@ -1,4 +1,4 @@
-"""Checkpoint surgery (bert_tf.checkpoint_surgery and extend_checkpoint.py):
+"""Checkpoint surgery (bert_tf.checkpoints.surgery and extend_checkpoint.py):
 new words in [unused] slots or appended, more token types; old tokens'
 outputs unchanged, new rows as documented, the result loads and trains."""
 
@@ -16,7 +16,7 @@ from bert_tf import checkpoints
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
 from bert_tf.modeling import BertPretrainingModel
-from bert_tf.tokenization import FullTokenizer
+from bert_tf.text.tokenization import FullTokenizer
 
 VOCAB = [
     "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "[unused0]", "[unused1]",

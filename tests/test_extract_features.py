@@ -6,12 +6,13 @@ import json
 import numpy as np
 import pytest
 
-from bert_tf import checkpoints, tokenization
+from bert_tf import checkpoints
 from bert_tf.config import BertConfig
 from bert_tf.errors import CheckpointError, InputError
 from bert_tf.modeling import BertClassifier, BertEncoder
 from bert_tf.tasks.feature_extraction import extract_features
 from bert_tf.tasks.options import FeatureOptions
+from bert_tf.text import tokenization
 
 # Floats that depend on the CPU's kernels: also run by `make test-portable`.
 pytestmark = pytest.mark.numerics

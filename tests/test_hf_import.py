@@ -12,9 +12,10 @@ from conftest import minilm_dir
 from safetensors.numpy import load_file, save_file
 
 import bert_tf
-from bert_tf import checkpoints, tokenization
+from bert_tf import checkpoints
 from bert_tf.errors import InputError
 from bert_tf.modeling import BertEncoder
+from bert_tf.text import tokenization
 
 # Floats that depend on the CPU's kernels: also run by `make test-portable`.
 pytestmark = pytest.mark.numerics
@@ -216,7 +217,7 @@ def test_a_cased_hf_folder_stays_cased_in_from_pretrained_and_extend_checkpoint(
     model = bert_tf.BertClassifier.from_pretrained(str(folder), num_labels=2)
     tokenizer = model.preprocessor.tokenizer
     assert tokenizer(["John met john"]).to_list() == [[5, 7, 6]]
-    # Lower-casing contradicts the folder (the scripts' check, bert_tf.model_text).
+    # Lower-casing contradicts the folder (the scripts' check, bert_tf.text.model_text).
     with pytest.raises(InputError, match="tokenizer_config.json says do_lower_case: False"):
         bert_tf.BertClassifier.from_pretrained(str(folder), num_labels=2, do_lower_case=True)
 

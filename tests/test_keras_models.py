@@ -380,7 +380,7 @@ def test_keras_file_carries_the_vocabulary_when_the_vocab_file_is_gone(tiny_conf
 
 def test_entities_on_raw_text_from_the_keras_model_and_its_export(tiny_config, tmp_path):
     from bert_tf.export.tagging import entities, export_tagger
-    from bert_tf.metrics_ner import chunks
+    from bert_tf.text.tags import chunks
 
     keras.utils.set_random_seed(3)
     preprocessor = bert_tf.BertPreprocessor(tiny_tokenizer(tmp_path), max_seq_length=12)
@@ -409,7 +409,7 @@ def test_multiple_choice_fits_and_predicts_contexts_with_choices(tiny_config, tm
     (`data.multiple_choice.convert_example`), and train with compile()'s
     defaults; a classifier refuses them."""
     from bert_tf.data.multiple_choice import MultipleChoiceExample, convert_example
-    from bert_tf.tokenization import FullTokenizer
+    from bert_tf.text.tokenization import FullTokenizer
 
     tokenizer = tiny_tokenizer(tmp_path)
     preprocessor = bert_tf.BertPreprocessor(tokenizer, max_seq_length=8, length_multiple=1)

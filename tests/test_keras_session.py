@@ -33,7 +33,7 @@ def _run(code, *args, env=None):
 
 def test_import_bert_tf_imports_neither_tensorflow_nor_keras():
     finished = _run(
-        "import sys, bert_tf, bert_tf.tokenization\n"
+        "import sys, bert_tf, bert_tf.text.tokenization\n"
         "print(sorted(m for m in ('tensorflow', 'keras') if m in sys.modules))"
     )
     assert finished.returncode == 0, finished.stderr[-3000:]

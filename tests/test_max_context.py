@@ -11,9 +11,9 @@ too many or too few changes which window wins.
 import numpy as np
 import tensorflow as tf
 
-from bert_tf import packing
 from bert_tf.export import squad as squad_export
 from bert_tf.export import tagging as tagging_export
+from bert_tf.text import packing
 
 # (document length, window length, stride)
 CASES = [

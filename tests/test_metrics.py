@@ -8,7 +8,6 @@ import pytest
 import scipy.stats
 import sklearn.metrics
 
-from bert_tf import metrics
 from bert_tf.data.classification.glue import get_processor
 from bert_tf.data.classification.outputs import (
     submission_path,
@@ -16,6 +15,7 @@ from bert_tf.data.classification.outputs import (
     write_test_results,
 )
 from bert_tf.errors import InputError
+from bert_tf.metrics import classification as metrics
 
 
 @pytest.mark.parametrize("seed", range(5))

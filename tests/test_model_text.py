@@ -1,4 +1,4 @@
-"""The vocab and casing a run takes from its model's folder (`bert_tf.model_text`),
+"""The vocab and casing a run takes from its model's folder (`bert_tf.text.model_text`),
 and the warning when the first tokens are mostly [UNK]."""
 
 import json
@@ -8,8 +8,8 @@ import shutil
 import pytest
 from conftest import minilm_dir
 
-from bert_tf import model_text, tokenization
 from bert_tf.errors import InputError
+from bert_tf.text import model_text, tokenization
 
 UNCASED_WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "john", "smith", "visited", "."]
 

@@ -12,12 +12,12 @@ from bert_tf.config import BertConfig
 from bert_tf.data.classification import features
 from bert_tf.data.classification.glue import InputExample
 from bert_tf.errors import InputError
-from bert_tf.metrics import multi_label_metrics, tune_thresholds
+from bert_tf.metrics.classification import multi_label_metrics, tune_thresholds
 from bert_tf.modeling import BertClassifier
 from bert_tf.tasks.classifier import ClassifierRunner
 from bert_tf.tasks.logits import MultiLabelObjective, binary_cross_entropy
 from bert_tf.tasks.options import ClassifierOptions
-from bert_tf.tokenization import FullTokenizer
+from bert_tf.text.tokenization import FullTokenizer
 
 RNG = np.random.default_rng(0)
 PROBABILITIES = RNG.random((40, 3))

@@ -14,12 +14,12 @@ import tensorflow as tf
 from conftest import HANG_TIMEOUT, random_inputs
 from shared import tiny_model_files
 
-from bert_tf import tokenization
 from bert_tf.data import multiple_choice as mc_data
 from bert_tf.errors import InputError
 from bert_tf.modeling import BertMultipleChoice
 from bert_tf.tasks.multiple_choice import run_multiple_choice
 from bert_tf.tasks.options import MultipleChoiceOptions
+from bert_tf.text import tokenization
 from bert_tf.training.options import TrainingOptions
 
 HEADER = (

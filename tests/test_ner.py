@@ -16,19 +16,20 @@ from conftest import random_inputs
 from seqeval import metrics as seqeval_metrics
 from shared import tiny_model_files
 
-from bert_tf import tokenization
 from bert_tf.checkpoints import save_tf1_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.data import tagging
 from bert_tf.errors import InputError
 from bert_tf.export import tagging as export_tagging
-from bert_tf.metrics_ner import chunks, entity_scores
+from bert_tf.metrics.entities import entity_scores
 from bert_tf.modeling import BertEncoder
 from bert_tf.modeling.tagging import BertFeatureTagger, BertTokenClassifier
-from bert_tf.packing import pack_example_windows
-from bert_tf.preprocessing import BertTokenizer
 from bert_tf.tasks.ner import TaggingObjective, run_ner
 from bert_tf.tasks.options import NerOptions
+from bert_tf.text import tokenization
+from bert_tf.text.graph_tokenizer import BertTokenizer
+from bert_tf.text.packing import pack_example_windows
+from bert_tf.text.tags import chunks
 from bert_tf.training.options import TrainingOptions
 
 CONLL = """-DOCSTART- -X- -X- O

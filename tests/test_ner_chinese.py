@@ -15,9 +15,10 @@ from shared import tiny_model_files
 from bert_tf.data import tagging
 from bert_tf.errors import InputError
 from bert_tf.export.tagging import entities as served_entities
-from bert_tf.metrics_ner import chunks, detect_scheme, entity_scores, span_tags, split_tag
+from bert_tf.metrics.entities import entity_scores
 from bert_tf.tasks.ner import run_ner
 from bert_tf.tasks.options import NerOptions
+from bert_tf.text.tags import chunks, detect_scheme, span_tags, split_tag
 from bert_tf.training.options import TrainingOptions
 
 # -- the column reader ----------------------------------------------------------------

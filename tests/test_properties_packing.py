@@ -9,9 +9,9 @@ import tensorflow as tf
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bert_tf import packing
 from bert_tf.data.squad import features
 from bert_tf.data.squad.reader import SquadExample
+from bert_tf.text import packing
 
 CLS, SEP = 101, 102
 

@@ -1,5 +1,5 @@
 """Property tests: the SQuAD v1.1 / v2.0 and CMRC 2018 scorers
-(bert_tf.data.squad.evaluation, .cmrc2018) against references written here
+(bert_tf.metrics.squad, .cmrc2018) against references written here
 from the official scripts' documented rules (evaluate-v1.1.py,
 evaluate-v2.0.py, cmrc2018_evaluate.py)."""
 
@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_squad_eval import official_normalize
 
-from bert_tf.data.squad import cmrc2018, evaluation
+from bert_tf.metrics import cmrc2018
+from bert_tf.metrics import squad as evaluation
 
 
 def dataset(questions):

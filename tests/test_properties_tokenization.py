@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from original_bert import OriginalTokenizer
 
-from bert_tf import preprocessing, tokenization
+from bert_tf.text import graph_tokenizer, tokenization
 
 # Characters that exercise every rule of the basic tokenizer.
 LETTERS = "abnAB019"
@@ -122,7 +122,9 @@ def graph_tokenizer(request, vocab_dir):
     vocab_file = write_vocab(vocab_dir / "graph_vocab.txt", GRAPH_PIECES)
     return (
         OriginalTokenizer(vocab_file, request.param),
-        preprocessing.BertTokenizer(vocabulary=SPECIAL + GRAPH_PIECES, do_lower_case=request.param),
+        graph_tokenizer.BertTokenizer(
+            vocabulary=SPECIAL + GRAPH_PIECES, do_lower_case=request.param
+        ),
     )
 
 

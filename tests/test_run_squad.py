@@ -8,9 +8,10 @@ import random
 import pytest
 
 from bert_tf.config import BertConfig
-from bert_tf.data.squad import cmrc2018, evaluation
 from bert_tf.errors import InputError
 from bert_tf.export.squad import answer
+from bert_tf.metrics import cmrc2018
+from bert_tf.metrics import squad as evaluation
 from bert_tf.tasks.options import SquadOptions
 from bert_tf.tasks.squad import run_squad
 from bert_tf.training.options import TrainingOptions

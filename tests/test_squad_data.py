@@ -11,10 +11,10 @@ import os
 import numpy as np
 import pytest
 
-from bert_tf import tokenization
 from bert_tf.data.squad import alignment, postprocess, reader
 from bert_tf.data.squad.postprocess import SquadPostprocessor, WindowMeta, get_final_text
 from bert_tf.errors import InputError
+from bert_tf.text import tokenization
 
 # Character positions:  The 0-2, spaces 3-4, leader 5-10, tab 11, was 12-14,
 # space 15, John 16-19, U+202F 20, Smith 21-25, space 26, (1895-1943). 27-38,

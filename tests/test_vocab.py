@@ -1,4 +1,4 @@
-"""Vocabulary building (bert_tf.vocab and build_vocab.py)."""
+"""Vocabulary building (bert_tf.text.vocab and build_vocab.py)."""
 
 import collections
 import os
@@ -10,9 +10,9 @@ import pytest
 import tensorflow as tf
 from conftest import HANG_TIMEOUT
 
-from bert_tf import preprocessing, tokenization, vocab
 from bert_tf.errors import InputError
-from bert_tf.vocab import VocabOptions
+from bert_tf.text import graph_tokenizer, tokenization, vocab
+from bert_tf.text.vocab import VocabOptions
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESERVED = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
@@ -127,7 +127,7 @@ def test_built_vocab_works_in_graph(built):
     paths, output, _ = built
     lines = corpus_lines(paths)[:100]
     full = tokenization.FullTokenizer(output, do_lower_case=True)
-    layer = preprocessing.BertTokenizer(output, do_lower_case=True)
+    layer = graph_tokenizer.BertTokenizer(output, do_lower_case=True)
     assert layer(tf.constant(lines)).to_list() == [
         full.convert_tokens_to_ids(full.tokenize(line)) for line in lines
     ]

@@ -25,7 +25,7 @@ from bert_tf import files
 from bert_tf.data import features as feature_files
 from bert_tf.data.features import Feature, FeatureSchema, file_stamp, input_features
 from bert_tf.errors import InputError
-from bert_tf.packing import pack_inputs
+from bert_tf.text.packing import pack_inputs
 
 NUM_CHOICES = 4
 COLUMNS = (

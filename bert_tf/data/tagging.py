@@ -13,7 +13,7 @@ Three formats (`DATA_FORMATS`):
   {"name": {"叶老桂": [[9, 11]]}}}`, spans inclusive character offsets):
   every character of the text is a word (a space too: it has no sub-token,
   so it becomes `[UNK]`, and offsets stay the text's), tagged from the
-  spans in the tagging scheme (`metrics_ner.span_tags`); the file is one
+  spans in the tagging scheme (`text.tags.span_tags`); the file is one
   document.
 
 Features: each word is WordPiece-tokenized on its own (a word that
@@ -47,8 +47,8 @@ from bert_tf.data import features as feature_files
 from bert_tf.data.features import Feature, FeatureSchema, file_stamp, input_features
 from bert_tf.errors import InputError
 from bert_tf.files import exists, open_file, write_text_atomically
-from bert_tf.metrics_ner import chunks, span_tags
-from bert_tf.packing import is_max_context, pack_windows
+from bert_tf.text.packing import is_max_context, pack_windows
+from bert_tf.text.tags import chunks, span_tags
 
 DATA_FORMATS = ("conll", "chars", "cluener")
 DOCSTART = "-DOCSTART-"

@@ -25,7 +25,7 @@ from bert_tf.export.common import (
     request_length_multiple,
     write_archive,
 )
-from bert_tf.packing import average_windows, pack_example_windows
+from bert_tf.text.packing import average_windows, pack_example_windows
 
 
 def export_classifier(

@@ -10,11 +10,11 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import tokenization
 from bert_tf.data.squad.reader import CONTEXT_WHITESPACE
 from bert_tf.errors import InputError
 from bert_tf.files import atomic_output, check_writable, exists
-from bert_tf.preprocessing import BertTokenizer
+from bert_tf.text import tokenization
+from bert_tf.text.graph_tokenizer import BertTokenizer
 from bert_tf.training.options import XLA_PAD_MULTIPLE
 
 _WHITESPACE_CODE_POINTS = sorted(ord(char) for char in CONTEXT_WHITESPACE)

@@ -17,7 +17,7 @@ from bert_tf.export.common import (
     request_length_multiple,
     write_archive,
 )
-from bert_tf.packing import pack_example_windows
+from bert_tf.text.packing import pack_example_windows
 
 
 def export_embedder(

@@ -23,7 +23,7 @@ from bert_tf.export.common import (
     request_length_multiple,
     write_archive,
 )
-from bert_tf.preprocessor import pack_choices
+from bert_tf.text.preprocessor import pack_choices
 
 
 def export_multiple_choice(

@@ -59,7 +59,7 @@ from bert_tf.export.common import (
     whitespace_words,
     write_archive,
 )
-from bert_tf.packing import pack_example_windows
+from bert_tf.text.packing import pack_example_windows
 
 _MODEL_SETTINGS = frozenset(("vocab_file", "do_lower_case"))
 

@@ -30,9 +30,9 @@ from bert_tf.export.common import (
     whitespace_words,
     write_archive,
 )
-from bert_tf.metrics_ner import chunks, detect_scheme
 from bert_tf.modeling.tagging import decode_tags
-from bert_tf.packing import pack_example_windows
+from bert_tf.text.packing import pack_example_windows
+from bert_tf.text.tags import chunks, detect_scheme
 
 
 def _cut_words(chars, word_starts, word_ends):
@@ -186,8 +186,8 @@ def entities(model_or_export, texts, labels=None, max_seq_length=None):
     `from_pretrained`) and `labels`, its tag names in id order; or the path
     of an `export_tagger` SavedModel, or that SavedModel loaded. Words and
     tags are as `serving_default`'s (module docstring); entities are the
-    chunks of CoNLL's scorer (`metrics_ner.chunks`) in the tags' scheme
-    (`metrics_ner.detect_scheme` of `labels`, else of the tags found: BIO,
+    chunks of CoNLL's scorer (`text.tags.chunks`) in the tags' scheme
+    (`text.tags.detect_scheme` of `labels`, else of the tags found: BIO,
     BIOES or BMES). Returns per text
     a list of dicts: `type`, `text`, `start_char`, `end_char` (code points).
     """

@@ -6,7 +6,7 @@ from keras import ops
 from bert_tf.errors import InputError
 from bert_tf.modeling.tagging import check_layers
 from bert_tf.modeling.task_model import TaskModel
-from bert_tf.preprocessor import TEXTS
+from bert_tf.text.preprocessor import TEXTS
 
 POOLINGS = ("mean", "first", "pooled")
 

@@ -5,8 +5,8 @@ import tensorflow as tf
 from keras import ops
 
 from bert_tf.accelerators import is_tpu_strategy
+from bert_tf.checkpoints.loading import load_pretrained
 from bert_tf.config import BertConfig
-from bert_tf.loading import load_pretrained
 from bert_tf.modeling.layers import BertEmbeddings, TransformerBlock, dense
 from bert_tf.modeling.token_layout import PADDED, RealTokens
 
@@ -39,7 +39,7 @@ class BertEncoder(keras.Model):
 
     @classmethod
     def from_pretrained(cls, path, **kwargs):
-        """The encoder with the weights at `path` (see `bert_tf.loading.load_pretrained`)."""
+        """The encoder with the weights at `path` (see `bert_tf.checkpoints.loading.load_pretrained`)."""
         return load_pretrained(cls, path, **kwargs)
 
     def build(self, input_shape=None):

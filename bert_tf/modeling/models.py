@@ -10,8 +10,8 @@ from bert_tf.errors import InputError
 from bert_tf.modeling.heads import MaskedLMHead
 from bert_tf.modeling.layers import OutputProjection
 from bert_tf.modeling.task_model import TaskModel, accuracy, classification_loss
-from bert_tf.preprocessor import CHOICES, DEFAULT_BATCH_SIZE, TEXTS
-from bert_tf.tokenization import MASK_TOKEN
+from bert_tf.text.preprocessor import CHOICES, DEFAULT_BATCH_SIZE, TEXTS
+from bert_tf.text.tokenization import MASK_TOKEN
 
 CLASSIFIER_DROPOUT = 0.1  # the original's fixed keep_prob=0.9 on the pooled output
 

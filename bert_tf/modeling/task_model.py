@@ -7,12 +7,12 @@ import keras
 import tensorflow as tf
 
 from bert_tf import optimization
+from bert_tf.checkpoints.loading import load_pretrained
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
-from bert_tf.loading import load_pretrained
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.first_step import FirstStepNotice
-from bert_tf.preprocessor import (
+from bert_tf.text.preprocessor import (
     INPUT_NAMES,
     dataset_text_layout,
     split_off_validation,
@@ -45,7 +45,7 @@ class TaskModel(keras.Model):
 
     @classmethod
     def from_pretrained(cls, path, **kwargs):
-        """The model with the weights at `path` (see `bert_tf.loading.load_pretrained`)."""
+        """The model with the weights at `path` (see `bert_tf.checkpoints.loading.load_pretrained`)."""
         return load_pretrained(cls, path, **kwargs)
 
     def get_config(self):

@@ -11,7 +11,7 @@ from bert_tf.data.classification import glue
 from bert_tf.data.classification import outputs as classifier_outputs
 from bert_tf.errors import InputError
 from bert_tf.export import export_classifier
-from bert_tf.metrics import glue_metrics, multi_label_metrics, tune_thresholds
+from bert_tf.metrics.classification import glue_metrics, multi_label_metrics, tune_thresholds
 from bert_tf.modeling import BertClassifier
 from bert_tf.tasks.common import run_task
 from bert_tf.tasks.fine_tuning import FineTuningRunner

@@ -20,7 +20,7 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import checkpoints, files, model_text, tokenization
+from bert_tf import checkpoints, files
 from bert_tf.accelerators import is_tpu_strategy
 from bert_tf.config import CONFIG_FILE_NAMES, BertConfig, config_file_beside
 from bert_tf.data.features import damaged_file_error
@@ -29,6 +29,7 @@ from bert_tf.export.common import check_export_dir
 from bert_tf.files import check_output_dir
 from bert_tf.optimization import create_optimizer
 from bert_tf.tasks.options import PADDING_MULTIPLE
+from bert_tf.text import model_text, tokenization
 from bert_tf.training import distribution
 from bert_tf.training.best_checkpoint import BestCheckpoint, MetricChoice
 from bert_tf.training.loop import LoopConfig, Trainer, write_results

@@ -24,7 +24,7 @@ import numpy as np
 from absl import logging
 from keras import ops
 
-from bert_tf import checkpoints, tokenization
+from bert_tf import checkpoints
 from bert_tf.data.features import (
     Feature,
     FeatureSchema,
@@ -35,7 +35,6 @@ from bert_tf.data.features import (
 from bert_tf.errors import CheckpointError, InputError
 from bert_tf.files import atomic_output, check_output_file, open_file, remove
 from bert_tf.modeling import BertEncoder
-from bert_tf.packing import pack_inputs
 from bert_tf.tasks.common import (
     check_model_options,
     length_multiple,
@@ -44,6 +43,8 @@ from bert_tf.tasks.common import (
     training_environment,
     with_model_text,
 )
+from bert_tf.text import tokenization
+from bert_tf.text.packing import pack_inputs
 from bert_tf.training.distribution import check_batch_divisible
 from bert_tf.training.loop import Predictor
 

@@ -21,8 +21,8 @@ grouping by length), and predict-then-score for eval.
 
 from absl import logging
 
-from bert_tf import tokenization
 from bert_tf.tasks.common import TaskRunner
+from bert_tf.text import tokenization
 
 
 def epoch_schedule(num_examples, options):

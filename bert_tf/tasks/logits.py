@@ -5,7 +5,7 @@ into one prediction, and softmax / cross-entropy in numpy for evaluation."""
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.packing import average_windows
+from bert_tf.text.packing import average_windows
 from bert_tf.training.loop import Objective
 
 

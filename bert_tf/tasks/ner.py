@@ -27,7 +27,7 @@ from bert_tf.data import tagging
 from bert_tf.errors import InputError
 from bert_tf.export.tagging import export_tagger
 from bert_tf.files import exists
-from bert_tf.metrics_ner import SCHEMES, detect_scheme, entity_scores, split_tag
+from bert_tf.metrics.entities import entity_scores
 from bert_tf.modeling.tagging import (
     COMBINE_MODES,
     BertFeatureTagger,
@@ -36,6 +36,7 @@ from bert_tf.modeling.tagging import (
 )
 from bert_tf.tasks.common import parse_layers, run_task
 from bert_tf.tasks.fine_tuning import FineTuningRunner, pass_name
+from bert_tf.text.tags import SCHEMES, detect_scheme, split_tag
 from bert_tf.training.loop import Objective
 
 PREDICTIONS_FILE = "test_predictions.txt"

@@ -1,7 +1,7 @@
 """The options of the scripts that run or change a model, one dataclass per
 script (each field a flag: `options.option`). Free of TensorFlow, so that a
 script defines and parses its flags, and answers `--help` or a bad flag,
-before importing it; the tasks (`tasks/<task>.py`) and `checkpoint_surgery`
+before importing it; the tasks (`tasks/<task>.py`) and `checkpoints.surgery`
 read them.
 
 `ModelOptions` (every script that runs a model) <- `RunOptions` (every

@@ -14,15 +14,17 @@ import os
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import tokenization
-from bert_tf.data.squad import cmrc2018, evaluation, postprocess, reader
 from bert_tf.data.squad import features as squad_features
+from bert_tf.data.squad import postprocess, reader
 from bert_tf.errors import InputError
 from bert_tf.export.squad import export_span_labeler
 from bert_tf.files import write_text_atomically
+from bert_tf.metrics import cmrc2018
+from bert_tf.metrics import squad as squad_metrics
 from bert_tf.modeling import BertSpanLabeler
 from bert_tf.tasks.common import run_task
 from bert_tf.tasks.fine_tuning import FineTuningRunner
+from bert_tf.text import tokenization
 from bert_tf.training.loop import Objective
 
 EVAL_RESULTS_FILE = "eval_results.json"
@@ -186,10 +188,10 @@ class SquadRunner(FineTuningRunner):
             results = cmrc2018.evaluate_cmrc2018(examples, outputs.predictions)
         elif self.options.version_2_with_negative:
             _warn_if_chinese(examples)
-            results = evaluation.evaluate_v2(examples, outputs.predictions, outputs.null_odds)
+            results = squad_metrics.evaluate_v2(examples, outputs.predictions, outputs.null_odds)
         else:
             _warn_if_chinese(examples)
-            results = evaluation.evaluate_v1(examples, outputs.predictions)
+            results = squad_metrics.evaluate_v1(examples, outputs.predictions)
         path = os.path.join(self.options.output_dir, EVAL_RESULTS_FILE)
         write_text_atomically(path, json.dumps(results, indent=2) + "\n")
         logging.info("%s: %s", path, json.dumps(results))

@@ -29,9 +29,9 @@ import json
 
 from absl import logging
 
-from bert_tf import tokenization
 from bert_tf.data.classification.glue import MNLI_LABELS, DataProcessor, InputExample
 from bert_tf.errors import InputError
+from bert_tf.text import tokenization
 
 
 def read_json_lines(path):

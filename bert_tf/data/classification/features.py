@@ -4,7 +4,7 @@
 or `[CLS] A [SEP] B [SEP]`, the pair truncated by the original
 `_truncate_seq_pair`, a single text cut to `max_seq_length - 2`, zero
 padding; a text_b that is empty or tokenizes to nothing makes a single-text
-example. All of it is `bert_tf.packing`, which also describes the windows.
+example. All of it is `bert_tf.text.packing`, which also describes the windows.
 
 Long texts (`long_text_stride=N`): an example whose A would be truncated
 becomes several features ("windows" over A, `packing.pack_windows` with
@@ -31,7 +31,7 @@ from absl import logging
 from bert_tf.data import features as feature_files
 from bert_tf.data.features import Feature, FeatureSchema, file_stamp, input_features
 from bert_tf.errors import InputError
-from bert_tf.packing import pack_windows
+from bert_tf.text.packing import pack_windows
 
 # Split -> the original's file names in output_dir.
 RECORD_FILES = {

@@ -32,7 +32,6 @@ import os
 
 from absl import logging
 
-from bert_tf import tokenization
 from bert_tf.data.classification.clue import read_json_lines
 from bert_tf.data.classification.glue import (
     METRICS,
@@ -43,6 +42,7 @@ from bert_tf.data.classification.glue import (
     read_rows,
 )
 from bert_tf.errors import InputError
+from bert_tf.text import tokenization
 
 EXTENSIONS = (".tsv", ".csv", ".jsonl", ".json")
 JSON_EXTENSIONS = (".jsonl", ".json")

@@ -41,10 +41,10 @@ import os
 
 from absl import logging
 
-from bert_tf import tokenization
 from bert_tf.errors import InputError
+from bert_tf.text import tokenization
 
-# The GLUE metric sets, named by DataProcessor.metric (see bert_tf.metrics.glue_metrics).
+# The GLUE metric sets, named by DataProcessor.metric (see bert_tf.metrics.classification.glue_metrics).
 METRICS = ("accuracy", "matthews", "f1_accuracy", "pearson_spearman")
 SPLITS = ("train", "dev", "test")
 MNLI_LABELS = ("contradiction", "entailment", "neutral")

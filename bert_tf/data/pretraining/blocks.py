@@ -17,12 +17,12 @@ import random
 import signal
 import sys
 
-from bert_tf import tokenization
 from bert_tf.data import tfrecord
 from bert_tf.data.pretraining import instances as pretraining_instances
 from bert_tf.data.pretraining.records import InstanceEncoder
 from bert_tf.data.pretraining.summary import PretrainingSummary
 from bert_tf.errors import InputError
+from bert_tf.text import tokenization
 
 WORD_SEGMENTERS = ("jieba",)
 

@@ -14,7 +14,7 @@ back.
 import dataclasses
 
 from bert_tf.errors import InputError
-from bert_tf.tokenization import iter_utf8_lines_at
+from bert_tf.text.tokenization import iter_utf8_lines_at
 
 
 @dataclasses.dataclass(frozen=True)

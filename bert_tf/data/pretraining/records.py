@@ -7,7 +7,7 @@ object per feature.
 """
 
 from bert_tf.data.tfrecord import varint
-from bert_tf.tokenization import WordCache
+from bert_tf.text.tokenization import WordCache
 
 _ONE_FLOAT = b"\x00\x00\x80\x3f"  # 1.0 as little-endian float32
 _ZERO_FLOAT = b"\x00\x00\x00\x00"

@@ -8,7 +8,7 @@ its first sub-token sits at `doc_offset = len(query_tokens) + 2` in the
 model's input.
 """
 
-from bert_tf.packing import is_max_context
+from bert_tf.text.packing import is_max_context
 
 
 def tokenize_document(doc_tokens, tokenizer):

@@ -22,7 +22,7 @@ import os
 from bert_tf.data import features as feature_files
 from bert_tf.data.features import Feature, FeatureSchema, file_stamp, input_features
 from bert_tf.data.squad import alignment
-from bert_tf.packing import pack_windows
+from bert_tf.text.packing import pack_windows
 
 PADDING_UNIQUE_ID = -1
 _CACHE_VERSION = 1

@@ -39,8 +39,8 @@ import os
 
 from absl import logging
 
-from bert_tf import tokenization
 from bert_tf.files import write_text_atomically
+from bert_tf.text import tokenization
 
 PREDICTIONS_FILE = "predictions.json"
 NBEST_FILE = "nbest_predictions.json"

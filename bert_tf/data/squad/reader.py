@@ -48,9 +48,9 @@ import re
 
 from absl import logging
 
-from bert_tf import tokenization
 from bert_tf.errors import InputError
 from bert_tf.files import exists, open_file
+from bert_tf.text import tokenization
 
 # The original run_squad.py's context whitespace (not `str.split()`'s).
 CONTEXT_WHITESPACE = frozenset(" \t\r\n\u202f")

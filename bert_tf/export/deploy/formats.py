@@ -23,7 +23,7 @@ from bert_tf.export.deploy.litert import (
     vocab_file_of,
 )
 from bert_tf.export.deploy.onnx_export import export_onnx
-from bert_tf.preprocessing import BertTokenizer
+from bert_tf.text.graph_tokenizer import BertTokenizer
 
 FORMATS = ("saved_model", "litert", "litert_int8", "onnx", "onnx_int8")
 

@@ -32,10 +32,10 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 from absl import logging
 
-from bert_tf import tokenization
 from bert_tf.errors import InputError
 from bert_tf.export.common import tensorflow_info_hidden
 from bert_tf.files import atomic_output
+from bert_tf.text import tokenization
 
 IDS_SIGNATURE = "serving_ids"
 TEXT_SIGNATURE = "serving_default"

@@ -1,12 +1,12 @@
 """`from_pretrained`: one call from released files to the encoder and, when
 the checkpoint has them, the pre-training heads (each task model has its own
-`from_pretrained`, `bert_tf.loading`)."""
+`from_pretrained`, `bert_tf.checkpoints.loading`)."""
 
 import dataclasses
 
 from bert_tf import checkpoints
+from bert_tf.checkpoints.loading import read_pretrained
 from bert_tf.config import BertConfig
-from bert_tf.loading import read_pretrained
 from bert_tf.modeling import BertEncoder, BertPretrainingModel
 
 

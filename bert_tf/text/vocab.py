@@ -17,10 +17,10 @@ import dataclasses
 
 from absl import logging
 
-from bert_tf import tokenization
 from bert_tf.errors import InputError
 from bert_tf.files import check_output_file, expand_input_patterns, write_text_atomically
 from bert_tf.options import option
+from bert_tf.text import tokenization
 
 RESERVED_TOKENS = (
     tokenization.PAD_TOKEN,

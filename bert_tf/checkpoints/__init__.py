@@ -4,6 +4,9 @@ Every foreign format (Google's TF1 `bert_model.ckpt`, a Model Garden TF2
 `BertEncoder` checkpoint, a Hugging Face `config.json` + `model.safetensors`
 folder) is read into that form, and every model is loaded from it through
 `tf1_variable_map`, so there is a single name map to get right.
+
+The package also holds `loading` (any checkpoint into a task model: config,
+weights, vocab, casing) and `surgery` (a checkpoint's vocabulary extended).
 """
 
 import contextlib

@@ -6,9 +6,9 @@ from absl import logging
 from bert_tf import checkpoints
 from bert_tf.config import CONFIG_FILE_NAMES, BertConfig, config_file_beside
 from bert_tf.errors import CheckpointError
-from bert_tf.model_text import resolve_lower_case, vocab_file_beside
-from bert_tf.preprocessing import BertTokenizer
-from bert_tf.preprocessor import BertPreprocessor
+from bert_tf.text.graph_tokenizer import BertTokenizer
+from bert_tf.text.model_text import resolve_lower_case, vocab_file_beside
+from bert_tf.text.preprocessor import BertPreprocessor
 
 
 def read_pretrained(path, bert_config_file=None):

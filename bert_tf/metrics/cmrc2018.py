@@ -24,8 +24,8 @@ without gold answers is an InputError (the script crashes).
 
 import re
 
-from bert_tf.data.squad.evaluation import gold_answers
 from bert_tf.errors import InputError
+from bert_tf.metrics.squad import gold_answers
 
 # The script's `sp_char` list (its "……" is two characters and never matches one).
 PUNCTUATION = frozenset("-:_*^/\\~`+=，。：？！“”；’《》·、「」（）－～『』")

@@ -1,4 +1,4 @@
-"""Entity-level precision / recall / F1 as the CoNLL `conlleval` script computes them.
+"""Entity tags and the chunks they spell, as the CoNLL `conlleval` script reads them.
 
 Tags are `O` or `<prefix>-<TYPE>`; the tagging scheme says which prefixes:
 - "bio": B or I (IOB1 and BIO / IOB2 alike). Chunks are found with
@@ -8,14 +8,9 @@ Tags are `O` or `<prefix>-<TYPE>`; the tagging scheme says which prefixes:
 - "bioes": B, I, E, S, strictly (as seqeval's strict IOBES mode): a chunk
   is `B I* E` of one type or a single `S`; any other run is no chunk.
 - "bmes": "bioes" with M for I (Chinese segmentation style).
-Sentences are separate (conlleval's blank line
-counts as an O). A chunk is correct when a predicted chunk has the same
-type, start and end as a gold one. All scores are fractions in [0, 1]
-(conlleval prints them times 100); a score with a zero denominator is 0.
+Used to make tags from spans (data), read entities from predicted tags
+(exports) and score them (`bert_tf.metrics.entities`).
 """
-
-import collections
-import dataclasses
 
 from bert_tf.errors import InputError
 
@@ -110,51 +105,3 @@ def chunks(tags, scheme="bio"):
             start = index
         prev_prefix, prev_type = prefix, entity_type
     return found
-
-
-@dataclasses.dataclass(frozen=True)
-class Scores:
-    """Entity precision, recall, F1 (fractions) and the chunk counts behind them."""
-
-    precision: float
-    recall: float
-    f1: float
-    num_gold: int
-    num_predicted: int
-    num_correct: int
-
-
-def _scores(num_gold, num_predicted, num_correct):
-    precision = num_correct / num_predicted if num_predicted else 0.0
-    recall = num_correct / num_gold if num_gold else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return Scores(precision, recall, f1, num_gold, num_predicted, num_correct)
-
-
-def entity_scores(gold_sentences, predicted_sentences, scheme="bio"):
-    """conlleval's scores of `predicted_sentences` against `gold_sentences`
-    (lists of lists of tags, sentence by sentence, same lengths), chunks as
-    `scheme` finds them.
-
-    Returns `(overall, by_type)`: a `Scores` and `{type: Scores}` for every
-    type seen in the gold or predicted chunks.
-    """
-    if len(gold_sentences) != len(predicted_sentences):
-        raise InputError(
-            f"{len(gold_sentences)} gold sentences but {len(predicted_sentences)} predicted"
-        )
-    counts = collections.defaultdict(lambda: [0, 0, 0])  # gold, predicted, correct
-    for index, (gold, predicted) in enumerate(zip(gold_sentences, predicted_sentences)):
-        if len(gold) != len(predicted):
-            raise InputError(
-                f"sentence {index}: {len(gold)} gold tags but {len(predicted)} predicted"
-            )
-        gold_chunks, predicted_chunks = chunks(gold, scheme), chunks(predicted, scheme)
-        for chunk in gold_chunks:
-            counts[chunk[0]][0] += 1
-        for chunk in predicted_chunks:
-            counts[chunk[0]][1] += 1
-        for chunk in gold_chunks & predicted_chunks:
-            counts[chunk[0]][2] += 1
-    totals = [sum(c[i] for c in counts.values()) for i in range(3)]
-    return _scores(*totals), {t: _scores(*c) for t, c in sorted(counts.items())}

@@ -10,9 +10,10 @@ and `--do_lower_case`, and every model's `from_pretrained`, are resolved here.
 import json
 import os
 
-from bert_tf import files, tokenization
+from bert_tf import files
 from bert_tf.config import checkpoint_folder
 from bert_tf.errors import InputError
+from bert_tf.text import tokenization
 
 VOCAB_FILE_NAME = "vocab.txt"
 TOKENIZER_CONFIG_NAME = "tokenizer_config.json"

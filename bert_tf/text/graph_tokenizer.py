@@ -41,7 +41,7 @@ every code point up to U+2FFFF and a sample of the rest):
   whitespace, which the original `load_vocab` accepts (stripped, last
   duplicate wins).
 
-Packing the ids into model inputs is `bert_tf.packing`.
+Packing the ids into model inputs is `bert_tf.text.packing`.
 """
 
 import functools
@@ -53,8 +53,9 @@ import keras
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from bert_tf import files, tokenization
+from bert_tf import files
 from bert_tf.errors import InputError
+from bert_tf.text import tokenization
 
 
 def _re2_class(code_points):

@@ -10,8 +10,9 @@ first occurs), so the vocabulary is the local path's even where the learner
 breaks ties by that order.
 """
 
-from bert_tf import beam, vocab
+from bert_tf import beam
 from bert_tf.files import check_output_file, expand_input_patterns, open_file
+from bert_tf.text import vocab
 
 
 def build_vocab_with_beam(options, beam_options):

@@ -30,10 +30,11 @@ import re
 import numpy as np
 from absl import logging
 
-from bert_tf import checkpoints, files, tokenization
+from bert_tf import checkpoints, files
+from bert_tf.checkpoints.loading import read_pretrained
 from bert_tf.errors import CheckpointError, InputError
-from bert_tf.loading import read_pretrained
-from bert_tf.model_text import VOCAB_FILE_NAME, text_settings
+from bert_tf.text import tokenization
+from bert_tf.text.model_text import VOCAB_FILE_NAME, text_settings
 
 WORD_EMBEDDINGS = "bert/embeddings/word_embeddings"
 MLM_OUTPUT_BIAS = "cls/predictions/output_bias"

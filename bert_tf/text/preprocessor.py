@@ -9,7 +9,7 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf.errors import InputError
-from bert_tf.packing import pack_example_windows
+from bert_tf.text.packing import pack_example_windows
 
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
 DEFAULT_BATCH_SIZE = 32
