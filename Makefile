@@ -63,7 +63,7 @@ PORTABLE_TESTS := --run-large -m "numerics and not learning" \
 	--deselect tests/test_training_loop.py::test_mirrored_over_two_cpus_equals_one_device \
 	--deselect tests/test_training_loop.py::test_train_eval_and_predict_steps_compile_for_a_tpu
 ONEDNN_IS_DEFAULT := TF_CPP_MIN_LOG_LEVEL=3 $(PY) -c \
-	"from tensorflow.python.util import _pywrap_util_port as p; exit(not p.IsMklEnabled())"
+	"from bert_tf.compat import onednn_enabled; exit(not onednn_enabled())"
 test-portable: $(STAMP)
 	TF_ENABLE_ONEDNN_OPTS=1 ONEDNN_MAX_CPU_ISA=AVX2 $(PYTEST) tests $(PORTABLE_TESTS)
 	if $(ONEDNN_IS_DEFAULT); then \

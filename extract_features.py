@@ -32,7 +32,7 @@ def main(argv):
     del argv
     options = options_from_flags(FeatureOptions, FLAGS, runtime=runtime_options_from_flags(FLAGS))
     # TensorFlow is imported here, once the flags are parsed and checked.
-    from bert_tf.tasks.feature_extraction import extract_features
+    from bert_tf.extract import extract_features
 
     extract_features(options)
 

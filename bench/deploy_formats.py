@@ -28,7 +28,7 @@ import numpy as np  # noqa: E402
 from absl import app, flags  # noqa: E402
 
 from bert_tf.config import BertConfig  # noqa: E402
-from bert_tf.data.classification import glue  # noqa: E402
+from bert_tf.data.classification import registry  # noqa: E402
 from bert_tf.export.classifier import export_classifier  # noqa: E402
 from bert_tf.export.deploy import FORMATS, accuracy_check, convert, load_runner  # noqa: E402
 from bert_tf.modeling import BertClassifier  # noqa: E402
@@ -137,7 +137,7 @@ def bench_size(size, work):
 
 def accuracy_table(work):
     """Each format's dev accuracy on the demo's classification set."""
-    processor = glue.get_processor("generic", **DEMO_CLASSIFY)
+    processor = registry.get_processor("generic", **DEMO_CLASSIFY)
     examples = processor.get_dev_examples(DEMO_DATA)
     print(f"\ndev accuracy, {DEMO_DATA} ({len(examples)} examples), {FLAGS.classifier_dir}")
     for name in FORMATS[1:]:

@@ -34,7 +34,7 @@ from bert_tf import tokenization  # noqa: E402
 from bert_tf.checkpoints import load_checkpoint  # noqa: E402
 from bert_tf.config import BertConfig, preset  # noqa: E402
 from bert_tf.data.classification import features as classifier_features  # noqa: E402
-from bert_tf.data.classification import glue  # noqa: E402
+from bert_tf.data.classification import registry  # noqa: E402
 from bert_tf.export import classifier as export_module  # noqa: E402
 from bert_tf.modeling import BertClassifier  # noqa: E402
 from bert_tf.optimization import create_optimizer  # noqa: E402
@@ -90,7 +90,7 @@ def write_task(data_dir, rng):
 
 def write_features(root, data_dir):
     """The train and predict feature files, as run_classifier writes them."""
-    processor = glue.get_processor("MRPC")
+    processor = registry.get_processor("MRPC")
     tokenizer = tokenization.FullTokenizer(vocab_file(), do_lower_case=True)
     return [
         classifier_features.ensure_split_features(

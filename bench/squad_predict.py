@@ -72,7 +72,7 @@ def run_mode(mode, work_dir):
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     from bert_tf.config import preset
     from bert_tf.tasks import squad
-    from bert_tf.tasks.common import run_task
+    from bert_tf.tasks.run import run_task
 
     class CollectedRunner(squad.SquadRunner):
         """The original's order: every window's logits collected first (as

@@ -11,6 +11,7 @@ import types
 
 from absl import app, flags
 
+from bert_tf.compat import calling_module_name
 from bert_tf.errors import BertTfError
 from bert_tf.options import flag_fields
 from bert_tf.training.options import RuntimeOptions, TrainingOptions
@@ -149,7 +150,7 @@ def _flag_type(annotation):
 def calling_script(depth=2):
     """The module name absl files a flag under when the caller of the caller
     defines it: the script's path for `__main__`, so `--help` lists it."""
-    name = sys._getframe(depth).f_globals.get("__name__")
+    name = calling_module_name(depth)
     return sys.argv[0] if name == "__main__" else name
 
 

@@ -25,10 +25,9 @@ Common behaviour:
   ``optimizer.iterations``, ``num_train_steps`` and ``num_warmup_steps`` count
   updates.
 
-Keras has no public hook for "clip after the cross-replica sum", so
-`_BertOptimizerMixin` overrides one private method for it, naming the tests
-that guard it; the few other private names used say why. keras is pinned to
-one minor version in setup.py.
+Keras has no public hook for "clip after the cross-replica sum", no slot
+lookup and no query of its weight-decay exclusions: those come from
+`compat.KerasOptimizerHooks`, where the private Keras names live.
 """
 
 import re
@@ -37,6 +36,7 @@ import keras
 import tensorflow as tf
 from keras import ops
 
+from bert_tf.compat import KerasOptimizerHooks
 from bert_tf.errors import InputError
 
 DEFAULT_WEIGHT_DECAY_EXCLUSIONS = ("LayerNorm", "layer_norm", "bias")
@@ -83,7 +83,7 @@ def _is_excluded(variable, patterns):
     return any(re.search(pattern, path) for pattern in patterns)
 
 
-class _BertOptimizerMixin:
+class _BertOptimizerMixin(KerasOptimizerHooks):
     """What the three optimizers add to Keras's optimizer machinery.
 
     * Weight-decay exclusions matched on ``variable.path`` (Keras matches its
@@ -98,7 +98,7 @@ class _BertOptimizerMixin:
     def __init__(self, global_clipnorm=None, **kwargs):
         super().__init__(**kwargs)
         # Not passed to Keras, which would clip each replica's share before the
-        # sum: `_all_reduce_sum_gradients` clips the sum.
+        # sum: `summed_gradients` clips the sum.
         self.summed_clipnorm = global_clipnorm
 
     def build(self, var_list):
@@ -107,42 +107,22 @@ class _BertOptimizerMixin:
             self.exclude_from_weight_decay(var_list=excluded)
         super().build(var_list)
 
-    def _all_reduce_sum_gradients(self, grads_and_vars):
-        # The one private Keras hook kept: Keras's TensorFlow optimizer sums
-        # the replicas' gradients here, just before `update_step`, and has no
-        # public hook there. Densified first (embedding gradients arrive as
+    def gradients_to_sum(self, grads_and_vars):
+        # Densified before the sum: embedding gradients arrive as
         # tf.IndexedSlices, whose repeated rows would count separately in the
-        # norm and in Adam's moments), clipped after, so the norm is the whole
-        # gradient's, as on one device. Guarded by test_distribution.py::
-        # test_multi_replica_strategies_in_a_fresh_process and
-        # test_optimization.py::test_sparse_gradients_with_repeated_rows_match_dense.
-        grads_and_vars = super()._all_reduce_sum_gradients(
-            [
-                (tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g, v)
-                for g, v in grads_and_vars
-            ]
-        )
+        # norm and in Adam's moments.
+        return [
+            (tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g, v)
+            for g, v in grads_and_vars
+        ]
+
+    def summed_gradients(self, grads_and_vars):
+        # Clipped after the sum, so the norm is the whole gradient's, as on one device.
         if not self.summed_clipnorm:
             return grads_and_vars
         grads, variables = zip(*grads_and_vars)
         grads, _ = tf.clip_by_global_norm(grads, self.summed_clipnorm)
         return list(zip(grads, variables))
-
-    def _apply_weight_decay(self, variables):
-        # Private Keras hook, disabled: each `update_step` here decays
-        # (checked against numpy in test_optimization.py).
-        return
-
-    def _decays(self, variable):
-        # Keras has no public query for `exclude_from_weight_decay`.
-        return self._use_weight_decay(variable)
-
-    def _moments(self, variable):
-        """The momentum and velocity slots of `variable`."""
-        # Keras 3 has no public slot lookup (no `get_slot`); its own
-        # optimizers index their slot lists this way.
-        index = self._get_variable_index(variable)
-        return self._momentums[index], self._velocities[index]
 
     def get_config(self):
         config = super().get_config()
@@ -178,7 +158,7 @@ class _DecayInUpdateOptimizer(_BertOptimizerMixin, keras.optimizers.Optimizer):
         if self.built:
             return
         super().build(var_list)
-        # The names of Keras's Adam slots, which `_moments` reads.
+        # The names of Keras's Adam slots, which `adam_slots` reads.
         self._momentums, self._velocities = self.add_optimizer_variables(
             var_list, ["momentum", "velocity"]
         )
@@ -186,7 +166,7 @@ class _DecayInUpdateOptimizer(_BertOptimizerMixin, keras.optimizers.Optimizer):
     def _update_moments(self, gradient, variable):
         """Updates and returns the first and second moments of `variable`."""
         gradient = ops.cast(gradient, variable.dtype)
-        momentum, velocity = self._moments(variable)
+        momentum, velocity = self.adam_slots(variable)
         m = self.beta_1 * momentum + (1.0 - self.beta_1) * gradient
         v = self.beta_2 * velocity + (1.0 - self.beta_2) * ops.square(gradient)
         self.assign(momentum, m)
@@ -194,7 +174,7 @@ class _DecayInUpdateOptimizer(_BertOptimizerMixin, keras.optimizers.Optimizer):
         return m, v
 
     def _add_weight_decay(self, update, variable):
-        if self.weight_decay and self._decays(variable):
+        if self.weight_decay and self.decays(variable):
             return update + self.weight_decay * variable
         return update
 
@@ -237,7 +217,7 @@ class Lamb(_DecayInUpdateOptimizer):
         m_hat = m / (1.0 - ops.power(ops.cast(self.beta_1, variable.dtype), step))
         v_hat = v / (1.0 - ops.power(ops.cast(self.beta_2, variable.dtype), step))
         update = self._add_weight_decay(m_hat / (ops.sqrt(v_hat) + self.epsilon), variable)
-        if self._decays(variable):
+        if self.decays(variable):
             param_norm = ops.sqrt(ops.sum(ops.square(variable)))
             update_norm = ops.sqrt(ops.sum(ops.square(update)))
             ratio = ops.where(
@@ -288,9 +268,9 @@ class AdamW(_BertOptimizerMixin, keras.optimizers.AdamW):
         # One fused kernel reads and writes each array once; Keras's AdamW
         # runs about a dozen elementwise ops (each a pass over memory).
         decay, adam = self._scalars(learning_rate, variable.dtype)
-        if self._decays(variable):
+        if self.decays(variable):
             variable.assign_sub(variable * decay)
-        momentum, velocity = self._moments(variable)
+        momentum, velocity = self.adam_slots(variable)
         tf.raw_ops.ResourceApplyAdam(
             var=variable.handle,
             m=momentum.handle,

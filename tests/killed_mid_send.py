@@ -14,7 +14,7 @@ import struct
 import sys
 import time
 
-from bert_tf.data.pretraining.writer import _terminate_workers
+from bert_tf.compat import kill_pool_workers
 
 HANG_SECONDS = 3600
 
@@ -35,7 +35,7 @@ def main(started_file):
     pool.submit(send_part_of_a_result, started_file)
     while not os.path.exists(started_file):
         time.sleep(0.05)
-    _terminate_workers(pool)
+    kill_pool_workers(pool)
     pool.shutdown(cancel_futures=True)
     print("shut down")
 

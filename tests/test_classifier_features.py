@@ -8,7 +8,8 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.data.classification import features as cf
-from bert_tf.data.classification.glue import InputExample, get_processor
+from bert_tf.data.classification.processor import InputExample
+from bert_tf.data.classification.registry import get_processor
 from bert_tf.data.features import FeatureFile
 from bert_tf.errors import InputError
 from bert_tf.text import tokenization

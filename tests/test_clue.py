@@ -12,8 +12,9 @@ from conftest import HANG_TIMEOUT
 
 from bert_tf.config import BertConfig
 from bert_tf.data.classification import clue
-from bert_tf.data.classification.glue import InputExample, get_processor, task_names
 from bert_tf.data.classification.outputs import submission_path, write_submission
+from bert_tf.data.classification.processor import InputExample
+from bert_tf.data.classification.registry import get_processor, task_names
 from bert_tf.errors import InputError
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -12,7 +12,7 @@ import sys
 import pytest
 from conftest import HANG_TIMEOUT
 
-from bert_tf.data.classification.glue import get_processor
+from bert_tf.data.classification.registry import get_processor
 from bert_tf.data.pretraining.corpus import CorpusReader
 from bert_tf.data.squad.reader import read_squad_examples
 

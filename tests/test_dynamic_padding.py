@@ -411,7 +411,7 @@ def _embedding_shapes(loaded, signature):
 def test_padding_multiple_defaults_to_8_and_to_16_under_xla():
     from types import SimpleNamespace
 
-    from bert_tf.tasks.common import length_multiple
+    from bert_tf.tasks.model_setup import length_multiple
 
     def multiple(padding_multiple=None, jit_compile=False, dynamic_padding=True):
         options = SimpleNamespace(

@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.data.classification.features import convert_example
-from bert_tf.data.classification.glue import InputExample
+from bert_tf.data.classification.processor import InputExample
 from bert_tf.text.packing import pack_example_windows
 
 

@@ -17,7 +17,7 @@ import tensorflow as tf
 from conftest import minilm_dir
 
 from bert_tf.config import BertConfig
-from bert_tf.data.classification.glue import InputExample
+from bert_tf.data.classification.processor import InputExample
 from bert_tf.errors import InputError
 from bert_tf.export.classifier import export_classifier
 from bert_tf.export.deploy import accuracy_check, convert, format_name, formats, onnx_export

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from bert_tf.data.classification.glue import InputExample, get_processor
+from bert_tf.data.classification.processor import InputExample
+from bert_tf.data.classification.registry import get_processor
 from bert_tf.errors import InputError
 
 

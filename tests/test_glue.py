@@ -5,8 +5,9 @@ import io
 
 import pytest
 
-from bert_tf.data.classification import glue
-from bert_tf.data.classification.glue import InputExample, get_processor
+from bert_tf.data.classification import glue, processor
+from bert_tf.data.classification.processor import InputExample
+from bert_tf.data.classification.registry import get_processor
 from bert_tf.errors import InputError
 
 
@@ -487,7 +488,7 @@ def test_tsv_rows_match_original_csv_reader(tmp_path):
         csv.reader(io.StringIO("\n".join(lines) + "\n"), delimiter="\t", quotechar=None)
     )
     path = write(tmp_path, {"rows.tsv": lines}) + "/rows.tsv"
-    assert [fields for _, _, fields in glue.read_rows(path)] == expected
+    assert [fields for _, _, fields in processor.read_rows(path)] == expected
 
 
 def test_wrong_column_count_names_file_and_line(tmp_path):

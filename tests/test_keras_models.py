@@ -22,8 +22,8 @@ import bert_tf
 from bert_tf import checkpoints
 from bert_tf.errors import CheckpointError, InputError
 from bert_tf.export import export_classifier, export_embedder
+from bert_tf.extract import extract_features as run_extract_features
 from bert_tf.tasks.classifier import run_classifier
-from bert_tf.tasks.feature_extraction import extract_features as run_extract_features
 from bert_tf.tasks.options import ClassifierOptions, FeatureOptions
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -215,6 +215,21 @@ def test_from_pretrained_reads_every_checkpoint_layout(tmp_path):
         [101, 7592, 2088, 7592, 2088, 102, 9061, 102]
     ]
     assert packed["input_type_ids"].numpy().tolist() == [[0] * 6 + [1] * 2]
+
+
+def test_num_classes_and_label_names_say_the_number_of_labels(tiny_config):
+    """keras-hub's `num_classes` is `num_labels`; label names alone count too."""
+    assert bert_tf.BertClassifier(tiny_config, num_classes=3).num_labels == 3
+    named = bert_tf.BertClassifier(tiny_config, label_names=["neg", "neu", "pos"])
+    assert named.num_labels == 3
+    assert named.classifier.output_weights.shape[0] == 3
+    assert bert_tf.BertClassifier(tiny_config, 2, num_classes=2).num_labels == 2
+    with pytest.raises(InputError, match="num_labels=2 and num_classes=3 differ"):
+        bert_tf.BertClassifier(tiny_config, 2, num_classes=3)
+    with pytest.raises(InputError, match="pass num_labels"):
+        bert_tf.BertClassifier(tiny_config)
+    with pytest.raises(InputError, match="2 label_names for num_labels=3"):
+        bert_tf.BertClassifier(tiny_config, num_classes=3, label_names=["a", "b"])
 
 
 def test_from_pretrained_and_raw_text_errors_name_what_is_wrong(tmp_path):

@@ -3,8 +3,10 @@
 A module imports only from its own layer or the layers below it; within
 `data/`, `export/` and `tasks/` one unit (a module or subpackage) imports
 another only if that one is shared by all of them; no module imports another
-module's private name. `python tests/test_layers.py` lists every import that
-breaks a rule.
+module's private name; no modules and no packages import each other in a
+circle; private TensorFlow, Keras and CPython names are used in
+`bert_tf/compat.py` only. `python tests/test_layers.py` lists every import
+that breaks a rule.
 """
 
 import ast
@@ -22,14 +24,14 @@ LAYERS = [
     ["metrics", "modeling"],
     ["training"],
     ["export"],
-    ["tasks"],
+    ["tasks", "extract"],
     ["cli"],
 ]
 # Units of these packages that the package's other units may import.
 SHARED = {
     "data": {"features", "tfrecord"},
     "export": {"common"},
-    "tasks": {"common", "fine_tuning", "logits", "options"},
+    "tasks": {"model_setup", "runner", "run", "fine_tuning", "logits", "options"},
 }
 
 
@@ -111,6 +113,178 @@ def violations(found):
     return sorted(lines)
 
 
+def _import_graph(found, unit_of):
+    graph = {}
+    for importer, imported, _ in found:
+        a, b = unit_of(importer), unit_of(imported)
+        if a != b:
+            graph.setdefault(a, set()).add(b)
+    return graph
+
+
+def _circles(graph):
+    """The strongly connected components of `graph` with more than one node
+    (Tarjan's algorithm), each as a sorted tuple."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(node):
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for successor in graph.get(node, ()):
+            if successor not in index:
+                visit(successor)
+                low[node] = min(low[node], low[successor])
+            elif successor in on_stack:
+                low[node] = min(low[node], index[successor])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(tuple(sorted(component)))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def _package(module):
+    """The package a module is in (`bert_tf.data.squad` for
+    bert_tf.data.squad.reader); a package, and a module at the top, is its own."""
+    parent = module.rpartition(".")[0]
+    return module if module in _PACKAGES or parent == "bert_tf" else parent
+
+
+_PACKAGES = {
+    ".".join(["bert_tf", *p.relative_to(PACKAGE).parent.parts]).rstrip(".")
+    for p in PACKAGE.rglob("__init__.py")
+}
+
+
+def circles(found):
+    """Lines naming each circle of imports between modules and between packages."""
+    lines = [
+        f"modules import each other: {' -> '.join(c)}" for c in _circles(_import_graph(found, str))
+    ]
+    packages = _circles(_import_graph(found, _package))
+    lines += [f"packages import each other: {' -> '.join(c)}" for c in packages]
+    return lines
+
+
+COMPAT = PACKAGE / "compat.py"
+PRIVATE_MODULES = ("tensorflow.python", "keras.src")
+# Public despite the underscore.
+PUBLIC_NAMES = {"os._exit"}
+
+
+def _own_private_names(paths=None):
+    """The underscore names the package's modules (or `paths`) define:
+    functions, classes, class and instance attributes."""
+    names = set()
+    for path in paths or PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                names.add(node.attr)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+    return {n for n in names if n.startswith("_")}
+
+
+def foreign_private_uses(path, own_names):
+    """`file:line: what` for each private name of TensorFlow, Keras or CPython
+    used in `path`: an import from their private modules, an underscore
+    attribute of another object, or one of `self` that bert_tf never defines
+    (so inherited from Keras)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        where = f"{path}:{getattr(node, 'lineno', 0)}"
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(PRIVATE_MODULES):
+            found.append(f"{where}: from {node.module} import ...")
+        elif isinstance(node, ast.Import) and any(
+            a.name.startswith(PRIVATE_MODULES) for a in node.names
+        ):
+            found.append(f"{where}: import {node.names[0].name}")
+        elif (
+            isinstance(node, ast.Attribute)
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+            and ast.unparse(node) not in PUBLIC_NAMES
+        ):
+            owner = node.value
+            if isinstance(owner, ast.Name) and owner.id in ("self", "cls"):
+                if node.attr in own_names:
+                    continue
+            elif isinstance(owner, ast.Call) and ast.unparse(owner.func) == "super":
+                pass
+            found.append(f"{where}: {ast.unparse(node)}")
+    return found
+
+
+def test_private_tensorflow_and_keras_names_only_in_compat():
+    own = _own_private_names()
+    outside = [
+        line
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path != COMPAT
+        for line in foreign_private_uses(path, own)
+    ]
+    assert outside == []
+    assert foreign_private_uses(COMPAT, own), "compat.py is where they are"
+    makefile = (PACKAGE.parent / "Makefile").read_text()
+    assert not any(name in makefile for name in ("tensorflow.python", "_pywrap"))
+
+
+def test_the_private_name_check_sees_each_kind(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "import sys\n"
+        "from tensorflow.python.eager import context\n"
+        "class A:\n"
+        "    def f(self, pool):\n"
+        "        pool._processes\n"
+        "        self._momentums\n"
+        "        super()._all_reduce_sum_gradients([])\n"
+        "        sys._getframe(1)\n"
+        "        self._mine = 1\n"
+        "        self._mine\n"
+    )
+    own = _own_private_names([*PACKAGE.rglob("*.py"), sample]) - {"_momentums"}
+    found = foreign_private_uses(sample, own)
+    assert sorted(line.split(": ", 1)[1] for line in found) == [
+        "from tensorflow.python.eager import ...",
+        "pool._processes",
+        "self._momentums",
+        "super()._all_reduce_sum_gradients",
+        "sys._getframe",
+    ]
+
+
+def test_no_circles_of_imports():
+    assert circles(imports(_module_names())) == []
+
+
+def test_the_circle_check_sees_circles():
+    found = [
+        ("bert_tf.data.classification.glue", "bert_tf.data.classification.clue", None),
+        ("bert_tf.data.classification.clue", "bert_tf.data.classification.glue", "DataProcessor"),
+        ("bert_tf.data.squad.reader", "bert_tf.data.classification.glue", None),
+        ("bert_tf.data.classification.clue", "bert_tf.data.squad.alignment", None),
+    ]
+    assert circles(found) == [
+        "modules import each other: bert_tf.data.classification.clue -> "
+        "bert_tf.data.classification.glue",
+        "packages import each other: bert_tf.data.classification -> bert_tf.data.squad",
+    ]
+
+
 def test_every_module_is_in_a_layer():
     for module in _module_names():
         if module != "bert_tf":
@@ -131,5 +305,13 @@ def test_the_rules_catch_what_they_forbid():
 
 
 if __name__ == "__main__":
-    print("\n".join(violations(imports(_module_names()))) or "no violations")
+    found = imports(_module_names())
+    own = _own_private_names()
+    private = [
+        line
+        for p in sorted(PACKAGE.rglob("*.py"))
+        if p != COMPAT
+        for line in foreign_private_uses(p, own)
+    ]
+    print("\n".join(violations(found) + circles(found) + private) or "no violations")
     sys.exit(0)

@@ -8,12 +8,12 @@ import pytest
 import scipy.stats
 import sklearn.metrics
 
-from bert_tf.data.classification.glue import get_processor
 from bert_tf.data.classification.outputs import (
     submission_path,
     write_glue_submission,
     write_test_results,
 )
+from bert_tf.data.classification.registry import get_processor
 from bert_tf.errors import InputError
 from bert_tf.metrics import classification as metrics
 

@@ -10,7 +10,7 @@ from sklearn.metrics import f1_score, precision_score, recall_score
 
 from bert_tf.config import BertConfig
 from bert_tf.data.classification import features
-from bert_tf.data.classification.glue import InputExample
+from bert_tf.data.classification.processor import InputExample
 from bert_tf.errors import InputError
 from bert_tf.metrics.classification import multi_label_metrics, tune_thresholds
 from bert_tf.modeling import BertClassifier

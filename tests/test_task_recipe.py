@@ -17,10 +17,10 @@ from bert_tf.config import BertConfig
 from bert_tf.data import features as feature_files
 from bert_tf.modeling import BertClassifier
 from bert_tf.options import option
-from bert_tf.tasks.common import run_task
 from bert_tf.tasks.fine_tuning import FineTuningRunner
 from bert_tf.tasks.logits import ClassificationObjective, combine_windows, softmax
 from bert_tf.tasks.options import FineTuningOptions
+from bert_tf.tasks.run import run_task
 from bert_tf.text import tokenization
 from bert_tf.text.packing import pack_inputs
 from bert_tf.training.options import TrainingOptions

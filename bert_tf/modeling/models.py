@@ -9,7 +9,7 @@ from keras import ops
 from bert_tf.errors import InputError
 from bert_tf.modeling.heads import MaskedLMHead
 from bert_tf.modeling.layers import OutputProjection
-from bert_tf.modeling.task_model import TaskModel, accuracy, classification_loss
+from bert_tf.modeling.task_model import TaskModel, accuracy, classification_loss, label_count
 from bert_tf.text.preprocessor import CHOICES, DEFAULT_BATCH_SIZE, TEXTS
 from bert_tf.text.tokenization import MASK_TOKEN
 
@@ -123,7 +123,8 @@ class BertClassifier(TaskModel):
     Inputs: a dict of int tensors `[batch, seq]` (`input_word_ids`,
     `input_mask`, `input_type_ids`), or with a preprocessor, raw text: texts,
     or pairs `(text_a, text_b)`. Returns float32 logits `[batch, num_labels]`
-    (`num_labels=1` for regression). TF1 names: top-level `output_weights
+    (`num_labels=1` for regression; `num_classes`, keras-hub's word, is the
+    same; without either, one per `label_names`). TF1 names: top-level `output_weights
     [num_labels, hidden]` and `output_bias`, as the original run_classifier.py.
     `multi_label=True`: independent labels (one sigmoid each); the default
     loss is then binary cross-entropy from the logits, its targets multi-hot
@@ -134,9 +135,19 @@ class BertClassifier(TaskModel):
 
     text_layout = TEXTS
 
-    def __init__(self, config, num_labels, multi_label=False, label_names=None, **kwargs):
+    def __init__(
+        self,
+        config,
+        num_labels=None,
+        multi_label=False,
+        label_names=None,
+        *,
+        num_classes=None,
+        **kwargs,
+    ):
         kwargs.setdefault("name", "bert_classifier")
         super().__init__(config, **kwargs)
+        num_labels = label_count(num_labels, num_classes, label_names)
         self.num_labels = num_labels
         self.multi_label = bool(multi_label)
         if label_names is not None and len(label_names) != num_labels:

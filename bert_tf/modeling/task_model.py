@@ -8,6 +8,7 @@ import tensorflow as tf
 
 from bert_tf import optimization
 from bert_tf.checkpoints.loading import load_pretrained
+from bert_tf.compat import build_compiled_loss
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
 from bert_tf.modeling.encoder import BertEncoder
@@ -189,14 +190,11 @@ class TaskModel(keras.Model):
         )
 
     def _build_metrics_from(self, dataset):
-        # Keras 3.15 builds the compiled loss and metrics from a batch of the
-        # distributed dataset, whose per-replica values it reads as float32
-        # ("indices has DataType float32") under MirroredStrategy: build them
-        # from an undistributed batch first.
+        # Built from an undistributed batch first: see compat.build_compiled_loss.
         strategy = self.distribute_strategy
-        if strategy.num_replicas_in_sync > 1 and not self._compile_loss.built:
+        if strategy.num_replicas_in_sync > 1:
             with strategy.scope():
-                self._symbolic_build(data_batch=next(iter(dataset.take(1))))
+                build_compiled_loss(self, next(iter(dataset.take(1))))
 
     def evaluate(self, x=None, y=None, batch_size=None, *, sample_weight=None, **kwargs):
         y = self.label_ids(y)
@@ -208,6 +206,19 @@ class TaskModel(keras.Model):
     def predict(self, x, batch_size=None, **kwargs):
         x, _, _, batch_size = self._text_data(x, None, None, batch_size, False)
         return super().predict(x, batch_size=batch_size, **kwargs)
+
+
+def label_count(num_labels, num_classes=None, label_names=None):
+    """The number of labels a task model is given: `num_labels`, or
+    keras-hub's `num_classes`, or the length of `label_names`."""
+    given = {n: v for n, v in (("num_labels", num_labels), ("num_classes", num_classes)) if v}
+    if len(set(given.values())) > 1:
+        raise InputError(f"num_labels={num_labels} and num_classes={num_classes} differ: pass one")
+    if given:
+        return next(iter(given.values()))
+    if label_names:
+        return len(label_names)
+    raise InputError("pass num_labels (or num_classes, or label_names)")
 
 
 def classification_loss(num_labels):

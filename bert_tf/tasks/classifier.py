@@ -7,13 +7,12 @@ from absl import logging
 
 from bert_tf.data.classification import class_weights as weights
 from bert_tf.data.classification import features as classifier_features
-from bert_tf.data.classification import glue
 from bert_tf.data.classification import outputs as classifier_outputs
+from bert_tf.data.classification import registry
 from bert_tf.errors import InputError
 from bert_tf.export import export_classifier
 from bert_tf.metrics.classification import glue_metrics, multi_label_metrics, tune_thresholds
 from bert_tf.modeling import BertClassifier
-from bert_tf.tasks.common import run_task
 from bert_tf.tasks.fine_tuning import FineTuningRunner
 from bert_tf.tasks.logits import (
     ClassificationObjective,
@@ -24,6 +23,7 @@ from bert_tf.tasks.logits import (
     sigmoid,
     softmax,
 )
+from bert_tf.tasks.run import run_task
 
 THRESHOLDS_FILE = "thresholds.json"
 DEFAULT_THRESHOLD = 0.5
@@ -51,7 +51,7 @@ def multi_label_eval_metrics(processor, logits, labels, thresholds):
 
 def _has_sentence_pairs(processor, data_dir):
     """Whether the task's examples have a text_b (from its first non-empty split on disk)."""
-    for split in glue.SPLITS:
+    for split in processor.SPLITS:
         if all(os.path.exists(f) for f in processor.input_files(data_dir, split)):
             examples = processor.get_examples(data_dir, split)
             if examples:
@@ -76,7 +76,7 @@ class ClassifierRunner(FineTuningRunner):
         options = self.options
         if options.long_text_stride is not None and options.long_text_stride < 1:
             raise InputError(f"--long_text_stride must be >= 1, got {options.long_text_stride}")
-        self.processor = glue.get_processor(options.task_name, **options.processor_options)
+        self.processor = registry.get_processor(options.task_name, **options.processor_options)
         if options.class_weights is not None and self.processor.is_regression:
             raise InputError(
                 f"--class_weights is for classification; task {self.processor.name} is a regression"

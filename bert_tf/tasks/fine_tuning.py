@@ -21,7 +21,7 @@ grouping by length), and predict-then-score for eval.
 
 from absl import logging
 
-from bert_tf.tasks.common import TaskRunner
+from bert_tf.tasks.runner import TaskRunner
 from bert_tf.text import tokenization
 
 
@@ -138,7 +138,7 @@ class FineTuningRunner(TaskRunner):
     def evaluate(self, trainer):
         return self.score(self.predict_split(trainer, "eval", self.options.eval_batch_size))
 
-    def predict(self, trainer):
+    def predict_and_write(self, trainer):
         self.write_predictions(
             self.predict_split(trainer, "predict", self.options.predict_batch_size)
         )

@@ -16,9 +16,9 @@ from bert_tf.data import multiple_choice as mc_data
 from bert_tf.data.classification.outputs import write_test_results
 from bert_tf.export.multiple_choice import export_multiple_choice
 from bert_tf.modeling import BertMultipleChoice
-from bert_tf.tasks.common import run_task
 from bert_tf.tasks.fine_tuning import FineTuningRunner
 from bert_tf.tasks.logits import ClassificationObjective, combine_windows, cross_entropy, softmax
+from bert_tf.tasks.run import run_task
 
 
 def eval_metrics(logits, labels):

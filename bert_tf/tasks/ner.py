@@ -34,8 +34,9 @@ from bert_tf.modeling.tagging import (
     BertTokenClassifier,
     decode_tags,
 )
-from bert_tf.tasks.common import parse_layers, run_task
 from bert_tf.tasks.fine_tuning import FineTuningRunner, pass_name
+from bert_tf.tasks.model_setup import parse_layers
+from bert_tf.tasks.run import run_task
 from bert_tf.text.tags import SCHEMES, detect_scheme, split_tag
 from bert_tf.training.loop import Objective
 

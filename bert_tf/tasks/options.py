@@ -12,7 +12,7 @@ SQuAD). A training script's options hold its `training.options.TrainingOptions`
 
 import dataclasses
 
-from bert_tf.data.classification import glue
+from bert_tf.data.classification import registry
 from bert_tf.data.classification.options import ClassifierDataOptions
 from bert_tf.options import option
 from bert_tf.training.options import XLA_PAD_MULTIPLE, RuntimeOptions, TrainingOptions
@@ -324,7 +324,7 @@ class ExportModelOptions(ClassifierDataOptions):
     overwrite: bool = option(False, "Replace an existing --output_file.")
     task_name: str | None = option(
         None,
-        f"Check the dev accuracy on this task (one of: {', '.join(glue.task_names())}) "
+        f"Check the dev accuracy on this task (one of: {', '.join(registry.task_names())}) "
         "with --data_dir.",
     )
     data_dir: str | None = option(None, "Folder with the task's dev file.")

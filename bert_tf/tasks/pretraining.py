@@ -8,7 +8,8 @@ from bert_tf.data.pretraining import dataset as pretraining_data
 from bert_tf.data.tfrecord import find_damage
 from bert_tf.files import expand_input_patterns
 from bert_tf.modeling import BertPretrainingModel, pretraining_losses
-from bert_tf.tasks.common import TaskRunner, run_task
+from bert_tf.tasks.run import run_task
+from bert_tf.tasks.runner import TaskRunner
 from bert_tf.training.loop import Objective
 
 

@@ -22,8 +22,8 @@ from bert_tf.files import write_text_atomically
 from bert_tf.metrics import cmrc2018
 from bert_tf.metrics import squad as squad_metrics
 from bert_tf.modeling import BertSpanLabeler
-from bert_tf.tasks.common import run_task
 from bert_tf.tasks.fine_tuning import FineTuningRunner
+from bert_tf.tasks.run import run_task
 from bert_tf.text import tokenization
 from bert_tf.training.loop import Objective
 

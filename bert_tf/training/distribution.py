@@ -6,6 +6,8 @@
     loss_scaling = set_precision_policy(options.dtype, strategy)
 """
 
+import contextlib
+
 import keras
 import tensorflow as tf
 from absl import logging
@@ -131,3 +133,16 @@ def set_seed(seed, deterministic=False):
         keras.utils.set_random_seed(seed)
     if deterministic:
         tf.config.experimental.enable_op_determinism()
+
+
+@contextlib.contextmanager
+def runtime_environment(options):
+    """Seeds, builds the strategy and sets the dtype policy for `RuntimeOptions`;
+    yields the strategy and restores the float32 policy afterwards."""
+    set_seed(options.seed, options.deterministic)
+    strategy = strategy_from_options(options)
+    set_precision_policy(options.dtype, strategy)
+    try:
+        yield strategy
+    finally:
+        keras.mixed_precision.set_dtype_policy("float32")

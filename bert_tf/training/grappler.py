@@ -11,24 +11,23 @@ weights digest of bench/first_step.py at BERT-Base). Not among them: a
 single meta-optimizer iteration and no constant folding, which change
 BERT-Base's numbers.
 
-TensorFlow has no public per-function Grappler setting, so this sets the
-calling thread's function-call options (tensorflow.python.eager.context).
+TensorFlow has no public per-function Grappler setting: this sets the
+calling thread's function-call options (`compat.function_call_config`).
 """
 
 import contextlib
 
 import tensorflow as tf
-from tensorflow.core.protobuf import config_pb2, rewriter_config_pb2
-from tensorflow.python.eager import context
+from tensorflow.core.protobuf import rewriter_config_pb2
+
+from bert_tf.compat import function_call_config
 
 
-def _lean_config(serialized):
-    config = config_pb2.ConfigProto.FromString(serialized)
+def _lean(config):
     rewrites = config.graph_options.rewrite_options
     rewrites.disable_tfg_optimizer = True
     rewrites.memory_optimization = rewriter_config_pb2.RewriterConfig.NO_MEM_OPT
     rewrites.layout_optimizer = rewriter_config_pb2.RewriterConfig.OFF
-    return config
 
 
 @contextlib.contextmanager
@@ -41,12 +40,5 @@ def lean_rewrites():
     if tf.config.list_logical_devices("GPU"):
         yield
         return
-    ctx = context.context()
-    saved = ctx.function_call_options
-    ctx.function_call_options = context.FunctionCallOptions(
-        executor_type=saved.executor_type, config_proto=_lean_config(saved.config_proto_serialized)
-    )
-    try:
+    with function_call_config(_lean):
         yield
-    finally:
-        ctx.function_call_options = saved

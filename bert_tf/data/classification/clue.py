@@ -29,7 +29,8 @@ import json
 
 from absl import logging
 
-from bert_tf.data.classification.glue import MNLI_LABELS, DataProcessor, InputExample
+from bert_tf.data.classification.glue import MNLI_LABELS
+from bert_tf.data.classification.processor import DataProcessor, InputExample
 from bert_tf.errors import InputError
 from bert_tf.text import tokenization
 

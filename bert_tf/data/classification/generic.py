@@ -8,7 +8,7 @@ extension decides how it is read:
   dotted path reaches into nested objects (`data.title`; a top-level key
   that contains the dot wins). Texts are strings (text_b may be null),
   labels strings or numbers, ids strings or numbers.
-* anything else: delimited rows (`glue.read_rows`): a tab (quotes literal,
+* anything else: delimited rows (`processor.read_rows`): a tab (quotes literal,
   as the GLUE readers) for `.tsv`, `,` with standard CSV quoting for `.csv`
   (`"a, b"` is one field), or `delimiter`. Columns are header names or
   0-based indexes; `has_header=False` for files without a header.
@@ -33,7 +33,7 @@ import os
 from absl import logging
 
 from bert_tf.data.classification.clue import read_json_lines
-from bert_tf.data.classification.glue import (
+from bert_tf.data.classification.processor import (
     METRICS,
     DataProcessor,
     InputExample,
@@ -122,7 +122,7 @@ class GenericProcessor(DataProcessor):
       is_regression: float labels; metric Pearson / Spearman.
       test_has_labels: read and check the test file's labels (otherwise they
         are the first label / 0.0 and the label column may be absent).
-      metric: a name of `glue.METRICS` (default "accuracy", "pearson_spearman"
+      metric: a name of `processor.METRICS` (default "accuracy", "pearson_spearman"
         for regression; multi-label has its own metrics).
       multi_label: each example has a list of labels (see the module docstring).
       label_delimiter: what separates the labels of a multi-label string ("|").

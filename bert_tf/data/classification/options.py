@@ -1,21 +1,21 @@
 """The flags that say which classification task's files to read and how
-(`glue.get_processor`'s options): run_classifier.py's, and export_model.py's
+(`registry.get_processor`'s options): run_classifier.py's, and export_model.py's
 for its dev-set check."""
 
 import dataclasses
 
-from bert_tf.data.classification import glue
+from bert_tf.data.classification import registry
 from bert_tf.options import option
 
 
 @dataclasses.dataclass(kw_only=True)
 class ClassifierDataOptions:
-    """Which task's files to read and how: the flags of `glue.get_processor`
+    """Which task's files to read and how: the flags of `registry.get_processor`
     (run_classifier.py's, and export_model.py's dev-set check)."""
 
-    task_name: str = option(help=f"One of: {', '.join(glue.task_names())}.")
+    task_name: str = option(help=f"One of: {', '.join(registry.task_names())}.")
     data_dir: str = option(help="Folder with the task's files (.tsv; CLUE: .json).")
-    # The data reader's options (glue.get_processor); None: the task's default.
+    # The data reader's options (registry.get_processor); None: the task's default.
     xnli_language: str | None = option(None, "XNLI language (the original's default: zh).")
     skip_malformed: bool | None = option(
         None, "Skip rows with a wrong number of columns (CLUE: a missing key or a wrong type)."
@@ -52,7 +52,7 @@ class ClassifierDataOptions:
 
     @property
     def processor_options(self):
-        """The options of `glue.get_processor`: every field but the task and
+        """The options of `registry.get_processor`: every field but the task and
         its folder, with `regression` and `multi_label` under its names."""
         options = {
             field.name: getattr(self, field.name)

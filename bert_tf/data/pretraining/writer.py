@@ -43,6 +43,7 @@ import time
 
 from absl import logging
 
+from bert_tf.compat import kill_pool_workers
 from bert_tf.data import tfrecord
 from bert_tf.data.pretraining import blocks as pretraining_blocks
 from bert_tf.data.pretraining.corpus import CorpusReader
@@ -334,7 +335,7 @@ def _block_results(blocks, processor, options):
         while pending:
             yield _result(pending.popleft())
     except BaseException:  # an error, an interrupt, or the caller stopped early
-        _terminate_workers(pool)
+        kill_pool_workers(pool)
         raise
     finally:
         sys.setswitchinterval(switch_interval)
@@ -344,23 +345,6 @@ def _block_results(blocks, processor, options):
 def _result(item):
     """The BlockResult of an item of `_block_results`'s queue."""
     return item.result() if isinstance(item, concurrent.futures.Future) else item
-
-
-def _terminate_workers(pool):
-    """Ends the workers now instead of after their current block.
-
-    The executor has no public way to stop a busy worker. A worker killed
-    while it sends its result leaves the pool's reader thread waiting for the
-    rest of the message, and `pool.shutdown` waiting for that thread: once the
-    workers are gone, closing this process's end for writing results gives
-    the reader the end of the pipe instead.
-    """
-    processes = list((pool._processes or {}).values())
-    for process in processes:
-        process.kill()
-    for process in processes:
-        process.join()
-    pool._result_queue._writer.close()
 
 
 class _ExampleLog:

@@ -6,7 +6,7 @@ import json
 
 from absl import logging
 
-from bert_tf.data.classification import glue
+from bert_tf.data.classification import registry
 from bert_tf.errors import InputError
 from bert_tf.export.deploy import accuracy_check, convert, format_name
 from bert_tf.files import atomic_output, check_output_file, exists, write_text_atomically
@@ -31,7 +31,7 @@ def export_model(options):
         raise InputError("the dev accuracy check needs both --task_name and --data_dir")
     examples = None
     if options.task_name is not None:
-        processor = glue.get_processor(options.task_name, **options.processor_options)
+        processor = registry.get_processor(options.task_name, **options.processor_options)
         if processor.is_regression or processor.multi_label:
             raise InputError(
                 f"the dev accuracy check is for single-label classifiers; task "

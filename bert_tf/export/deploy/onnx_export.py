@@ -15,8 +15,8 @@ import os
 import tempfile
 
 from absl import logging
-from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
 
+from bert_tf.compat import frozen_function
 from bert_tf.errors import InputError
 from bert_tf.export.deploy.litert import (
     IDS_SIGNATURE,
@@ -49,7 +49,7 @@ def export_onnx(saved_model_dir, output_file, quantize=False):
     _check_memory(saved_model_dir)
     serve_ids = serving_functions(loaded, vocab_file=None)[IDS_SIGNATURE]
     concrete = serve_ids.get_concrete_function()
-    frozen = convert_variables_to_constants_v2(concrete)
+    frozen = frozen_function(concrete)
     output_names = sorted(concrete.structured_outputs)
     # The frozen graph's outputs follow the flattened (sorted) structure.
     renames = {tensor.name: name for tensor, name in zip(frozen.outputs, output_names)}

@@ -35,17 +35,16 @@ from bert_tf.data.features import (
 from bert_tf.errors import CheckpointError, InputError
 from bert_tf.files import atomic_output, check_output_file, open_file, remove
 from bert_tf.modeling import BertEncoder
-from bert_tf.tasks.common import (
+from bert_tf.tasks.model_setup import (
     check_model_options,
     length_multiple,
     load_model_config,
     parse_layers,
-    training_environment,
     with_model_text,
 )
 from bert_tf.text import tokenization
 from bert_tf.text.packing import pack_inputs
-from bert_tf.training.distribution import check_batch_divisible
+from bert_tf.training.distribution import check_batch_divisible, runtime_environment
 from bert_tf.training.loop import Predictor
 
 _PAIR = re.compile(r"^(.*) \|\|\| (.*)$")
@@ -177,7 +176,7 @@ def extract_features(options):
     records = options.output_file + ".input.tf_record"
     tokens = _write_input_records(records, options)
     try:
-        with training_environment(options.runtime) as strategy:
+        with runtime_environment(options.runtime) as strategy:
             check_batch_divisible(options.batch_size, strategy, "batch_size")
             with strategy.scope():
                 model = LayerOutputs(config, layer_indexes)

@@ -1,0 +1,241 @@
+"""The run skeleton every training task shares (their options: `tasks.options`).
+
+A task is a `TaskRunner` subclass (a fine-tuning task: a
+`fine_tuning.FineTuningRunner`): it supplies its model, its loss (a
+`training.loop.Objective`), its training data and schedule, and what eval,
+predict and export mean for it. `run_task` does the rest, in this order:
+validate -> read the config -> make `output_dir` -> `prepare` (features) ->
+in the strategy scope: model (+ optimizer when training) -> Trainer -> train
+(resuming the newest checkpoint, else warm-starting from `init_checkpoint`),
+or without training the newest checkpoint (else `init_checkpoint`) ->
+evaluate (writes `eval_results.txt`) -> predict -> export.
+"""
+
+import dataclasses
+import numbers
+import os
+
+import tensorflow as tf
+from absl import logging
+
+from bert_tf import files
+from bert_tf.data.features import damaged_file_error
+from bert_tf.errors import InputError
+from bert_tf.export.common import check_export_dir
+from bert_tf.files import check_output_dir
+from bert_tf.optimization import create_optimizer
+from bert_tf.tasks.model_setup import (
+    check_model_options,
+    length_multiple,
+    load_model_config,
+    warm_start,
+    with_model_text,
+)
+from bert_tf.training import distribution
+from bert_tf.training.best_checkpoint import BestCheckpoint, MetricChoice
+from bert_tf.training.loop import LoopConfig, Trainer, write_results
+from bert_tf.training.periodic_eval import PeriodicEvaluation
+
+# What a run can be asked to do; `--export_dir` alone exports the newest checkpoint.
+_MODES = ("do_train", "do_eval", "do_predict", "export_dir")
+
+
+def _check_shared_options(options):
+    """Checks of options several tasks have: one of the task's modes
+    (`--do_*`, `--export_dir`) is set, `--output_dir` is a folder (or not
+    there yet), an export dir that is free, and `ModelOptions`."""
+    modes = [
+        f"--{f.name}"
+        for f in dataclasses.fields(options)
+        if f.name in _MODES and "help" in f.metadata
+    ]
+    if modes and not any(getattr(options, mode[2:]) for mode in modes):
+        listed = ", ".join(modes[:-1]) + " or " + modes[-1] if len(modes) > 1 else modes[0]
+        raise InputError(f"at least one of {listed} must be set")
+    check_output_dir(options.output_dir, "--output_dir")
+    check_model_options(options)
+    _check_eval_during_training(options)
+    if options.export_dir:
+        check_export_dir(options.export_dir, options.overwrite)
+
+
+def _check_eval_during_training(options):
+    """Checks of --eval_every_steps, --keep_best_checkpoint and
+    --early_stopping_patience before any work."""
+    for name in ("eval_every_steps", "early_stopping_patience"):
+        if getattr(options, name) < 0:
+            raise InputError(f"--{name} must be >= 0, got {getattr(options, name)}")
+    if options.keep_best_checkpoint is not None:
+        MetricChoice.parse(options.keep_best_checkpoint)
+    if options.early_stopping_patience and not options.keep_best_checkpoint:
+        raise InputError(
+            "--early_stopping_patience needs --keep_best_checkpoint=<metric>: the metric it watches"
+        )
+    if options.eval_every_steps and options.eval_every_epoch:
+        raise InputError("--eval_every_steps and --eval_every_epoch: set one of them")
+    if options.do_train and not options.do_eval:
+        for name in ("keep_best_checkpoint", "eval_every_steps", "eval_every_epoch"):
+            if getattr(options, name):
+                raise InputError(f"--{name} needs --do_eval: the dev set it evaluates on")
+
+
+def _check_weights_exist(options):
+    """Evaluating, predicting or exporting without training needs trained
+    weights: a checkpoint in `--output_dir` or `--init_checkpoint` (a random
+    model's results would look like real ones)."""
+    if options.do_train or options.init_checkpoint:
+        return
+    if not tf.train.get_checkpoint_state(options.output_dir):
+        raise InputError(
+            f"nothing to evaluate, predict or export: no checkpoint in "
+            f"--output_dir={options.output_dir} and no --init_checkpoint "
+            "(pass --do_train, or the checkpoint to use)"
+        )
+
+
+def run_task(runner):
+    """Runs a task's train / eval / predict / export as its options say;
+    returns the eval metrics (empty without do_eval). An error before
+    training leaves `--output_dir` as it was (not there, or without what the
+    run added); a later one leaves no empty folder it made."""
+    metrics = _run(runner)
+    for what, path in runner.written:
+        print(f"{what}: {path}")
+    return metrics
+
+
+def _run(runner):
+    if runner.reads_text:
+        runner.options = with_model_text(runner.options, runner.default_lower_case)
+    options = runner.options
+    _check_shared_options(options)
+    runner.validate()
+    config = load_model_config(options)
+    _check_weights_exist(options)
+    with files.folder_removed_on_error(options.output_dir):
+        with files.new_entries_removed_on_error(options.output_dir):
+            runner.prepare(config)
+        try:
+            return _train_and_use(runner, config)
+        except tf.errors.DataLossError:
+            error = damaged_file_error(runner.record_files(), runner.damaged_file_remedy)
+            if error is None:
+                raise
+            raise error from None
+
+
+def _train_and_use(runner, config):
+    """Builds the model and trains, evaluates, predicts and exports as the options say."""
+    options = runner.options
+    training = options.training
+    with distribution.runtime_environment(training) as strategy:
+        for name in runner.batch_size_options:
+            distribution.check_batch_divisible(getattr(options, name), strategy, name)
+        if runner.pads_dynamically:
+            runner.length_multiple = length_multiple(options, strategy, training.jit_compile)
+        num_train_steps, optimizer = 1, None
+        with strategy.scope():
+            model = runner.build_model(config)
+            if options.do_train:
+                num_train_steps, num_warmup_steps = runner.train_schedule()
+                optimizer = distribution.with_loss_scaling(
+                    create_optimizer(
+                        training.optimizer,
+                        options.learning_rate,
+                        num_train_steps,
+                        num_warmup_steps,
+                        weight_decay_rate=training.weight_decay_rate,
+                    ),
+                    training.dtype,
+                )
+        trainer = Trainer(
+            strategy,
+            runner.objective(),
+            model,
+            optimizer,
+            LoopConfig(
+                output_dir=options.output_dir,
+                num_train_steps=num_train_steps,
+                steps_per_loop=training.steps_per_loop,
+                save_checkpoints_steps=options.save_checkpoints_steps,
+                keep_checkpoint_max=options.keep_checkpoint_max,
+                jit_compile=training.jit_compile,
+                gradient_accumulation_steps=training.gradient_accumulation_steps,
+                inference_jit_compile=training.jit_compile,
+            ),
+        )
+        best = (
+            BestCheckpoint(
+                options.output_dir,
+                MetricChoice.parse(options.keep_best_checkpoint),
+                model,
+                trainer.global_step,
+                trainer.checkpoints.is_chief,
+            )
+            if options.keep_best_checkpoint
+            else None
+        )
+        eval_writer = (
+            tf.summary.create_file_writer(os.path.join(options.output_dir, "eval"))
+            if options.do_eval
+            else None
+        )
+        if options.do_train:
+            init_fn = (
+                (lambda: warm_start(model, options.init_checkpoint))
+                if options.init_checkpoint
+                else None
+            )
+            evaluation = _evaluation_during_training(
+                runner, trainer, num_train_steps, best, eval_writer
+            )
+            trainer.train(
+                runner.train_dataset_fn(),
+                options.train_batch_size,
+                init_fn=init_fn,
+                evaluation=evaluation,
+            )
+            if trainer.checkpoints.is_chief:
+                runner.wrote("checkpoint", trainer.checkpoints.latest())
+        elif not trainer.checkpoints.restore_latest() and not (best and best.record):
+            warm_start(model, options.init_checkpoint)  # _check_weights_exist: there is one
+        if best is not None and best.restore():
+            runner.wrote("best checkpoint", best.prefix)
+        metrics = {}
+        if options.do_eval:
+            metrics = runner.evaluate(trainer)
+            metrics.setdefault("global_step", int(trainer.global_step.numpy()))
+            path = os.path.join(options.output_dir, "eval_results.txt")
+            write_results(path, metrics)
+            _write_eval_summaries(eval_writer, metrics["global_step"], metrics)
+            runner.wrote("eval results", path)
+        if options.do_predict:
+            runner.predict_and_write(trainer)
+        if options.export_dir:
+            logging.info("exporting the SavedModel to %s", options.export_dir)
+            runner.wrote("SavedModel", runner.export(model))
+        return metrics
+
+
+def _evaluation_during_training(runner, trainer, num_train_steps, best, eval_writer):
+    """The Trainer's `evaluation` (None when the run evaluates only after training)."""
+    every_steps = runner.eval_every_steps(num_train_steps)
+    if not every_steps:
+        return None
+    return PeriodicEvaluation(
+        lambda: runner.evaluate(trainer),
+        every_steps,
+        best,
+        runner.options.early_stopping_patience,
+        on_metrics=lambda step, metrics: _write_eval_summaries(eval_writer, step, metrics),
+    )
+
+
+def _write_eval_summaries(writer, step, metrics):
+    """The eval metrics as TensorBoard scalars at `step` (the original
+    Estimator's `eval` folder beside the training curves)."""
+    with writer.as_default(step=step):
+        for name, value in metrics.items():
+            if name != "global_step" and isinstance(value, numbers.Real):
+                tf.summary.scalar(name, value)
+    writer.flush()
