@@ -30,9 +30,9 @@ def main(argv):
     del argv
     options = options_from_flags(ExportModelOptions, FLAGS)
     # TensorFlow is imported here, once the flags are parsed and checked.
-    from bert_tf.export.deploy.export_model import accuracy_summary, export_model
+    from bert_tf.export.deploy.conversion import accuracy_summary, convert_saved_model
 
-    report = export_model(options)
+    report = convert_saved_model(options)
     if report is not None:
         print(accuracy_summary(report))
     print(f"model: {options.output_file}")

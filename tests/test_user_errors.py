@@ -1055,7 +1055,7 @@ def test_a_csv_quote_error_names_the_row_and_the_quote(tmp_path, rows, line, wor
 
 @pytest.mark.parametrize("converted", [0.75, 0.75 - 1e-12], ids=["equal", "a rounding below"])
 def test_the_dev_check_prints_no_negative_zero(converted):
-    from bert_tf.export.deploy.export_model import accuracy_summary
+    from bert_tf.export.deploy.conversion import accuracy_summary
 
     report = {
         "format": "onnx_int8",

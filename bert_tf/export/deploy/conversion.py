@@ -1,4 +1,4 @@
-"""export_model.py: a script's SavedModel as LiteRT or ONNX, float32 or
+"""What export_model.py runs: a script's SavedModel converted to LiteRT or ONNX, float32 or
 int8, with the converted classifier's dev accuracy checked against the
 SavedModel's."""
 
@@ -17,7 +17,7 @@ def report_path(output_file):
     return f"{output_file}.accuracy.json"
 
 
-def export_model(options):
+def convert_saved_model(options):
     """Converts as `options` say; returns the accuracy report (None without
     --task_name). Past --max_accuracy_drop, raises InputError and writes only
     the report."""
