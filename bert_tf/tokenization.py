@@ -191,15 +191,19 @@ class FullTokenizer:
     remembered (`WordCache`): natural text repeats its words, so most words
     cost a dict lookup.
 
-    Raises InputError if the vocab file is missing, empty, or lacks any of
-    [UNK], [CLS], [SEP]. Warns when its first tokens are mostly [UNK]
+    `vocabulary` (tokens in id order) stands in for the vocab file. Raises
+    InputError if the vocab file is missing, empty, or lacks any of [UNK],
+    [CLS], [SEP]. Warns when its first tokens are mostly [UNK]
     (`check_unknown_share`).
     """
 
-    def __init__(self, vocab_file, do_lower_case=True):
+    def __init__(self, vocab_file, do_lower_case=True, vocabulary=None):
         self.vocab_file = vocab_file
         self.do_lower_case = do_lower_case
-        self.vocab = load_vocab(vocab_file)
+        if vocabulary is None:
+            self.vocab = load_vocab(vocab_file)
+        else:  # tokens in id order, e.g. a `.keras` file's (`BertTokenizer.vocabulary`)
+            self.vocab = collections.OrderedDict((t, i) for i, t in enumerate(vocabulary))
         missing = [t for t in REQUIRED_TOKENS if t not in self.vocab]
         if missing:
             raise InputError(

@@ -32,7 +32,7 @@ from bert_tf.data.squad.reader import (
 )
 from bert_tf.errors import InputError
 from bert_tf.export import squad as squad_serving
-from bert_tf.export.common import whitespace_words
+from bert_tf.preprocessor import whitespace_words
 from bert_tf.modeling.models import BertSpanLabeler
 
 SETTINGS = dict(
