@@ -10,7 +10,9 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from shared import tiny_model_files
+from conftest import minilm_dir
+from readme_blocks import block_in
+from shared import tiny_model_files, write_release
 
 import bert_tf
 from bert_tf import checkpoints
@@ -278,7 +280,9 @@ def test_token_classifier_takes_strings_and_cluener_spans(model_files):
         "B-LOC", "I-LOC", "O", "O", "B-LOC", "I-LOC",
     )  # fmt: skip
     assert [len(tags) for tags in tagger.predict(texts, verbose=0)] == [5, 5]
-    with pytest.raises(InputError, match=r"y: sentence 0: LOC '上海' at \[2, 3\] is not the text there"):
+    with pytest.raises(
+        InputError, match=r"y: sentence 0: LOC '上海' at \[2, 3\] is not the text there"
+    ):
         tagger.fit(texts[:1], [{"LOC": {"上海": [[2, 3]]}}], verbose=0)
     with pytest.raises(InputError, match="y: sentence 1 has 5 words but 1 tags"):
         tagger.fit(texts, [["O"] * 5, ["O"]], verbose=0)
@@ -286,3 +290,38 @@ def test_token_classifier_takes_strings_and_cluener_spans(model_files):
         tagger.fit(texts[1:], [["B-PER", "O", "O", "O", "O"]], verbose=0)
     path_config = tagger.get_config()
     assert path_config["label_names"] == ["O", "B-LOC", "I-LOC"]
+
+
+def run_readme_block(readme, section, release_name, tmp_path, monkeypatch):
+    """Runs the README block of `section` that fine-tunes a span labeler, on
+    MiniLM written as the Google release the block names."""
+    monkeypatch.chdir(tmp_path)
+    write_release(bert_tf.BertEncoder.from_pretrained(minilm_dir()), tmp_path, release_name)
+    names = {}
+    exec(block_in(readme, section, "BertSpanLabeler.from_pretrained").code, names)
+    return names
+
+
+@pytest.mark.large
+def test_readme_raw_text_examples_run_as_written(tmp_path, monkeypatch):
+    names = run_readme_block(
+        "README.md",
+        "Keras: answers and entities from raw text",
+        "uncased_L-12_H-768_A-12",
+        tmp_path,
+        monkeypatch,
+    )
+    assert names["answers"][0]["answer"] in names["x"][1][0]
+    assert {"loss", "exact_match", "f1"} <= set(names["scores"])
+    assert [len(tags) for tags in names["tags"]] == [6]
+    assert names["tagger"].label_names == ("O", "B-LOC", "B-PER", "I-PER")
+
+
+@pytest.mark.large
+def test_chinese_readme_raw_text_example_runs_as_written(tmp_path, monkeypatch):
+    names = run_readme_block(
+        "README.zh.md", "在 Python / Keras 中使用", "chinese_L-12_H-768_A-12", tmp_path, monkeypatch
+    )
+    assert names["answers"][0]["answer"] in names["x"][1][0]
+    assert {"loss", "F1", "EM"} <= set(names["scores"])
+    assert [len(tags) for tags in names["tags"]] == [6]
