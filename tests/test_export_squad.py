@@ -31,9 +31,9 @@ from bert_tf.data.squad.reader import (
 )
 from bert_tf.errors import InputError
 from bert_tf.export import squad as squad_serving
-from bert_tf.export.common import whitespace_words
 from bert_tf.modeling.models import BertSpanLabeler
 from bert_tf.text import tokenization
+from bert_tf.text.preprocessor import whitespace_words
 
 SETTINGS = dict(
     max_seq_length=48, doc_stride=16, max_query_length=12, max_answer_length=8, n_best_size=10

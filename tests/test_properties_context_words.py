@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from original_bert import is_chinese_char
 
 from bert_tf.data.squad import reader
-from bert_tf.export.common import whitespace_words
+from bert_tf.text.preprocessor import whitespace_words
 
 # run_squad.py's is_whitespace: four ASCII characters and U+202F.
 ORIGINAL_WHITESPACE = " \t\r\n\u202f"

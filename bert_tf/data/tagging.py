@@ -150,6 +150,35 @@ def _cluener_spans(label):
     return spans
 
 
+def span_label_tags(text, label, scheme, where):
+    """The tags of each character of `text` from a CLUENER "label" `{type:
+    {entity text: [[first, last], ...]}}` (inclusive offsets), in `scheme`;
+    InputError (prefixed `where`) for a malformed label, a span whose text is
+    not the text at its offsets, or overlapping spans."""
+    try:
+        spans = _cluener_spans(label)
+    except (AttributeError, TypeError, ValueError):
+        raise InputError(
+            f'{where}: "label" must map types to {{entity: [[first, last], ...]}}'
+        ) from None
+    tags = [OUTSIDE] * len(text)
+    owner = [None] * len(text)
+    for entity_type, entity, first, last in sorted(spans, key=lambda span: span[2:]):
+        name = f"{entity_type} {entity!r} at [{first}, {last}]"
+        if not 0 <= first <= last < len(text) or text[first : last + 1] != entity:
+            found = text[first : last + 1] if 0 <= first <= last < len(text) else None
+            raise InputError(
+                f"{where}: {name} is not the text there "
+                + (f"({found!r})" if found is not None else f"({len(text)} characters)")
+            )
+        overlapped = next((o for o in owner[first : last + 1] if o is not None), None)
+        if overlapped is not None:
+            raise InputError(f"{where}: {name} overlaps {overlapped}")
+        owner[first : last + 1] = [name] * (last + 1 - first)
+        tags[first : last + 1] = span_tags(entity_type, last + 1 - first, scheme)
+    return tags
+
+
 def read_cluener(path, scheme="bio"):
     """Reads a CLUENER2020 JSON lines file into one document of `Sentence`s
     (a list holding a list), one per non-blank line, the characters tagged in
@@ -174,27 +203,7 @@ def read_cluener(path, scheme="bio"):
         if not isinstance(example, dict) or not isinstance(example.get("text"), str):
             raise InputError(f'{where}: expected an object with a "text" string')
         text = example["text"]
-        try:
-            spans = _cluener_spans(example.get("label") or {})
-        except (AttributeError, TypeError, ValueError):
-            raise InputError(
-                f'{where}: "label" must map types to {{entity: [[first, last], ...]}}'
-            ) from None
-        tags = [OUTSIDE] * len(text)
-        owner = [None] * len(text)
-        for entity_type, entity, first, last in sorted(spans, key=lambda span: span[2:]):
-            name = f"{entity_type} {entity!r} at [{first}, {last}]"
-            if not 0 <= first <= last < len(text) or text[first : last + 1] != entity:
-                found = text[first : last + 1] if 0 <= first <= last < len(text) else None
-                raise InputError(
-                    f"{where}: {name} is not the text there "
-                    + (f"({found!r})" if found is not None else f"({len(text)} characters)")
-                )
-            overlapped = next((o for o in owner[first : last + 1] if o is not None), None)
-            if overlapped is not None:
-                raise InputError(f"{where}: {name} overlaps {overlapped}")
-            owner[first : last + 1] = [name] * (last + 1 - first)
-            tags[first : last + 1] = span_tags(entity_type, last + 1 - first, scheme)
+        tags = span_label_tags(text, example.get("label") or {}, scheme, where)
         example_id = example.get("id", len(sentences))
         sentences.append(Sentence(tuple(text), tuple(tags), (number,) * len(text), example_id))
     return [sentences] if sentences else []

@@ -1,7 +1,6 @@
 """What every SavedModel export shares: the export directory check, the
 in-graph tokenizer, the model call (plain or compiled with XLA), outputs of
-classification logits, whitespace words of raw text, and writing the archive
-atomically."""
+classification logits, and writing the archive atomically."""
 
 import contextlib
 import os
@@ -10,14 +9,10 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from bert_tf.data.squad.reader import CONTEXT_WHITESPACE
 from bert_tf.errors import InputError
 from bert_tf.files import atomic_output, check_writable, exists
-from bert_tf.text import tokenization
 from bert_tf.text.graph_tokenizer import BertTokenizer
 from bert_tf.training.options import XLA_PAD_MULTIPLE
-
-_WHITESPACE_CODE_POINTS = sorted(ord(char) for char in CONTEXT_WHITESPACE)
 
 
 def check_export_dir(export_dir, overwrite):
@@ -107,40 +102,6 @@ def model_call(model, jit_compile=False):
 def request_length_multiple(jit_compile):
     """What text requests' lengths are rounded up to (`pack_example_windows`)."""
     return XLA_PAD_MULTIPLE if jit_compile else 1
-
-
-def whitespace_words(texts, split_cjk=False):
-    """Splits texts into words as the SQuAD reader's `context_to_words`.
-
-    Args:
-      texts: tf.string `[batch]` (invalid UTF-8 decodes to U+FFFD).
-      split_cjk: each CJK ideograph a word of its own, as the reader does
-        (else only whitespace splits).
-    Returns:
-      (chars, word_starts, word_ends): chars int32 `[batch, (chars)]`, the
-      code points; word_starts, word_ends int32 `[batch, (words)]`, the
-      offset of each word's first character and one past its last.
-    """
-    chars = tf.strings.unicode_decode(texts, "UTF-8", errors="replace")
-    code_points = chars.flat_values
-    is_space = tf.reduce_any(code_points[:, None] == _WHITESPACE_CODE_POINTS, axis=1)
-    # A character that ends the word before it and the one after it.
-    is_alone = tf.zeros_like(is_space)
-    if split_cjk:
-        for first, last in tokenization.CJK_RANGES:
-            is_alone |= (code_points >= first) & (code_points <= last)
-    rows = chars.value_rowids()
-    position = tf.cast(tf.ragged.range(chars.row_lengths()).flat_values, tf.int32)
-    row_length = tf.cast(tf.gather(chars.row_lengths(), rows), tf.int32)
-    # Neighbours of each character; a row's first / last sees a space beyond its edge.
-    breaks = tf.pad(is_space | is_alone, [[1, 1]], constant_values=True)
-    is_first = ~is_space & (breaks[:-2] | is_alone | (position == 0))
-    is_last = ~is_space & (breaks[2:] | is_alone | (position == row_length - 1))
-    word_starts = tf.RaggedTensor.from_value_rowids(
-        tf.boolean_mask(position, is_first), tf.boolean_mask(rows, is_first), chars.nrows()
-    )
-    word_ends = word_starts.with_flat_values(tf.boolean_mask(position + 1, is_last))
-    return chars, word_starts, word_ends
 
 
 def write_archive(export_dir, model, tokenizer, endpoints):

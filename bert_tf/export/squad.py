@@ -56,10 +56,10 @@ from bert_tf.export.common import (
     check_export_dir,
     model_call,
     model_text_settings,
-    whitespace_words,
     write_archive,
 )
 from bert_tf.text.packing import pack_example_windows
+from bert_tf.text.preprocessor import whitespace_words
 
 _MODEL_SETTINGS = frozenset(("vocab_file", "do_lower_case"))
 

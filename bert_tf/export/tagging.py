@@ -6,7 +6,7 @@ returns `tags` tf.string `[batch, max_words]` (padded with ""), and
 `text[word_starts:word_ends]`, offsets in Unicode code points; -1 padding).
 It runs `run_ner.py`'s prediction in one graph: words are split on
 whitespace and around each CJK ideograph, so Chinese is tagged per
-character (`export.common.whitespace_words`), each WordPiece-tokenized on its
+character (`preprocessor.whitespace_words`), each WordPiece-tokenized on its
 own (none -> `[UNK]`), packed into windows `data.tagging.window_stride`
 apart, and each word's tag is the argmax at its first sub-token in the
 window where that sub-token has the most context, as `data.tagging`
@@ -27,11 +27,11 @@ from bert_tf.export.common import (
     model_call,
     model_text_settings,
     request_length_multiple,
-    whitespace_words,
     write_archive,
 )
 from bert_tf.modeling.tagging import decode_tags
 from bert_tf.text.packing import pack_example_windows
+from bert_tf.text.preprocessor import whitespace_words
 from bert_tf.text.tags import chunks, detect_scheme
 
 

@@ -10,6 +10,8 @@ type, start and end as a gold one. All scores are fractions in [0, 1]
 import collections
 import dataclasses
 
+import numpy as np
+
 from bert_tf.errors import InputError
 from bert_tf.text.tags import chunks
 
@@ -60,3 +62,26 @@ def entity_scores(gold_sentences, predicted_sentences, scheme="bio"):
             counts[chunk[0]][2] += 1
     totals = [sum(c[i] for c in counts.values()) for i in range(3)]
     return _scores(*totals), {t: _scores(*c) for t, c in sorted(counts.items())}
+
+
+def eval_metrics(gold_tags, predicted_tags, losses, scheme="bio"):
+    """run_ner.py's eval_results.txt: conlleval's entity scores (fractions; chunks in
+    `scheme`), per type `precision_<T>` / `recall_<T>` / `f1_<T>`, and
+    `eval_loss` = `loss` (mean of `losses`, the cross-entropy of each word)."""
+    overall, by_type = entity_scores(gold_tags, predicted_tags, scheme)
+    metrics = {
+        "precision": overall.precision,
+        "recall": overall.recall,
+        "f1": overall.f1,
+        "eval_loss": float(np.mean(losses)),
+        "loss": float(np.mean(losses)),
+    }
+    for name, scores in by_type.items():
+        metrics.update(
+            {
+                f"precision_{name}": scores.precision,
+                f"recall_{name}": scores.recall,
+                f"f1_{name}": scores.f1,
+            }
+        )
+    return metrics

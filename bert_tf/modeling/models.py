@@ -1,12 +1,15 @@
 """Task models: the encoder plus the heads of pre-training, classification, SQuAD and
 multiple choice."""
 
+import dataclasses
+
 import keras
 import numpy as np
 import tensorflow as tf
 from keras import ops
 
 from bert_tf.errors import InputError
+from bert_tf.modeling import span_text
 from bert_tf.modeling.heads import MaskedLMHead
 from bert_tf.modeling.layers import OutputProjection
 from bert_tf.modeling.task_model import TaskModel, accuracy, classification_loss, label_count
@@ -241,12 +244,23 @@ def _label_strings(y):
 class BertSpanLabeler(TaskModel):
     """Encoder + start/end logits over the sequence (SQuAD; `cls/squad`).
 
-    Returns `start_logits`, `end_logits`: float32 `[batch, seq]`.
-    Raw text: `bert_tf.export.squad.answer(model, questions, contexts)`.
+    Returns `start_logits`, `end_logits`: float32 `[batch, seq]`. With a
+    preprocessor, `fit` and `evaluate` take raw `(questions, contexts)` and
+    `y` the answers' texts and character offsets, `predict` the questions
+    and returns their answers, as run_squad.py makes windows and answers
+    (see `modeling.span_text`; `settings` are `span_text.SpanSettings`,
+    run_squad.py's flags of the same names). `evaluate` on raw text returns
+    the loss and eval_results.json's scores.
     """
+
+    text_layout = span_text.RAW_TEXT
 
     def __init__(self, config, **kwargs):
         kwargs.setdefault("name", "bert_span_labeler")
+        fields = {f.name for f in dataclasses.fields(span_text.SpanSettings)}
+        self.settings = span_text.SpanSettings(
+            **{name: kwargs.pop(name) for name in fields if name in kwargs}
+        )
         super().__init__(config, **kwargs)
         self.span = OutputProjection(2, self.config.initializer_range, name="span")
         self.span.build((None, None, self.config.hidden_size))
@@ -271,6 +285,45 @@ class BertSpanLabeler(TaskModel):
 
     def default_loss_weights(self):
         return {"start_logits": 0.5, "end_logits": 0.5}
+
+    def label_ids(self, y):
+        """Answers (`span_text.answer_columns`) as one list per question."""
+        return span_text.answer_columns(y)
+
+    def _text_data(self, x, y, sample_weight, batch_size, shuffle):
+        if not span_text.is_raw(x):
+            return super()._text_data(x, y, sample_weight, batch_size, shuffle)
+        preprocessor = self._preprocessor_for("raw text")
+        if y is None:
+            raise InputError(f"raw {span_text.RAW_TEXT} need y: the answers to train on")
+        dataset = span_text.training_dataset(preprocessor, self.settings, x, y, batch_size, shuffle)
+        return dataset, None, None, None
+
+    def evaluate(self, x=None, y=None, batch_size=None, **kwargs):
+        if not span_text.is_raw(x):
+            return super().evaluate(x, y, batch_size=batch_size, **kwargs)
+        return_dict = kwargs.pop("return_dict", False)
+        y = self.label_ids(y)
+        loss = super().evaluate(x, y, batch_size=batch_size, return_dict=True, **kwargs)
+        examples, outputs = span_text.predicted_answers(
+            self, self.settings, x, y, batch_size, verbose=kwargs.get("verbose", "auto")
+        )
+        results = {**loss, **span_text.scores(examples, outputs, self.settings)}
+        return results if return_dict else list(results.values())
+
+    def predict(self, x, batch_size=None, **kwargs):
+        """Packed inputs -> logits; raw `(questions, contexts)` -> one
+        answer dict per question (`span_text.answers`)."""
+        if not span_text.is_raw(x):
+            return super().predict(x, batch_size=batch_size, **kwargs)
+        self._preprocessor_for("raw text")
+        examples, outputs = span_text.predicted_answers(
+            self, self.settings, x, None, batch_size, **kwargs
+        )
+        return span_text.answers(outputs, examples)
+
+    def get_config(self):
+        return {**super().get_config(), **dataclasses.asdict(self.settings)}
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")

@@ -1,10 +1,15 @@
 """Token tagging models (NER): fine-tuned and feature-based (BERT paper, section 5.3)."""
 
+from functools import partial
+
 import keras
+import numpy as np
 import tensorflow as tf
 from keras import ops
 
 from bert_tf.errors import InputError
+from bert_tf.metrics.entities import eval_metrics
+from bert_tf.modeling import tagging_text
 from bert_tf.modeling.crf import LinearChainCrf
 from bert_tf.modeling.layers import OutputProjection
 from bert_tf.modeling.models import CLASSIFIER_DROPOUT
@@ -23,6 +28,23 @@ def decode_tags(crf, logits, mask):
     if crf is not None:
         return crf.labelled_decode(logits, mask)
     return tf.where(mask, tf.argmax(logits, axis=-1, output_type=tf.int32), -1)
+
+
+def word_losses(logits, label_ids, labelled, nll=None):
+    """run_ner.py's eval loss of each labelled word, float64 `[labelled
+    words]` in row order: the cross-entropy of its gold tag, from logits
+    `[windows, seq, num_labels]` and label ids `[windows, seq]` at the
+    positions where `labelled` (bool `[windows, seq]`); with `nll` (a CRF's
+    `labelled_nll`), each window's NLL shared equally by its words."""
+    if nll is None:
+        logits = np.asarray(logits, np.float64)
+        shifted = logits - logits.max(axis=-1, keepdims=True)
+        log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+        gold = np.take_along_axis(log_probs, np.maximum(label_ids, 0)[..., None], axis=-1)
+        return -gold[..., 0][labelled]
+    counts = labelled.sum(axis=1)
+    errors = np.asarray(nll(logits, np.where(labelled, label_ids, -1)), np.float64)
+    return np.repeat(errors / np.maximum(counts, 1), counts)
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -57,11 +79,23 @@ class BertTokenClassifier(TaskModel):
     are a linear-chain CRF's emissions over each word's first piece
     (`self.crf`, TF1 names `crf/transitions`, `crf/start_transitions`,
     `crf/end_transitions`): tags come from `decode_tags`.
+
+    With a preprocessor, `fit`, `evaluate` and `predict` take raw sentences
+    and `y` their tags (or CLUENER spans), as run_ner.py makes its windows
+    (`modeling.tagging_text`): `predict` returns the tags of each word,
+    `evaluate` run_ner.py's eval_results.txt scores. `label_names` (the
+    tags in id order), or else run_ner.py's label list of the tags `fit`
+    first meets ("O" first, then sorted), travel with the model.
     """
 
-    def __init__(self, config, num_labels, use_crf=False, **kwargs):
+    text_layout = tagging_text.RAW_TEXT
+
+    def __init__(self, config, num_labels, use_crf=False, label_names=None, **kwargs):
         kwargs.setdefault("name", "bert_token_classifier")
         super().__init__(config, **kwargs)
+        if label_names is not None and len(label_names) != num_labels:
+            raise InputError(f"{len(label_names)} label_names for num_labels={num_labels}")
+        self.label_names = None if label_names is None else tuple(map(str, label_names))
         self.num_labels = num_labels
         self.use_crf = use_crf
         self.crf = LinearChainCrf(num_labels, name="crf") if use_crf else None
@@ -100,8 +134,68 @@ class BertTokenClassifier(TaskModel):
         if isinstance(self.loss, CrfLoss):
             self.loss.crf = self.crf
 
+    def _sentences(self, x, y):
+        return tagging_text.sentences(x, y, tagging_text.label_scheme(self.label_names))
+
+    def _names_for(self, what):
+        if self.label_names is None:
+            raise InputError(f"{what} needs label_names: pass them to the model or fit it on tags")
+        return self.label_names
+
+    def _text_data(self, x, y, sample_weight, batch_size, shuffle):
+        if not tagging_text.is_raw(x):
+            return super()._text_data(x, y, sample_weight, batch_size, shuffle)
+        preprocessor = self._preprocessor_for("raw text")
+        if y is None:
+            raise InputError(f"raw {tagging_text.RAW_TEXT} need y: their tags")
+        found = self._sentences(x, y)
+        if self.label_names is None:
+            names = tagging_text.label_list(found)
+            if len(names) != self.num_labels:
+                raise InputError(
+                    f"y has {len(names)} distinct tags for num_labels={self.num_labels}: "
+                    "pass label_names=[...] to the model"
+                )
+            self.label_names = tuple(names)
+        dataset = tagging_text.training_dataset(
+            preprocessor, found, self.label_names, self.use_crf, batch_size, shuffle
+        )
+        return dataset, None, None, None
+
+    def predict(self, x, batch_size=None, **kwargs):
+        """Packed inputs -> logits; raw sentences -> per sentence the tag
+        names of its words."""
+        if not tagging_text.is_raw(x):
+            return super().predict(x, batch_size=batch_size, **kwargs)
+        self._preprocessor_for("raw text")
+        self._names_for("predict on raw text")
+        found = self._sentences(x, None)
+        records, logits = tagging_text.predict_windows(self, found, False, batch_size, **kwargs)
+        return tagging_text.word_tags(self, found, records, logits, partial(decode_tags, self.crf))
+
+    def evaluate(self, x=None, y=None, batch_size=None, **kwargs):
+        if not tagging_text.is_raw(x):
+            return super().evaluate(x, y, batch_size=batch_size, **kwargs)
+        self._preprocessor_for("raw text")
+        names = self._names_for("evaluate on raw text")
+        return_dict = kwargs.pop("return_dict", False)
+        found = self._sentences(x, y)
+        records, logits = tagging_text.predict_windows(
+            self, found, True, batch_size, verbose=kwargs.get("verbose", "auto")
+        )
+        labels = records["label_ids"]
+        nll = None if self.crf is None else self.crf.labelled_nll
+        losses = word_losses(logits, labels, labels >= 0, nll)
+        tags = tagging_text.word_tags(self, found, records, logits, partial(decode_tags, self.crf))
+        scheme = tagging_text.label_scheme(names)
+        results = eval_metrics([s.tags for s in found], tags, losses, scheme)
+        return results if return_dict else list(results.values())
+
     def get_config(self):
-        return {**super().get_config(), "num_labels": self.num_labels, "use_crf": self.use_crf}
+        config = {**super().get_config(), "num_labels": self.num_labels, "use_crf": self.use_crf}
+        if self.label_names is not None:
+            config["label_names"] = list(self.label_names)
+        return config
 
 
 def check_layers(layers, num_hidden_layers):

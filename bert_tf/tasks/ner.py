@@ -27,12 +27,13 @@ from bert_tf.data import tagging
 from bert_tf.errors import InputError
 from bert_tf.export.tagging import export_tagger
 from bert_tf.files import exists
-from bert_tf.metrics.entities import entity_scores
+from bert_tf.metrics.entities import eval_metrics
 from bert_tf.modeling.tagging import (
     COMBINE_MODES,
     BertFeatureTagger,
     BertTokenClassifier,
     decode_tags,
+    word_losses,
 )
 from bert_tf.tasks.fine_tuning import FineTuningRunner, pass_name
 from bert_tf.tasks.model_setup import parse_layers
@@ -72,36 +73,6 @@ class TaggingObjective(Objective):
         )
         errors = tf.where(labels >= 0, errors, 0.0)
         return {"loss": tf.reduce_sum(errors) / tf.maximum(totals["labelled_tokens"], 1.0)}
-
-
-def _log_softmax(logits):
-    """float64 log-probabilities over the last axis."""
-    logits = logits.astype(np.float64)
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
-
-
-def eval_metrics(gold_tags, predicted_tags, losses, scheme="bio"):
-    """eval_results.txt: conlleval's entity scores (fractions; chunks in
-    `scheme`), per type `precision_<T>` / `recall_<T>` / `f1_<T>`, and
-    `eval_loss` = `loss` (mean of `losses`, the cross-entropy of each word)."""
-    overall, by_type = entity_scores(gold_tags, predicted_tags, scheme)
-    metrics = {
-        "precision": overall.precision,
-        "recall": overall.recall,
-        "f1": overall.f1,
-        "eval_loss": float(np.mean(losses)),
-        "loss": float(np.mean(losses)),
-    }
-    for name, scores in by_type.items():
-        metrics.update(
-            {
-                f"precision_{name}": scores.precision,
-                f"recall_{name}": scores.recall,
-                f"f1_{name}": scores.f1,
-            }
-        )
-    return metrics
 
 
 class NerRunner(FineTuningRunner):
@@ -233,21 +204,18 @@ class NerRunner(FineTuningRunner):
             dataset_fn = self.split_dataset_fn(feature_file.path, batch_size, False)
             for batch in trainer.predict_batches(dataset_fn, self.passthrough, pass_name(split)):
                 labelled = (batch["label_ids"] >= 0) & (batch["is_real_example"] == 1)[:, None]
+                losses.append(
+                    word_losses(
+                        batch["logits"], batch["label_ids"], labelled, None if crf is None else nll
+                    )
+                )
                 if crf is None:
-                    log_probs = _log_softmax(batch["logits"])
-                    gold = np.take_along_axis(
-                        log_probs, np.maximum(batch["label_ids"], 0)[..., None], axis=-1
-                    )[..., 0]
-                    losses.append(-gold[labelled])
                     yield {**batch, "predicted": batch["logits"].argmax(axis=-1)}
-                    continue
-                counts = labelled.sum(axis=1)
-                errors = nll(batch["logits"], np.where(labelled, batch["label_ids"], -1)).numpy()
-                losses.append(np.repeat(errors.astype(np.float64) / np.maximum(counts, 1), counts))
-                yield {
-                    **batch,
-                    "predicted": decode(batch["logits"], batch["word_ids"] >= 0).numpy(),
-                }
+                else:
+                    yield {
+                        **batch,
+                        "predicted": decode(batch["logits"], batch["word_ids"] >= 0).numpy(),
+                    }
 
         predicted = tagging.word_predictions(sentences, batches())
         tags = [[self.labels[i] for i in ids] for ids in predicted]

@@ -19,8 +19,7 @@ from bert_tf.data.squad import postprocess, reader
 from bert_tf.errors import InputError
 from bert_tf.export.squad import export_span_labeler
 from bert_tf.files import write_text_atomically
-from bert_tf.metrics import cmrc2018
-from bert_tf.metrics import squad as squad_metrics
+from bert_tf.metrics import squad_scoring as scoring
 from bert_tf.modeling import BertSpanLabeler
 from bert_tf.tasks.fine_tuning import FineTuningRunner
 from bert_tf.tasks.run import run_task
@@ -28,7 +27,6 @@ from bert_tf.text import tokenization
 from bert_tf.training.loop import Objective
 
 EVAL_RESULTS_FILE = "eval_results.json"
-EVAL_METRICS = ("squad", "cmrc2018")
 
 
 class SquadObjective(Objective):
@@ -72,9 +70,9 @@ class SquadRunner(FineTuningRunner):
                 f"context after --max_query_length={options.max_query_length} "
                 "question tokens, [CLS] and two [SEP]"
             )
-        if options.eval_metric not in EVAL_METRICS:
+        if options.eval_metric not in scoring.EVAL_METRICS:
             raise InputError(
-                f"--eval_metric={options.eval_metric!r} must be one of {', '.join(EVAL_METRICS)}"
+                f"--eval_metric={options.eval_metric!r} must be one of {', '.join(scoring.EVAL_METRICS)}"
             )
         if options.eval_metric == "cmrc2018" and options.version_2_with_negative:
             raise InputError(
@@ -184,14 +182,9 @@ class SquadRunner(FineTuningRunner):
                     yield unique_id, start, end
 
     def _score(self, examples, outputs):
-        if self.options.eval_metric == "cmrc2018":
-            results = cmrc2018.evaluate_cmrc2018(examples, outputs.predictions)
-        elif self.options.version_2_with_negative:
+        if self.options.eval_metric != "cmrc2018":
             _warn_if_chinese(examples)
-            results = squad_metrics.evaluate_v2(examples, outputs.predictions, outputs.null_odds)
-        else:
-            _warn_if_chinese(examples)
-            results = squad_metrics.evaluate_v1(examples, outputs.predictions)
+        results = scoring.score_predictions(examples, outputs, self.options.eval_metric)
         path = os.path.join(self.options.output_dir, EVAL_RESULTS_FILE)
         write_text_atomically(path, json.dumps(results, indent=2) + "\n")
         logging.info("%s: %s", path, json.dumps(results))

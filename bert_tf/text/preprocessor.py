@@ -1,6 +1,9 @@
 """Raw text for the Keras task models: `BertPreprocessor` (text -> packed
-inputs, in the graph) and `text_dataset` (a user's texts and labels -> a
-batched tf.data pipeline that runs the preprocessor)."""
+inputs, in the graph), `text_dataset` (a user's texts and labels -> a
+batched tf.data pipeline that runs the preprocessor), `whitespace_words`
+(text -> words, as the SQuAD reader splits contexts; the exports' and the
+taggers' word split) and `window_dataset` (feature rows made in Python, as
+the scripts make them -> batches)."""
 
 import math
 
@@ -9,10 +12,13 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf.errors import InputError
+from bert_tf.text import tokenization
 from bert_tf.text.packing import pack_example_windows
+from bert_tf.text.tokenization import CONTEXT_WHITESPACE
 
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
 DEFAULT_BATCH_SIZE = 32
+_WHITESPACE_CODE_POINTS = sorted(ord(char) for char in CONTEXT_WHITESPACE)
 
 
 # What raw text a task model takes (`TaskModel.text_layout`).
@@ -98,6 +104,14 @@ class BertPreprocessor(keras.layers.Layer):
         )
         return packed
 
+    def python_tokenizer(self):
+        """The scripts' `tokenization.FullTokenizer` over this vocabulary and
+        casing (the same tokens as `tokenizer`), for features made in Python."""
+        tokenizer = self.tokenizer
+        return tokenization.FullTokenizer(
+            tokenizer.vocab_file, tokenizer.do_lower_case, vocabulary=tokenizer.vocabulary
+        )
+
     def get_config(self):
         return {
             **super().get_config(),
@@ -105,6 +119,67 @@ class BertPreprocessor(keras.layers.Layer):
             "max_seq_length": self.max_seq_length,
             "length_multiple": self.length_multiple,
         }
+
+
+def whitespace_words(texts, split_cjk=False):
+    """Splits texts into words as the SQuAD reader's `context_to_words`.
+
+    Args:
+      texts: tf.string `[batch]` (invalid UTF-8 decodes to U+FFFD).
+      split_cjk: each CJK ideograph a word of its own, as the reader does
+        (else only whitespace splits).
+    Returns:
+      (chars, word_starts, word_ends): chars int32 `[batch, (chars)]`, the
+      code points; word_starts, word_ends int32 `[batch, (words)]`, the
+      offset of each word's first character and one past its last.
+    """
+    chars = tf.strings.unicode_decode(texts, "UTF-8", errors="replace")
+    code_points = chars.flat_values
+    is_space = tf.reduce_any(code_points[:, None] == _WHITESPACE_CODE_POINTS, axis=1)
+    # A character that ends the word before it and the one after it.
+    is_alone = tf.zeros_like(is_space)
+    if split_cjk:
+        for first, last in tokenization.CJK_RANGES:
+            is_alone |= (code_points >= first) & (code_points <= last)
+    rows = chars.value_rowids()
+    position = tf.cast(tf.ragged.range(chars.row_lengths()).flat_values, tf.int32)
+    row_length = tf.cast(tf.gather(chars.row_lengths(), rows), tf.int32)
+    # Neighbours of each character; a row's first / last sees a space beyond its edge.
+    breaks = tf.pad(is_space | is_alone, [[1, 1]], constant_values=True)
+    is_first = ~is_space & (breaks[:-2] | is_alone | (position == 0))
+    is_last = ~is_space & (breaks[2:] | is_alone | (position == row_length - 1))
+    word_starts = tf.RaggedTensor.from_value_rowids(
+        tf.boolean_mask(position, is_first), tf.boolean_mask(rows, is_first), chars.nrows()
+    )
+    word_ends = word_starts.with_flat_values(tf.boolean_mask(position + 1, is_last))
+    return chars, word_starts, word_ends
+
+
+def split_words(texts):
+    """Python strings -> their `whitespace_words(split_cjk=True)`: per text a
+    list of `(word, start_char, end_char)`."""
+    texts = list(texts)
+    if not texts:
+        return []
+    _, starts, ends = whitespace_words(tf.constant(texts, tf.string), split_cjk=True)
+    return [
+        [(text[b:e], b, e) for b, e in zip(row_starts, row_ends)]
+        for text, row_starts, row_ends in zip(texts, starts.to_list(), ends.to_list())
+    ]
+
+
+def window_dataset(inputs, targets=None, sample_weight=None, batch_size=None, shuffle=False):
+    """A batched tf.data.Dataset of `(inputs[, targets[, sample_weight]])`
+    from feature rows made in Python: `inputs` a dict of int `[rows,
+    max_seq_length]` (`INPUT_NAMES`), `targets` an array or a dict of
+    arrays `[rows, ...]`, `sample_weight` `[rows, ...]`. Batches keep the
+    full length, as the scripts' records."""
+    parts = [{name: np.asarray(inputs[name], np.int32) for name in INPUT_NAMES}]
+    parts += [v for v in (targets, sample_weight) if v is not None]
+    dataset = tf.data.Dataset.from_tensor_slices(tuple(parts) if len(parts) > 1 else parts[0])
+    if shuffle:
+        dataset = dataset.shuffle(len(parts[0][INPUT_NAMES[0]]), reshuffle_each_iteration=True)
+    return dataset.batch(batch_size or DEFAULT_BATCH_SIZE).prefetch(tf.data.AUTOTUNE)
 
 
 def _string_rank(value):

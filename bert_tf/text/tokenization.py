@@ -72,6 +72,10 @@ _CASED_MODELS = (
 # The 24 smaller BERTs (uncased_L-2_H-128_A-2 ... uncased_L-12_H-768_A-12).
 _SMALLER_UNCASED_MODEL = re.compile(r"uncased_L-\d+_H-\d+_A-\d+")
 
+# The original run_squad.py's context whitespace (not `str.split()`'s): the
+# word split of SQuAD contexts and of the raw-text task models.
+CONTEXT_WHITESPACE = frozenset(" \t\r\n\u202f")
+
 
 def release_casing(path):
     """`(model_name, lower_cased)` of a Google release named in `path`
@@ -191,15 +195,19 @@ class FullTokenizer:
     remembered (`WordCache`): natural text repeats its words, so most words
     cost a dict lookup.
 
-    Raises InputError if the vocab file is missing, empty, or lacks any of
-    [UNK], [CLS], [SEP]. Warns when its first tokens are mostly [UNK]
+    `vocabulary` (tokens in id order) stands in for the vocab file. Raises
+    InputError if the vocab file is missing, empty, or lacks any of [UNK],
+    [CLS], [SEP]. Warns when its first tokens are mostly [UNK]
     (`check_unknown_share`).
     """
 
-    def __init__(self, vocab_file, do_lower_case=True):
+    def __init__(self, vocab_file, do_lower_case=True, vocabulary=None):
         self.vocab_file = vocab_file
         self.do_lower_case = do_lower_case
-        self.vocab = load_vocab(vocab_file)
+        if vocabulary is None:
+            self.vocab = load_vocab(vocab_file)
+        else:  # tokens in id order, e.g. a `.keras` file's (`BertTokenizer.vocabulary`)
+            self.vocab = collections.OrderedDict((t, i) for i, t in enumerate(vocabulary))
         missing = [t for t in REQUIRED_TOKENS if t not in self.vocab]
         if missing:
             raise InputError(

@@ -51,9 +51,7 @@ from absl import logging
 from bert_tf.errors import InputError
 from bert_tf.files import exists, open_file
 from bert_tf.text import tokenization
-
-# The original run_squad.py's context whitespace (not `str.split()`'s).
-CONTEXT_WHITESPACE = frozenset(" \t\r\n\u202f")
+from bert_tf.text.tokenization import CONTEXT_WHITESPACE
 
 _WHITESPACE_RUN = re.compile("[" + "".join(sorted(CONTEXT_WHITESPACE)) + "]+")
 
@@ -121,7 +119,14 @@ def read_squad_examples(input_file, is_training, version_2_with_negative=False):
     Raises InputError for a missing file, invalid JSON, a file that is not
     SQuAD-shaped, or an empty question (see the module docstring).
     """
-    data = load_squad_json(input_file)
+    return read_squad_data(
+        load_squad_json(input_file), input_file, is_training, version_2_with_negative
+    )
+
+
+def read_squad_data(data, input_file, is_training, version_2_with_negative=False):
+    """`read_squad_examples` of a SQuAD `data` list (articles) already in
+    memory; `input_file` names its source in errors and warnings."""
     result = SquadReadResult(examples=[])
     for where, paragraph in iter_paragraphs(data, input_file):
         qas = _field(paragraph, "qas", list, input_file, where)
