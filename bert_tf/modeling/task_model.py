@@ -78,7 +78,9 @@ class TaskModel(keras.Model):
         return y
 
     def default_loss(self):
-        """The task's loss as the scripts compute it, for `compile()`."""
+        """The task's loss for `compile()`: the head's loss from
+        `bert_tf.modeling.losses`, the one the scripts train with; a dict
+        of them for a model of several outputs."""
         raise InputError(f"{type(self).__name__} has no default loss: pass compile(loss=...)")
 
     def default_metrics(self):
@@ -208,13 +210,6 @@ class TaskModel(keras.Model):
     def predict(self, x, batch_size=None, **kwargs):
         x, _, _, batch_size = self._text_data(x, None, None, batch_size, False)
         return super().predict(x, batch_size=batch_size, **kwargs)
-
-
-def classification_loss(num_labels):
-    """The original's: mean softmax cross-entropy; regression: mean squared error."""
-    if num_labels == 1:
-        return keras.losses.MeanSquaredError()
-    return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
 
 def accuracy():
