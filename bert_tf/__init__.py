@@ -63,6 +63,7 @@ _KERAS_MODULES = (
     "bert_tf.modeling.encoder",
     "bert_tf.modeling.heads",
     "bert_tf.modeling.layers",
+    "bert_tf.modeling.losses",
     "bert_tf.modeling.models",
     "bert_tf.modeling.tagging",
     "bert_tf.optimization",

@@ -317,44 +317,6 @@ def test_sentence_embeddings_equal_extract_features_and_the_served_model(tmp_pat
     np.testing.assert_allclose(serve(text=tf.constant(texts))["embeddings"], vectors, atol=1e-5)
 
 
-@pytest.mark.numerics
-def test_compile_defaults_compute_the_scripts_losses(tiny_config):
-    """`compile()`'s loss on a batch equals the training objective of the
-    script for that task (the same logits, labels and weights)."""
-    from bert_tf.tasks.logits import ClassificationObjective
-    from bert_tf.tasks.ner import TaggingObjective
-    from bert_tf.tasks.squad import SquadObjective
-
-    inputs = random_inputs(tiny_config, batch=4, seq=8, lengths=[8, 6, 5, 3])
-    rng = np.random.default_rng(0)
-    labels = rng.integers(0, 3, 4)
-    token_labels = np.where(inputs["input_mask"] > 0, rng.integers(0, 5, (4, 8)), -1)
-    token_labels[:, 2] = -1  # a second word piece: not labelled
-    starts, ends = rng.integers(0, 8, 4), rng.integers(0, 8, 4)
-    crf_tagger = bert_tf.BertTokenClassifier(tiny_config, 5, use_crf=True)
-    crf_tagger.crf.transitions.assign(rng.normal(size=(5, 5)))
-    cases = [
-        (bert_tf.BertClassifier(tiny_config, 3), labels, None,
-         ClassificationObjective(False), {"label_ids": labels}),
-        (bert_tf.BertClassifier(tiny_config, 1), labels * 0.5, None,
-         ClassificationObjective(True), {"label_ids": labels * 0.5}),
-        (bert_tf.BertSpanLabeler(tiny_config), {"start_logits": starts, "end_logits": ends}, None,
-         SquadObjective(), {"start_positions": starts, "end_positions": ends}),
-        (bert_tf.BertTokenClassifier(tiny_config, 5), np.maximum(token_labels, 0),
-         (token_labels >= 0).astype(np.float32), TaggingObjective(), {"label_ids": token_labels}),
-        (crf_tagger, token_labels, None, TaggingObjective(crf_tagger.crf),
-         {"label_ids": token_labels}),
-    ]  # fmt: skip
-    for model, y, weights, objective, features in cases:
-        model.compile()
-        outputs = model(inputs, training=False)
-        keras_loss = model.compute_loss(inputs, y, outputs, weights, training=False)
-        features = {k: tf.constant(v) for k, v in features.items()}
-        totals = {k: tf.cast(v, tf.float32) for k, v in objective.totals(features).items()}
-        script_loss = objective.loss(outputs, features, totals)["loss"]
-        np.testing.assert_allclose(float(keras_loss), float(script_loss), rtol=1e-6)
-
-
 def test_answer_on_raw_text_uses_the_models_preprocessor():
     """A span labeler from `from_pretrained` answers raw questions with no
     vocab argument: spans cut from the contexts at their character offsets."""

@@ -172,7 +172,7 @@ def test_train_step_compiles_with_xla_and_matches(tmp_path, float32_run):
     xla_losses = losses_of(xla.train(dataset_fn(data_dir, 8), 8))
     np.testing.assert_allclose(xla_losses, plain_losses, rtol=1e-4)
     features = next(iter(dataset_fn(data_dir, 8)(None)))
-    totals = {"masked_lm_weights": tf.constant(1.0), "examples": tf.constant(8.0)}
+    totals = {"masked_lm_logits": tf.constant(1.0), "next_sentence_logits": tf.constant(8.0)}
     hlo = xla._compute.experimental_get_compiler_ir(features, totals)(stage="hlo")
     assert "HloModule" in hlo
     # Eval runs the model compiled too, with the uncompiled metrics.

@@ -9,12 +9,12 @@ from bert_tf.modeling.layers import (
     SelfAttention,
     TransformerBlock,
 )
+from bert_tf.modeling.losses import pretraining_losses
 from bert_tf.modeling.models import (
     BertClassifier,
     BertMultipleChoice,
     BertPretrainingModel,
     BertSpanLabeler,
-    pretraining_losses,
 )
 from bert_tf.modeling.tagging import BertFeatureTagger, BertTokenClassifier
 

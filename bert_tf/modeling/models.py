@@ -12,7 +12,14 @@ from bert_tf.errors import InputError
 from bert_tf.modeling import span_text
 from bert_tf.modeling.heads import MaskedLMHead
 from bert_tf.modeling.layers import OutputProjection
-from bert_tf.modeling.task_model import TaskModel, accuracy, classification_loss, label_count
+from bert_tf.modeling.losses import (
+    SPAN_LOSS_WEIGHTS,
+    SigmoidCrossEntropy,
+    classification_loss,
+    pretraining_head_losses,
+    span_losses,
+)
+from bert_tf.modeling.task_model import TaskModel, accuracy, label_count
 from bert_tf.text.preprocessor import CHOICES, DEFAULT_BATCH_SIZE, TEXTS
 from bert_tf.text.tokenization import MASK_TOKEN
 
@@ -118,6 +125,13 @@ class BertPretrainingModel(TaskModel):
             "next_sentence_logits": self.next_sentence(outputs["pooled_output"]),
         }
 
+    def default_loss(self):
+        """run_pretraining.py's masked LM + next sentence losses; `y` is
+        `{"masked_lm_logits": masked_lm_ids, "next_sentence_logits":
+        next_sentence_labels}`, `sample_weight` `{"masked_lm_logits":
+        masked_lm_weights, "next_sentence_logits": ones}`."""
+        return pretraining_head_losses()
+
 
 @keras.saving.register_keras_serializable(package="bert_tf")
 class BertClassifier(TaskModel):
@@ -212,8 +226,13 @@ class BertClassifier(TaskModel):
         return [self.label_names[i] for i in np.argmax(logits, axis=-1)]
 
     def default_loss(self):
+        """run_classifier.py's loss (`bert_tf.modeling.losses`): softmax
+        cross-entropy, squared error for `num_labels=1`, or with
+        `multi_label` binary cross-entropy of each label. Keras's
+        `fit(class_weight=...)` weighs each example's cross-entropy as
+        run_classifier.py's `--class_weights` does."""
         if self.multi_label:
-            return keras.losses.BinaryCrossentropy(from_logits=True)
+            return SigmoidCrossEntropy()
         return classification_loss(self.num_labels)
 
     def default_metrics(self):
@@ -281,10 +300,10 @@ class BertSpanLabeler(TaskModel):
     def default_loss(self):
         """The original's (start + end) / 2 softmax cross-entropy; `y` is
         `{"start_logits": start positions, "end_logits": end positions}`."""
-        return {name: classification_loss(2) for name in ("start_logits", "end_logits")}
+        return span_losses()
 
     def default_loss_weights(self):
-        return {"start_logits": 0.5, "end_logits": 0.5}
+        return dict(SPAN_LOSS_WEIGHTS)
 
     def label_ids(self, y):
         """Answers (`span_text.answer_columns`) as one list per question."""
@@ -375,33 +394,3 @@ class BertMultipleChoice(TaskModel):
 
     def get_config(self):
         return {**super().get_config(), "num_choices": self.num_choices}
-
-
-def pretraining_losses(outputs, features, masked_lm_weight_total=None, num_examples=None):
-    """The original's pre-training losses, float32 scalars.
-
-    masked LM: sum(weights * -log p(label)) / (sum(weights) + 1e-5);
-    next sentence: mean cross-entropy. Returns a dict with `masked_lm_loss`,
-    `next_sentence_loss` and their sum `loss`. Under a distribution strategy
-    pass the global-batch `masked_lm_weight_total` and `num_examples`: each
-    replica's losses are then its share, and they add up to the global loss.
-    """
-    log_probs = ops.log_softmax(outputs["masked_lm_logits"], axis=-1)
-    labels = ops.cast(features["masked_lm_ids"], "int32")
-    label_log_probs = ops.take_along_axis(log_probs, labels[:, :, None], axis=-1)[:, :, 0]
-    weights = ops.cast(features["masked_lm_weights"], "float32")
-    if masked_lm_weight_total is None:
-        masked_lm_weight_total = ops.sum(weights)
-    masked_lm_loss = -ops.sum(weights * label_log_probs) / (masked_lm_weight_total + 1e-5)
-
-    ns_log_probs = ops.log_softmax(outputs["next_sentence_logits"], axis=-1)
-    ns_labels = ops.reshape(ops.cast(features["next_sentence_labels"], "int32"), (-1, 1))
-    ns_label_log_probs = ops.take_along_axis(ns_log_probs, ns_labels, axis=-1)
-    if num_examples is None:
-        num_examples = ops.cast(ops.shape(ns_labels)[0], "float32")
-    next_sentence_loss = -ops.sum(ns_label_log_probs) / num_examples
-    return {
-        "masked_lm_loss": masked_lm_loss,
-        "next_sentence_loss": next_sentence_loss,
-        "loss": masked_lm_loss + next_sentence_loss,
-    }

@@ -12,6 +12,7 @@ from bert_tf.metrics.entities import eval_metrics
 from bert_tf.modeling import tagging_text
 from bert_tf.modeling.crf import LinearChainCrf
 from bert_tf.modeling.layers import OutputProjection
+from bert_tf.modeling.losses import CrfLoss, TokenCrossEntropy
 from bert_tf.modeling.models import CLASSIFIER_DROPOUT
 from bert_tf.modeling.task_model import TaskModel
 
@@ -45,24 +46,6 @@ def word_losses(logits, label_ids, labelled, nll=None):
     counts = labelled.sum(axis=1)
     errors = np.asarray(nll(logits, np.where(labelled, label_ids, -1)), np.float64)
     return np.repeat(errors / np.maximum(counts, 1), counts)
-
-
-@keras.saving.register_keras_serializable(package="bert_tf")
-class CrfLoss(keras.losses.Loss):
-    """A CRF tagger's loss: its NLL summed over the batch's rows (each row's
-    labelled positions one sequence) divided by the labelled positions, as
-    run_ner.py's `--use_crf`. `y_true` is the label ids `[batch, seq]`, -1
-    where not labelled (no `sample_weight`). `crf` is the model's
-    `LinearChainCrf` (a loaded `.keras` model sets it again)."""
-
-    def __init__(self, crf=None, name="crf_loss", reduction="sum", dtype=None):
-        super().__init__(name=name, reduction=reduction, dtype=dtype)
-        self.crf = crf
-
-    def call(self, y_true, y_pred):
-        labels = tf.cast(y_true, tf.int32)
-        labelled = tf.reduce_sum(tf.cast(labels >= 0, tf.float32))
-        return tf.reduce_sum(self.crf.labelled_nll(y_pred, labels)) / tf.maximum(labelled, 1.0)
 
 
 def _crf_variables(crf):
@@ -119,15 +102,14 @@ class BertTokenClassifier(TaskModel):
         return self.classifier(self.dropout(sequence, training=training))
 
     def default_loss(self):
-        """run_ner.py's: cross-entropy averaged over the labelled tokens; `y`
-        is the label ids `[batch, seq]`, `sample_weight` 1 where labelled (each
-        word's first piece). With `use_crf`, `CrfLoss`: `y` is the label ids
-        with -1 where not labelled, and no `sample_weight`."""
+        """run_ner.py's (`bert_tf.modeling.losses`): cross-entropy averaged
+        over the labelled tokens, or with `use_crf` the CRF's NLL per
+        labelled token (`CrfLoss`). `y` is the label ids `[batch, seq]`, -1
+        where not labelled, or label ids with a `sample_weight` 1 where
+        labelled (each word's first piece)."""
         if self.crf is not None:
             return CrfLoss(self.crf)
-        return keras.losses.SparseCategoricalCrossentropy(
-            from_logits=True, reduction="mean_with_sample_weight"
-        )
+        return TokenCrossEntropy()
 
     def compile_from_config(self, config):
         super().compile_from_config(config)

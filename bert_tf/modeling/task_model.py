@@ -79,7 +79,9 @@ class TaskModel(keras.Model):
         return y
 
     def default_loss(self):
-        """The task's loss as the scripts compute it, for `compile()`."""
+        """The task's loss for `compile()`: the head's loss from
+        `bert_tf.modeling.losses`, the one the scripts train with; a dict
+        of them for a model of several outputs."""
         raise InputError(f"{type(self).__name__} has no default loss: pass compile(loss=...)")
 
     def default_metrics(self):
@@ -219,13 +221,6 @@ def label_count(num_labels, num_classes=None, label_names=None):
     if label_names:
         return len(label_names)
     raise InputError("pass num_labels (or num_classes, or label_names)")
-
-
-def classification_loss(num_labels):
-    """The original's: mean softmax cross-entropy; regression: mean squared error."""
-    if num_labels == 1:
-        return keras.losses.MeanSquaredError()
-    return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
 
 def accuracy():

@@ -3,51 +3,30 @@ multiple-choice tasks: the training loss, the windows of an example combined
 into one prediction, and softmax / cross-entropy in numpy for evaluation."""
 
 import numpy as np
-import tensorflow as tf
 
+from bert_tf.modeling.losses import SigmoidCrossEntropy, SoftmaxCrossEntropy, SquaredError
 from bert_tf.text.packing import average_windows
-from bert_tf.training.loop import Objective
+from bert_tf.training.objectives import HeadObjective
 
 
-class ClassificationObjective(Objective):
-    """Cross-entropy over labels, or squared error for regression, averaged
-    over the global batch.
-
-    `class_weights` (classification; one per label): example i's
-    cross-entropy counts `class_weights[y_i]` times, still divided by the
-    number of examples: `sum_i w[y_i] * CE_i / N`.
-    """
+class ClassificationObjective(HeadObjective):
+    """run_classifier.py's loss (`modeling.losses`, as `BertClassifier`'s
+    `default_loss`): cross-entropy over labels, or squared error for regression, averaged
+    over the global batch; `class_weights` (one per label) weigh each
+    example's cross-entropy by its label's weight."""
 
     def __init__(self, is_regression, class_weights=None):
-        self.is_regression = is_regression
-        self.class_weights = None
-        if class_weights is not None:
-            self.class_weights = tf.constant(class_weights, tf.float32)
-
-    def totals(self, features):
-        return {"examples": tf.shape(features["label_ids"])[0]}
-
-    def loss(self, outputs, features, totals):
-        if self.is_regression:
-            errors = tf.square(outputs[:, 0] - tf.cast(features["label_ids"], tf.float32))
-        else:
-            errors = tf.nn.sparse_softmax_cross_entropy_with_logits(features["label_ids"], outputs)
-            if self.class_weights is not None:
-                errors *= tf.gather(self.class_weights, features["label_ids"])
-        return {"loss": tf.reduce_sum(errors) / totals["examples"]}
+        loss = SquaredError() if is_regression else SoftmaxCrossEntropy(class_weights)
+        super().__init__(loss, labels="label_ids")
 
 
-class MultiLabelObjective(Objective):
-    """Multi-label: binary cross-entropy of each label's sigmoid, averaged
-    over the labels and the examples of the global batch:
-    `sum_i mean_l BCE_il / N` (`label_ids` are multi-hot floats `[batch, labels]`)."""
+class MultiLabelObjective(HeadObjective):
+    """Multi-label (`modeling.losses.SigmoidCrossEntropy`): each label's
+    binary cross-entropy, averaged over the labels and the global batch
+    (`label_ids` multi-hot floats `[batch, labels]`)."""
 
-    def totals(self, features):
-        return {"examples": tf.shape(features["label_ids"])[0]}
-
-    def loss(self, outputs, features, totals):
-        errors = tf.nn.sigmoid_cross_entropy_with_logits(features["label_ids"], outputs)
-        return {"loss": tf.reduce_sum(tf.reduce_mean(errors, axis=1)) / totals["examples"]}
+    def __init__(self):
+        super().__init__(SigmoidCrossEntropy(), labels="label_ids")
 
 
 def combine_windows(predictions):

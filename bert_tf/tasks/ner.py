@@ -28,6 +28,7 @@ from bert_tf.errors import InputError
 from bert_tf.export.tagging import export_tagger
 from bert_tf.files import exists
 from bert_tf.metrics.entities import eval_metrics
+from bert_tf.modeling.losses import CrfLoss, TokenCrossEntropy
 from bert_tf.modeling.tagging import (
     COMBINE_MODES,
     BertFeatureTagger,
@@ -39,7 +40,7 @@ from bert_tf.tasks.fine_tuning import FineTuningRunner, pass_name
 from bert_tf.tasks.model_setup import parse_layers
 from bert_tf.tasks.run import run_task
 from bert_tf.text.tags import SCHEMES, detect_scheme, split_tag
-from bert_tf.training.loop import Objective
+from bert_tf.training.objectives import HeadObjective
 
 PREDICTIONS_FILE = "test_predictions.txt"
 CLUENER_PREDICTIONS_FILE = "cluener_predict.json"
@@ -51,28 +52,15 @@ _SPLIT_FILES = {
 }
 
 
-class TaggingObjective(Objective):
-    """Token cross-entropy over the labelled positions (label id >= 0),
-    normalised by the number of labelled tokens in the global batch. With
-    `crf` (a `LinearChainCrf`), its NLL of each row's labelled positions
-    instead, summed and normalised alike (the NLL per labelled word)."""
+class TaggingObjective(HeadObjective):
+    """run_ner.py's loss (`modeling.losses`, as `BertTokenClassifier`'s
+    `default_loss`): token cross-entropy over the labelled positions (label
+    id >= 0), normalised by the labelled tokens of the global batch; with
+    `crf` (a `LinearChainCrf`), the CRF's NLL of each row's labelled
+    positions, summed and normalised alike (the NLL per labelled word)."""
 
     def __init__(self, crf=None):
-        self.crf = crf
-
-    def totals(self, features):
-        return {"labelled_tokens": tf.reduce_sum(tf.cast(features["label_ids"] >= 0, tf.int32))}
-
-    def loss(self, outputs, features, totals):
-        labels = features["label_ids"]
-        if self.crf is not None:
-            errors = self.crf.labelled_nll(outputs, labels)
-            return {"loss": tf.reduce_sum(errors) / tf.maximum(totals["labelled_tokens"], 1.0)}
-        errors = tf.nn.sparse_softmax_cross_entropy_with_logits(
-            tf.maximum(labels, 0), tf.cast(outputs, tf.float32)
-        )
-        errors = tf.where(labels >= 0, errors, 0.0)
-        return {"loss": tf.reduce_sum(errors) / tf.maximum(totals["labelled_tokens"], 1.0)}
+        super().__init__(TokenCrossEntropy() if crf is None else CrfLoss(crf), labels="label_ids")
 
 
 class NerRunner(FineTuningRunner):

@@ -2,29 +2,27 @@
 
 import tensorflow as tf
 from absl import logging
-from keras import ops
 
 from bert_tf.data.pretraining import dataset as pretraining_data
 from bert_tf.data.tfrecord import find_damage
 from bert_tf.files import expand_input_patterns
-from bert_tf.modeling import BertPretrainingModel, pretraining_losses
+from bert_tf.modeling import BertPretrainingModel
+from bert_tf.modeling.losses import PRETRAINING_TARGETS, pretraining_head_losses
 from bert_tf.tasks.run import run_task
 from bert_tf.tasks.runner import TaskRunner
-from bert_tf.training.loop import Objective
+from bert_tf.training.objectives import HeadObjective
 
 
-class PretrainingObjective(Objective):
-    """Masked LM + next sentence losses and the original's eval metrics."""
+class PretrainingObjective(HeadObjective):
+    """Masked LM + next sentence losses (`modeling.losses`, as
+    `BertPretrainingModel`'s `default_loss`), normalised over the global
+    batch, and the original's eval metrics."""
 
-    def totals(self, features):
-        return {
-            "masked_lm_weights": ops.sum(features["masked_lm_weights"]),
-            "examples": ops.shape(features["next_sentence_labels"])[0],
-        }
-
-    def loss(self, outputs, features, totals):
-        return pretraining_losses(
-            outputs, features, totals["masked_lm_weights"], totals["examples"]
+    def __init__(self):
+        super().__init__(
+            pretraining_head_losses(),
+            labels={key: label for key, (label, _) in PRETRAINING_TARGETS.items()},
+            sample_weights={key: w for key, (_, w) in PRETRAINING_TARGETS.items() if w},
         )
 
     def eval_sums(self, outputs, features):

@@ -11,7 +11,6 @@ with `--eval_metric=cmrc2018` CMRC 2018's, for CMRC 2018 and DRCD).
 import json
 import os
 
-import tensorflow as tf
 from absl import logging
 
 from bert_tf.data.squad import features as squad_features
@@ -21,29 +20,26 @@ from bert_tf.export.squad import export_span_labeler
 from bert_tf.files import write_text_atomically
 from bert_tf.metrics import squad_scoring as scoring
 from bert_tf.modeling import BertSpanLabeler
+from bert_tf.modeling.losses import SPAN_LOSS_WEIGHTS, span_losses
 from bert_tf.tasks.fine_tuning import FineTuningRunner
 from bert_tf.tasks.run import run_task
 from bert_tf.text import tokenization
-from bert_tf.training.loop import Objective
+from bert_tf.training.objectives import HeadObjective
 
 EVAL_RESULTS_FILE = "eval_results.json"
 
 
-class SquadObjective(Objective):
-    """The original's loss: mean of the start and end cross-entropies,
-    averaged over the global batch."""
+class SquadObjective(HeadObjective):
+    """The original's loss (`modeling.losses.span_losses`, as
+    `BertSpanLabeler`'s `default_loss`): the mean of the start and end
+    cross-entropies, each averaged over the global batch."""
 
-    def totals(self, features):
-        return {"examples": tf.shape(features["start_positions"])[0]}
-
-    def loss(self, outputs, features, totals):
-        start = tf.nn.sparse_softmax_cross_entropy_with_logits(
-            features["start_positions"], outputs["start_logits"]
+    def __init__(self):
+        super().__init__(
+            span_losses(),
+            labels={"start_logits": "start_positions", "end_logits": "end_positions"},
+            loss_weights=SPAN_LOSS_WEIGHTS,
         )
-        end = tf.nn.sparse_softmax_cross_entropy_with_logits(
-            features["end_positions"], outputs["end_logits"]
-        )
-        return {"loss": tf.reduce_sum(start + end) / 2 / totals["examples"]}
 
 
 class SquadRunner(FineTuningRunner):
