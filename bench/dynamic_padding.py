@@ -38,8 +38,8 @@ from bert_tf.data.classification import glue  # noqa: E402
 from bert_tf.export import classifier as export_module  # noqa: E402
 from bert_tf.modeling import BertClassifier  # noqa: E402
 from bert_tf.optimization import create_optimizer  # noqa: E402
+from bert_tf.options import PADDING_MULTIPLE  # noqa: E402
 from bert_tf.tasks.logits import ClassificationObjective  # noqa: E402
-from bert_tf.tasks.options import PADDING_MULTIPLE  # noqa: E402
 from bert_tf.training.loop import LoopConfig, Trainer  # noqa: E402
 
 flags.DEFINE_string("config", "bert_mini", "bert_tf.config preset (bert_mini: L4 H256).")

@@ -10,6 +10,7 @@ from bert_tf import checkpoints, tokenization
 from bert_tf.config import BertConfig
 from bert_tf.errors import CheckpointError, InputError
 from bert_tf.modeling import BertClassifier, BertEncoder
+from bert_tf.options import build
 from bert_tf.tasks.feature_extraction import extract_features
 from bert_tf.tasks.options import FeatureOptions
 
@@ -44,7 +45,8 @@ def setup(tmp_path_factory):
 def options(setup, output_file, **kwargs):
     root, _ = setup
     kwargs.setdefault("init_checkpoint", str(root / "bert_model.ckpt"))
-    return FeatureOptions(
+    return build(
+        FeatureOptions,
         input_file=str(root / "input.txt"),
         output_file=str(output_file),
         vocab_file=str(root / "vocab.txt"),

@@ -14,8 +14,8 @@ from bert_tf import tokenization
 from bert_tf.data.squad.reader import CONTEXT_WHITESPACE
 from bert_tf.errors import InputError
 from bert_tf.files import atomic_output, check_writable, exists
+from bert_tf.options import XLA_PAD_MULTIPLE
 from bert_tf.preprocessing import BertTokenizer
-from bert_tf.training.options import XLA_PAD_MULTIPLE
 
 _WHITESPACE_CODE_POINTS = sorted(ord(char) for char in CONTEXT_WHITESPACE)
 

@@ -28,20 +28,19 @@ from bert_tf.errors import InputError
 from bert_tf.export.common import check_export_dir
 from bert_tf.files import check_output_dir
 from bert_tf.optimization import create_optimizer
-from bert_tf.tasks.options import PADDING_MULTIPLE
+from bert_tf.options import PADDING_MULTIPLE, XLA_PAD_MULTIPLE, flag_names
 from bert_tf.training import distribution
 from bert_tf.training.best_checkpoint import BestCheckpoint, MetricChoice
 from bert_tf.training.loop import LoopConfig, Trainer, write_results
-from bert_tf.training.options import XLA_PAD_MULTIPLE
 from bert_tf.training.periodic_eval import PeriodicEvaluation
 
 
 def config_file_of(options):
     """`--bert_config_file`, else the config beside `--init_checkpoint` (a
     release or Hugging Face folder, or the prefix of a checkpoint in one)."""
-    if options.bert_config_file:
-        return options.bert_config_file
-    checkpoint = options.init_checkpoint
+    if options.model.bert_config_file:
+        return options.model.bert_config_file
+    checkpoint = options.model.init_checkpoint
     if checkpoint:
         path = config_file_beside(checkpoint)
         if path is None:
@@ -55,8 +54,8 @@ def config_file_of(options):
 
 def _config_source(options):
     """How to name the config in a message: the flag when it was given."""
-    if options.bert_config_file:
-        return f"--bert_config_file {options.bert_config_file}"
+    if options.model.bert_config_file:
+        return f"--bert_config_file {options.model.bert_config_file}"
     return config_file_of(options)
 
 
@@ -66,9 +65,13 @@ def with_model_text(options, default_lower_case=True):
     unless given, the casing its folder says unless given (and checked
     against it when given), else `default_lower_case`."""
     vocab_file, do_lower_case = model_text.text_settings(
-        options.vocab_file, options.do_lower_case, options.init_checkpoint, default_lower_case
+        options.model.vocab_file,
+        options.model.do_lower_case,
+        options.model.init_checkpoint,
+        default_lower_case,
     )
-    return dataclasses.replace(options, vocab_file=vocab_file, do_lower_case=do_lower_case)
+    model = dataclasses.replace(options.model, vocab_file=vocab_file, do_lower_case=do_lower_case)
+    return dataclasses.replace(options, model=model)
 
 
 def load_bert_config(options):
@@ -76,9 +79,9 @@ def load_bert_config(options):
     `--max_seq_length` against it."""
     path = config_file_of(options)
     config = BertConfig.from_json_file(path)
-    if options.max_seq_length > config.max_position_embeddings:
+    if options.model.max_seq_length > config.max_position_embeddings:
         raise InputError(
-            f"--max_seq_length={options.max_seq_length} is larger than "
+            f"--max_seq_length={options.model.max_seq_length} is larger than "
             f"max_position_embeddings={config.max_position_embeddings} of "
             f"{_config_source(options)}"
         )
@@ -87,7 +90,7 @@ def load_bert_config(options):
 
 @contextlib.contextmanager
 def training_environment(options):
-    """Seeds, builds the strategy and sets the dtype policy for `TrainingOptions`;
+    """Seeds, builds the strategy and sets the dtype policy for `RuntimeOptions`;
     yields the strategy and restores the float32 policy afterwards."""
     distribution.set_seed(options.seed, options.deterministic)
     strategy = distribution.strategy_from_options(options)
@@ -124,10 +127,11 @@ def warm_start(model, init_checkpoint):
 
 
 class TaskRunner:
-    """What a task supplies to `run_task`. `self.options` is a `RunOptions`
-    subclass; the hooks are called in the order listed."""
+    """What a task supplies to `run_task`. `self.options` holds the option
+    groups `model`, `run`, `training`, `runtime` and `export` (see
+    `tasks.options`); the hooks are called in the order listed."""
 
-    # Batch-size options that every replica count must divide.
+    # The batch sizes of `TrainingOptions` that every replica count must divide.
     batch_size_options = ("train_batch_size", "eval_batch_size")
     # Whether the task's batches may be padded only to their longest example
     # (--dynamic_padding); pre-training and SQuAD always pad to --max_seq_length.
@@ -157,7 +161,7 @@ class TaskRunner:
         classifier and multiple choice by example_index, NER by
         sentence_index and word_ids)."""
         return self.length_multiple is not None and (
-            self.options.group_by_length or not is_training
+            self.options.model.group_by_length or not is_training
         )
 
     def validate(self):
@@ -189,11 +193,11 @@ class TaskRunner:
         def dataset_fn(input_context):
             return make_dataset(
                 path,
-                options.max_seq_length,
+                options.model.max_seq_length,
                 batch_size,
                 is_training,
                 input_context=input_context,
-                seed=options.training.seed,
+                seed=options.runtime.seed,
                 **task_arguments,
             )
 
@@ -216,11 +220,11 @@ class TaskRunner:
         an epoch's with --eval_every_epoch, else with --keep_best_checkpoint
         --save_checkpoints_steps."""
         options = self.options
-        if options.eval_every_steps:
-            return options.eval_every_steps
-        if options.eval_every_epoch:
+        if options.run.eval_every_steps:
+            return options.run.eval_every_steps
+        if options.run.eval_every_epoch:
             return self.steps_per_epoch(num_train_steps)
-        return options.save_checkpoints_steps if options.keep_best_checkpoint else 0
+        return options.run.save_checkpoints_steps if options.run.keep_best_checkpoint else 0
 
     def steps_per_epoch(self, num_train_steps):
         """Updates in an epoch of training (a task with --eval_every_epoch)."""
@@ -242,53 +246,52 @@ class TaskRunner:
         returns its folder."""
 
 
-# What a run can be asked to do; `--export_dir` alone exports the newest checkpoint.
-_MODES = ("do_train", "do_eval", "do_predict", "export_dir")
+# What a run can be asked to do, (group, flag); `--export_dir` alone exports
+# the newest checkpoint.
+_MODES = (("run", "do_train"), ("run", "do_eval"), ("run", "do_predict"), ("export", "export_dir"))
 
 
 def _check_shared_options(options):
     """Checks of options several tasks have: one of the task's modes
     (`--do_*`, `--export_dir`) is set, `--output_dir` is a folder (or not
     there yet), an export dir that is free, and `ModelOptions`."""
-    modes = [
-        f"--{f.name}"
-        for f in dataclasses.fields(options)
-        if f.name in _MODES and "help" in f.metadata
-    ]
-    if modes and not any(getattr(options, mode[2:]) for mode in modes):
+    flags = flag_names(type(options))
+    modes = [(group, name) for group, name in _MODES if name in flags]
+    if modes and not any(getattr(getattr(options, group), name) for group, name in modes):
+        modes = [f"--{name}" for _, name in modes]
         listed = ", ".join(modes[:-1]) + " or " + modes[-1] if len(modes) > 1 else modes[0]
         raise InputError(f"at least one of {listed} must be set")
-    check_output_dir(options.output_dir, "--output_dir")
+    check_output_dir(options.run.output_dir, "--output_dir")
     check_model_options(options)
     _check_eval_during_training(options)
-    if options.export_dir:
-        check_export_dir(options.export_dir, options.overwrite)
+    if options.export.export_dir:
+        check_export_dir(options.export.export_dir, options.export.overwrite)
 
 
 def _check_eval_during_training(options):
     """Checks of --eval_every_steps, --keep_best_checkpoint and
     --early_stopping_patience before any work."""
     for name in ("eval_every_steps", "early_stopping_patience"):
-        if getattr(options, name) < 0:
-            raise InputError(f"--{name} must be >= 0, got {getattr(options, name)}")
-    if options.keep_best_checkpoint is not None:
-        MetricChoice.parse(options.keep_best_checkpoint)
-    if options.early_stopping_patience and not options.keep_best_checkpoint:
+        if getattr(options.run, name) < 0:
+            raise InputError(f"--{name} must be >= 0, got {getattr(options.run, name)}")
+    if options.run.keep_best_checkpoint is not None:
+        MetricChoice.parse(options.run.keep_best_checkpoint)
+    if options.run.early_stopping_patience and not options.run.keep_best_checkpoint:
         raise InputError(
             "--early_stopping_patience needs --keep_best_checkpoint=<metric>: the metric it watches"
         )
-    if options.eval_every_steps and options.eval_every_epoch:
+    if options.run.eval_every_steps and options.run.eval_every_epoch:
         raise InputError("--eval_every_steps and --eval_every_epoch: set one of them")
-    if options.do_train and not options.do_eval:
+    if options.run.do_train and not options.run.do_eval:
         for name in ("keep_best_checkpoint", "eval_every_steps", "eval_every_epoch"):
-            if getattr(options, name):
+            if getattr(options.run, name):
                 raise InputError(f"--{name} needs --do_eval: the dev set it evaluates on")
 
 
 def check_model_options(options):
     """Checks of `ModelOptions` before any work: `--padding_multiple`."""
-    if options.padding_multiple is not None and options.padding_multiple < 1:
-        raise InputError(f"--padding_multiple must be >= 1, got {options.padding_multiple}")
+    if options.model.padding_multiple is not None and options.model.padding_multiple < 1:
+        raise InputError(f"--padding_multiple must be >= 1, got {options.model.padding_multiple}")
 
 
 def load_model_config(options):
@@ -297,8 +300,10 @@ def load_model_config(options):
     `--init_checkpoint`'s index. Returns the config."""
     config = load_bert_config(options)
     _check_vocab_fits(options, config)
-    if options.init_checkpoint:
-        checkpoints.check_fits_config(options.init_checkpoint, config, _config_source(options))
+    if options.model.init_checkpoint:
+        checkpoints.check_fits_config(
+            options.model.init_checkpoint, config, _config_source(options)
+        )
     return config
 
 
@@ -306,12 +311,12 @@ def _check_weights_exist(options):
     """Evaluating, predicting or exporting without training needs trained
     weights: a checkpoint in `--output_dir` or `--init_checkpoint` (a random
     model's results would look like real ones)."""
-    if options.do_train or options.init_checkpoint:
+    if options.run.do_train or options.model.init_checkpoint:
         return
-    if not tf.train.get_checkpoint_state(options.output_dir):
+    if not tf.train.get_checkpoint_state(options.run.output_dir):
         raise InputError(
             f"nothing to evaluate, predict or export: no checkpoint in "
-            f"--output_dir={options.output_dir} and no --init_checkpoint "
+            f"--output_dir={options.run.output_dir} and no --init_checkpoint "
             "(pass --do_train, or the checkpoint to use)"
         )
 
@@ -319,12 +324,12 @@ def _check_weights_exist(options):
 def _check_vocab_fits(options, config):
     """A vocab with more tokens than the model's embedding rows would fail deep
     in the model on the first unknown id; say so before any work."""
-    if not options.vocab_file:
+    if not options.model.vocab_file:
         return
-    size = len(tokenization.load_vocab(options.vocab_file))
+    size = len(tokenization.load_vocab(options.model.vocab_file))
     if size > config.vocab_size:
         raise InputError(
-            f"--vocab_file {options.vocab_file} has {size} tokens, more than "
+            f"--vocab_file {options.model.vocab_file} has {size} tokens, more than "
             f"vocab_size={config.vocab_size} of {_config_source(options)}: "
             "they are not the same model's"
         )
@@ -332,13 +337,13 @@ def _check_vocab_fits(options, config):
 
 def length_multiple(options, strategy, jit_compile):
     """--padding_multiple (or its default) under --dynamic_padding off TPUs, else None."""
-    if not options.dynamic_padding:
+    if not options.model.dynamic_padding:
         return None
     if is_tpu_strategy(strategy):
         logging.info("--dynamic_padding is off under TPUStrategy: static shapes")
         return None
-    if options.padding_multiple is not None:
-        return options.padding_multiple
+    if options.model.padding_multiple is not None:
+        return options.model.padding_multiple
     return XLA_PAD_MULTIPLE if jit_compile else PADDING_MULTIPLE
 
 
@@ -361,8 +366,8 @@ def _run(runner):
     runner.validate()
     config = load_model_config(options)
     _check_weights_exist(options)
-    with files.folder_removed_on_error(options.output_dir):
-        with files.new_entries_removed_on_error(options.output_dir):
+    with files.folder_removed_on_error(options.run.output_dir):
+        with files.new_entries_removed_on_error(options.run.output_dir):
             runner.prepare(config)
         try:
             return _train_and_use(runner, config)
@@ -376,26 +381,26 @@ def _run(runner):
 def _train_and_use(runner, config):
     """Builds the model and trains, evaluates, predicts and exports as the options say."""
     options = runner.options
-    training = options.training
-    with training_environment(training) as strategy:
+    training, runtime = options.training, options.runtime
+    with training_environment(runtime) as strategy:
         for name in runner.batch_size_options:
-            distribution.check_batch_divisible(getattr(options, name), strategy, name)
+            distribution.check_batch_divisible(getattr(training, name), strategy, name)
         if runner.pads_dynamically:
-            runner.length_multiple = length_multiple(options, strategy, training.jit_compile)
+            runner.length_multiple = length_multiple(options, strategy, runtime.jit_compile)
         num_train_steps, optimizer = 1, None
         with strategy.scope():
             model = runner.build_model(config)
-            if options.do_train:
+            if options.run.do_train:
                 num_train_steps, num_warmup_steps = runner.train_schedule()
                 optimizer = distribution.with_loss_scaling(
                     create_optimizer(
                         training.optimizer,
-                        options.learning_rate,
+                        training.learning_rate,
                         num_train_steps,
                         num_warmup_steps,
                         weight_decay_rate=training.weight_decay_rate,
                     ),
-                    training.dtype,
+                    runtime.dtype,
                 )
         trainer = Trainer(
             strategy,
@@ -403,36 +408,36 @@ def _train_and_use(runner, config):
             model,
             optimizer,
             LoopConfig(
-                output_dir=options.output_dir,
+                output_dir=options.run.output_dir,
                 num_train_steps=num_train_steps,
                 steps_per_loop=training.steps_per_loop,
-                save_checkpoints_steps=options.save_checkpoints_steps,
-                keep_checkpoint_max=options.keep_checkpoint_max,
-                jit_compile=training.jit_compile,
+                save_checkpoints_steps=options.run.save_checkpoints_steps,
+                keep_checkpoint_max=options.run.keep_checkpoint_max,
+                jit_compile=runtime.jit_compile,
                 gradient_accumulation_steps=training.gradient_accumulation_steps,
-                inference_jit_compile=training.jit_compile,
+                inference_jit_compile=runtime.jit_compile,
             ),
         )
         best = (
             BestCheckpoint(
-                options.output_dir,
-                MetricChoice.parse(options.keep_best_checkpoint),
+                options.run.output_dir,
+                MetricChoice.parse(options.run.keep_best_checkpoint),
                 model,
                 trainer.global_step,
                 trainer.checkpoints.is_chief,
             )
-            if options.keep_best_checkpoint
+            if options.run.keep_best_checkpoint
             else None
         )
         eval_writer = (
-            tf.summary.create_file_writer(os.path.join(options.output_dir, "eval"))
-            if options.do_eval
+            tf.summary.create_file_writer(os.path.join(options.run.output_dir, "eval"))
+            if options.run.do_eval
             else None
         )
-        if options.do_train:
+        if options.run.do_train:
             init_fn = (
-                (lambda: warm_start(model, options.init_checkpoint))
-                if options.init_checkpoint
+                (lambda: warm_start(model, options.model.init_checkpoint))
+                if options.model.init_checkpoint
                 else None
             )
             evaluation = _evaluation_during_training(
@@ -440,28 +445,28 @@ def _train_and_use(runner, config):
             )
             trainer.train(
                 runner.train_dataset_fn(),
-                options.train_batch_size,
+                training.train_batch_size,
                 init_fn=init_fn,
                 evaluation=evaluation,
             )
             if trainer.checkpoints.is_chief:
                 runner.wrote("checkpoint", trainer.checkpoints.latest())
         elif not trainer.checkpoints.restore_latest() and not (best and best.record):
-            warm_start(model, options.init_checkpoint)  # _check_weights_exist: there is one
+            warm_start(model, options.model.init_checkpoint)  # _check_weights_exist: there is one
         if best is not None and best.restore():
             runner.wrote("best checkpoint", best.prefix)
         metrics = {}
-        if options.do_eval:
+        if options.run.do_eval:
             metrics = runner.evaluate(trainer)
             metrics.setdefault("global_step", int(trainer.global_step.numpy()))
-            path = os.path.join(options.output_dir, "eval_results.txt")
+            path = os.path.join(options.run.output_dir, "eval_results.txt")
             write_results(path, metrics)
             _write_eval_summaries(eval_writer, metrics["global_step"], metrics)
             runner.wrote("eval results", path)
-        if options.do_predict:
+        if options.run.do_predict:
             runner.predict(trainer)
-        if options.export_dir:
-            logging.info("exporting the SavedModel to %s", options.export_dir)
+        if options.export.export_dir:
+            logging.info("exporting the SavedModel to %s", options.export.export_dir)
             runner.wrote("SavedModel", runner.export(model))
         return metrics
 
@@ -475,7 +480,7 @@ def _evaluation_during_training(runner, trainer, num_train_steps, best, eval_wri
         lambda: runner.evaluate(trainer),
         every_steps,
         best,
-        runner.options.early_stopping_patience,
+        runner.options.run.early_stopping_patience,
         on_metrics=lambda step, metrics: _write_eval_summaries(eval_writer, step, metrics),
     )
 
