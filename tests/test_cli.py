@@ -104,14 +104,15 @@ def test_create_pretraining_data_flags_keep_the_original_names_and_defaults():
     assert options.input_patterns == ("a.txt", "b*.txt")
     assert options.output_files == ("out.tfrecord",)
     # The original create_pretraining_data.py's defaults.
+    instances = options.instances
     assert (
-        options.do_lower_case,
-        options.max_seq_length,
-        options.max_predictions_per_seq,
+        options.tokenizer.do_lower_case,
+        instances.max_seq_length,
+        instances.max_predictions_per_seq,
         options.random_seed,
-        options.dupe_factor,
-        options.masked_lm_prob,
-        options.short_seq_prob,
+        instances.dupe_factor,
+        instances.masked_lm_prob,
+        instances.short_seq_prob,
     ) == (True, 128, 20, 12345, 10, 0.15, 0.1)
 
 

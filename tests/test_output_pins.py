@@ -144,9 +144,10 @@ def test_pretraining_outputs_are_pinned(model_files, calibration):
     )
     records = str(root / "train.tfrecord")
     create_pretraining_data(
-        PretrainingDataOptions(
-            input_patterns=(str(corpus),),
-            output_files=(records,),
+        build(
+            PretrainingDataOptions,
+            input_file=(str(corpus),),
+            output_file=(records,),
             vocab_file=vocab,
             max_seq_length=24,
             max_predictions_per_seq=4,
