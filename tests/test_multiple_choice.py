@@ -338,7 +338,7 @@ def test_swag_learns_to_pick_the_ending(swag_run, calibration):
 
 @pytest.mark.large
 def test_swag_eval_results_and_feature_files(swag_run):
-    output_dir = swag_run[1].output_dir
+    output_dir = swag_run[1].run.output_dir
     results = dict(
         line.split(" = ")
         for line in open(os.path.join(output_dir, "eval_results.txt")).read().splitlines()
