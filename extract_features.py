@@ -13,24 +13,17 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from absl import flags  # noqa: E402
 
-from bert_tf.cli import (
-    define_flags,
-    define_runtime_flags,
-    options_from_flags,
-    run_main,
-    runtime_options_from_flags,
-)
+from bert_tf.cli import define_flags, options_from_flags, run_main
 from bert_tf.tasks.options import FeatureOptions
 
 FLAGS = flags.FLAGS
 
 define_flags(FeatureOptions)
-define_runtime_flags()
 
 
 def main(argv):
     del argv
-    options = options_from_flags(FeatureOptions, FLAGS, runtime=runtime_options_from_flags(FLAGS))
+    options = options_from_flags(FeatureOptions, FLAGS)
     # TensorFlow is imported here, once the flags are parsed and checked.
     from bert_tf.extract import extract_features
 

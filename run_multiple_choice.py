@@ -12,26 +12,17 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from absl import flags  # noqa: E402
 
-from bert_tf.cli import (
-    define_flags,
-    define_training_flags,
-    options_from_flags,
-    run_main,
-    training_options_from_flags,
-)
+from bert_tf.cli import define_flags, options_from_flags, run_main
 from bert_tf.tasks.options import MultipleChoiceOptions
 
 FLAGS = flags.FLAGS
 
 define_flags(MultipleChoiceOptions)
-define_training_flags()
 
 
 def main(argv):
     del argv
-    options = options_from_flags(
-        MultipleChoiceOptions, FLAGS, training=training_options_from_flags(FLAGS)
-    )
+    options = options_from_flags(MultipleChoiceOptions, FLAGS)
     # TensorFlow is imported here, once the flags are parsed and checked.
     from bert_tf.tasks.multiple_choice import run_multiple_choice
 

@@ -14,24 +14,17 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from absl import flags  # noqa: E402
 
-from bert_tf.cli import (
-    define_flags,
-    define_training_flags,
-    options_from_flags,
-    run_main,
-    training_options_from_flags,
-)
+from bert_tf.cli import define_flags, options_from_flags, run_main
 from bert_tf.tasks.options import SquadOptions
 
 FLAGS = flags.FLAGS
 
 define_flags(SquadOptions)
-define_training_flags()
 
 
 def main(argv):
     del argv
-    options = options_from_flags(SquadOptions, FLAGS, training=training_options_from_flags(FLAGS))
+    options = options_from_flags(SquadOptions, FLAGS)
     # TensorFlow is imported here, once the flags are parsed and checked.
     from bert_tf.tasks.squad import run_squad
 

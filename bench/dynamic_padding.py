@@ -30,7 +30,6 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from absl import app, flags, logging  # noqa: E402
 
-from bert_tf import tokenization  # noqa: E402
 from bert_tf.checkpoints import load_checkpoint  # noqa: E402
 from bert_tf.config import BertConfig, preset  # noqa: E402
 from bert_tf.data.classification import features as classifier_features  # noqa: E402
@@ -38,8 +37,9 @@ from bert_tf.data.classification import registry  # noqa: E402
 from bert_tf.export import classifier as export_module  # noqa: E402
 from bert_tf.modeling import BertClassifier  # noqa: E402
 from bert_tf.optimization import create_optimizer  # noqa: E402
+from bert_tf.options import PADDING_MULTIPLE  # noqa: E402
 from bert_tf.tasks.logits import ClassificationObjective  # noqa: E402
-from bert_tf.tasks.options import PADDING_MULTIPLE  # noqa: E402
+from bert_tf.text import tokenization  # noqa: E402
 from bert_tf.training.loop import LoopConfig, Trainer  # noqa: E402
 
 flags.DEFINE_string("config", "bert_mini", "bert_tf.config preset (bert_mini: L4 H256).")

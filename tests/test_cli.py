@@ -10,7 +10,7 @@ from absl import flags
 
 from bert_tf import cli
 from bert_tf.data.pretraining.writer import PretrainingDataOptions
-from bert_tf.options import option
+from bert_tf.options import REQUIRED, build, flag_fields, group, option, replace
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -46,6 +46,53 @@ def test_a_field_without_a_default_is_a_required_flag():
         _parse(_Options)
 
 
+@dataclasses.dataclass(frozen=True)
+class _Group:
+    size: int = option(3, "A size.")
+    path: str | None = option(None, "A path.")
+    hidden: bool = option(False, "Not a flag of _Composed.")
+
+
+@dataclasses.dataclass(frozen=True)
+class _Other:
+    name: str | None = option(None, "A name.")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class _Composed:
+    first: _Group = group(_Group, exclude=("hidden",), defaults={"size": 5}, help={"size": "Mine."})
+    second: _Other = group(_Other, defaults={"name": REQUIRED})
+    own: int = option(1, "An own flag.")
+
+
+def test_groups_expose_the_fields_their_script_names_with_its_defaults_and_help():
+    assert [(f.name, f.group, f.default, f.help) for f in flag_fields(_Composed)] == [
+        ("size", "first", 5, "Mine."),
+        ("path", "first", None, "A path."),
+        ("name", "second", REQUIRED, "A name."),
+        ("own", None, 1, "An own flag."),
+    ]
+    flag_values = _parse(_Composed, "--name=n", "--size=7")
+    assert cli.options_from_flags(_Composed, flag_values) == _Composed(
+        first=_Group(size=7), second=_Other(name="n")
+    )
+    with pytest.raises(flags.IllegalFlagValueError, match="name"):
+        _parse(_Composed)
+
+
+def test_options_are_built_and_replaced_by_flag_name():
+    built = build(_Composed, size=7, own=2, name="n")
+    assert built == _Composed(first=_Group(size=7), second=_Other(name="n"), own=2)
+    assert build(_Composed, second=_Other("m")).first == _Group(size=5)
+    assert replace(built, size=9, path="p").first == _Group(size=9, path="p")
+    with pytest.raises(TypeError, match="needs the flag name"):
+        build(_Composed)
+    with pytest.raises(TypeError, match="no flag hidden"):
+        replace(built, hidden=True)
+    with pytest.raises(TypeError, match="no option typo"):
+        group(_Group, help={"typo": "x"})
+
+
 def test_create_pretraining_data_flags_keep_the_original_names_and_defaults():
     flag_values = _parse(
         PretrainingDataOptions,
@@ -57,14 +104,15 @@ def test_create_pretraining_data_flags_keep_the_original_names_and_defaults():
     assert options.input_patterns == ("a.txt", "b*.txt")
     assert options.output_files == ("out.tfrecord",)
     # The original create_pretraining_data.py's defaults.
+    instances = options.instances
     assert (
-        options.do_lower_case,
-        options.max_seq_length,
-        options.max_predictions_per_seq,
+        options.tokenizer.do_lower_case,
+        instances.max_seq_length,
+        instances.max_predictions_per_seq,
         options.random_seed,
-        options.dupe_factor,
-        options.masked_lm_prob,
-        options.short_seq_prob,
+        instances.dupe_factor,
+        instances.masked_lm_prob,
+        instances.short_seq_prob,
     ) == (True, 128, 20, 12345, 10, 0.15, 0.1)
 
 
@@ -306,10 +354,8 @@ def script_flag_defaults(script, monkeypatch):
     """`{flag: default}` as `script`'s module code defines its flags, onto a fresh
     FlagValues (cli's define functions default to the global one)."""
     flag_values = flags.FlagValues()
-    for name in ("define_flags", "define_training_flags", "define_runtime_flags"):
-        function = getattr(cli, name)
-        defaults = tuple(flag_values if d is flags.FLAGS else d for d in function.__defaults__)
-        monkeypatch.setattr(function, "__defaults__", defaults)
+    defaults = tuple(flag_values if d is flags.FLAGS else d for d in cli.define_flags.__defaults__)
+    monkeypatch.setattr(cli.define_flags, "__defaults__", defaults)
     module = "flags_of_" + script[: -len(".py")]
     runpy.run_path(os.path.join(REPO, script), run_name=module)
     own_global_flags = flags.FLAGS.flags_by_module_dict().get(module)

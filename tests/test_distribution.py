@@ -5,6 +5,7 @@ before TensorFlow initialises its devices, so they run in a fresh process
 (this file run as a script).
 """
 
+import dataclasses
 import subprocess
 import sys
 import types
@@ -20,8 +21,9 @@ from conftest import HANG_TIMEOUT
 from bert_tf import cli
 from bert_tf.errors import InputError
 from bert_tf.optimization import OPTIMIZERS, BertAdam, create_optimizer
+from bert_tf.options import group
 from bert_tf.training import distribution
-from bert_tf.training.options import OPTIMIZER_NAMES, TrainingOptions
+from bert_tf.training.options import OPTIMIZER_NAMES, RuntimeOptions, TrainingOptions
 
 # Floats that depend on the CPU's kernels: also run by `make test-portable`.
 pytestmark = pytest.mark.numerics
@@ -38,7 +40,7 @@ def float32_policy_after():
 def test_default_and_off_are_the_default_strategy():
     assert distribution.get_strategy("default") is tf.distribute.get_strategy()
     assert distribution.get_strategy("off") is tf.distribute.get_strategy()
-    assert distribution.strategy_from_options(TrainingOptions()) is tf.distribute.get_strategy()
+    assert distribution.strategy_from_options(RuntimeOptions()) is tf.distribute.get_strategy()
 
 
 def test_one_device_without_gpus_is_the_cpu():
@@ -84,7 +86,7 @@ def fake_tpu(monkeypatch):
 
 
 def test_use_tpu_flags_map_to_a_tpu_cluster_resolver(fake_tpu):
-    options = TrainingOptions(
+    options = RuntimeOptions(
         use_tpu=True,
         tpu_name="my-tpu",
         tpu_zone="us-central1-b",
@@ -98,19 +100,19 @@ def test_use_tpu_flags_map_to_a_tpu_cluster_resolver(fake_tpu):
 
 
 def test_master_is_the_tpu_address_without_tpu_name(fake_tpu):
-    distribution.strategy_from_options(TrainingOptions(use_tpu=True, master="grpc://10.0.0.2:8470"))
+    distribution.strategy_from_options(RuntimeOptions(use_tpu=True, master="grpc://10.0.0.2:8470"))
     assert fake_tpu["strategy"].kwargs["tpu"] == "grpc://10.0.0.2:8470"
 
 
 def test_local_tpu_is_not_connected_as_a_remote_cluster(fake_tpu):
-    options = TrainingOptions(distribution_strategy="tpu", tpu_name="local")
+    options = RuntimeOptions(distribution_strategy="tpu", tpu_name="local")
     distribution.strategy_from_options(options)
     assert fake_tpu["strategy"].kwargs["tpu"] == "local" and "connected" not in fake_tpu
 
 
 def test_use_tpu_conflicts_with_another_strategy():
     with pytest.raises(InputError, match="--use_tpu"):
-        TrainingOptions(use_tpu=True, distribution_strategy="mirrored")
+        RuntimeOptions(use_tpu=True, distribution_strategy="mirrored")
 
 
 def test_mixed_float16_on_tpu_is_an_input_error(float32_policy_after):
@@ -176,53 +178,55 @@ def test_set_seed_reproduces_draws_and_enables_determinism(monkeypatch):
         distribution.set_seed(None, deterministic=True)
 
 
-def test_training_flags_parse_into_options():
+@dataclasses.dataclass
+class _Run:
+    training: TrainingOptions = group(TrainingOptions)
+    runtime: RuntimeOptions = group(RuntimeOptions)
+
+
+def _parse_run(*argv):
     flag_values = flags.FlagValues()
-    cli.define_training_flags(flag_values)
-    cli.define_training_flags(flag_values)
-    flag_values(
-        [
-            "prog",
-            "--iterations_per_loop=5",
-            "--optimizer=lamb",
-            "--use_tpu",
-            "--tpu_name=my-tpu",
-            "--num_tpu_cores=32",
-            "--dtype=mixed_bfloat16",
-            "--gradient_accumulation_steps=4",
-            "--seed=7",
-            "--deterministic",
-            "--weight_decay_rate=0.02",
-        ]
+    cli.define_flags(_Run, flag_values)
+    flag_values(["prog", *argv])
+    return cli.options_from_flags(_Run, flag_values)
+
+
+def test_training_flags_parse_into_options():
+    options = _parse_run(
+        "--iterations_per_loop=5",
+        "--optimizer=lamb",
+        "--use_tpu",
+        "--tpu_name=my-tpu",
+        "--num_tpu_cores=32",
+        "--dtype=mixed_bfloat16",
+        "--gradient_accumulation_steps=4",
+        "--seed=7",
+        "--deterministic",
+        "--weight_decay_rate=0.02",
     )
-    assert cli.training_options_from_flags(flag_values) == TrainingOptions(
-        steps_per_loop=5,
-        optimizer="lamb",
+    assert options.training == TrainingOptions(
+        steps_per_loop=5, optimizer="lamb", gradient_accumulation_steps=4, weight_decay_rate=0.02
+    )
+    assert options.runtime == RuntimeOptions(
         use_tpu=True,
         tpu_name="my-tpu",
         num_tpu_cores=32,
         dtype="mixed_bfloat16",
-        gradient_accumulation_steps=4,
         seed=7,
         deterministic=True,
-        weight_decay_rate=0.02,
     )
 
 
 def test_training_flag_defaults_and_validation():
-    flag_values = flags.FlagValues()
-    cli.define_training_flags(flag_values)
-    flag_values(["prog"])
-    options = cli.training_options_from_flags(flag_values)
-    assert options == TrainingOptions()
-    assert (options.optimizer, options.dtype, options.steps_per_loop) == ("adamw", "float32", 1000)
+    options = _parse_run()
+    assert options == _Run(TrainingOptions(), RuntimeOptions())
+    assert (options.training.optimizer, options.runtime.dtype) == ("adamw", "float32")
+    assert options.training.steps_per_loop == 1000
 
-    flag_values(["prog", "--dtype=float16"])
     with pytest.raises(InputError, match="--dtype 'float16'"):
-        cli.training_options_from_flags(flag_values)
-    flag_values(["prog", "--dtype=float32", "--gradient_accumulation_steps=0"])
+        _parse_run("--dtype=float16")
     with pytest.raises(InputError, match="--gradient_accumulation_steps"):
-        cli.training_options_from_flags(flag_values)
+        _parse_run("--dtype=float32", "--gradient_accumulation_steps=0")
 
 
 def test_the_optimizer_flag_offers_exactly_the_optimizers_there_are():

@@ -11,6 +11,7 @@ from bert_tf.config import BertConfig
 from bert_tf.errors import CheckpointError, InputError
 from bert_tf.extract import extract_features
 from bert_tf.modeling import BertClassifier, BertEncoder
+from bert_tf.options import build
 from bert_tf.tasks.options import FeatureOptions
 from bert_tf.text import tokenization
 
@@ -45,7 +46,8 @@ def setup(tmp_path_factory):
 def options(setup, output_file, **kwargs):
     root, _ = setup
     kwargs.setdefault("init_checkpoint", str(root / "bert_model.ckpt"))
-    return FeatureOptions(
+    return build(
+        FeatureOptions,
         input_file=str(root / "input.txt"),
         output_file=str(output_file),
         vocab_file=str(root / "vocab.txt"),

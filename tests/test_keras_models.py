@@ -23,6 +23,7 @@ from bert_tf import checkpoints
 from bert_tf.errors import CheckpointError, InputError
 from bert_tf.export import export_classifier, export_embedder
 from bert_tf.extract import extract_features as run_extract_features
+from bert_tf.options import build
 from bert_tf.tasks.classifier import run_classifier
 from bert_tf.tasks.options import ClassifierOptions, FeatureOptions
 
@@ -175,7 +176,8 @@ def test_keras_model_equals_its_keras_file_export_and_run_classifier(trained, tm
     rows = "".join(f"{text}\t{LABELS[label]}\n" for text, label in zip(*DEV))
     (data_dir / "test.tsv").write_text("text\tlabel\n" + rows)
     run_classifier(
-        ClassifierOptions(
+        build(
+            ClassifierOptions,
             task_name="generic",
             text_a_column="text",
             label_column="label",
@@ -286,7 +288,8 @@ def test_sentence_embeddings_equal_extract_features_and_the_served_model(tmp_pat
     texts = ["The movie was great.", "A dull, long film with a twist nobody saw coming!"]
     (tmp_path / "input.txt").write_text("\n".join(texts) + "\n")
     run_extract_features(
-        FeatureOptions(
+        build(
+            FeatureOptions,
             input_file=str(tmp_path / "input.txt"),
             output_file=str(tmp_path / "features.npz"),
             vocab_file=os.path.join(minilm_dir(), "vocab.txt"),

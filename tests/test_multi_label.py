@@ -14,6 +14,7 @@ from bert_tf.errors import InputError
 from bert_tf.metrics.classification import multi_label_metrics, tune_thresholds
 from bert_tf.modeling import BertClassifier
 from bert_tf.modeling.losses import SigmoidCrossEntropy
+from bert_tf.options import build
 from bert_tf.tasks.classifier import ClassifierRunner
 from bert_tf.tasks.logits import MultiLabelObjective, binary_cross_entropy
 from bert_tf.tasks.options import ClassifierOptions
@@ -128,7 +129,8 @@ def test_keras_classifier_multi_label_defaults_to_binary_cross_entropy():
     ],
 )
 def test_option_checks(tmp_path, task, extra, message):
-    options = ClassifierOptions(
+    options = build(
+        ClassifierOptions,
         task_name=task,
         data_dir=str(tmp_path),
         vocab_file="vocab.txt",

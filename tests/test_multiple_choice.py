@@ -17,10 +17,10 @@ from shared import tiny_model_files
 from bert_tf.data import multiple_choice as mc_data
 from bert_tf.errors import InputError
 from bert_tf.modeling import BertMultipleChoice
+from bert_tf.options import build
 from bert_tf.tasks.multiple_choice import run_multiple_choice
 from bert_tf.tasks.options import MultipleChoiceOptions
 from bert_tf.text import tokenization
-from bert_tf.training.options import TrainingOptions
 
 HEADER = (
     "video-id,fold-ind,startphrase,sent1,sent2,gold-source,ending0,ending1,ending2,ending3,label"
@@ -304,7 +304,8 @@ def swag_run(model_files, tmp_path_factory, calibration):
     root = tmp_path_factory.mktemp("swag")
     data_dir = str(root / "swag")
     rows = write_swag(data_dir, random.Random(0))
-    options = MultipleChoiceOptions(
+    options = build(
+        MultipleChoiceOptions,
         data_dir=data_dir,
         vocab_file=vocab,
         bert_config_file=config,
@@ -319,7 +320,8 @@ def swag_run(model_files, tmp_path_factory, calibration):
         do_eval=True,
         do_predict=True,
         export_dir=str(root / "export"),
-        training=TrainingOptions(seed=calibration.seed(3), steps_per_loop=50),
+        seed=calibration.seed(3),
+        steps_per_loop=50,
     )
     return rows, options, run_multiple_choice(options)
 
@@ -336,7 +338,7 @@ def test_swag_learns_to_pick_the_ending(swag_run, calibration):
 
 @pytest.mark.large
 def test_swag_eval_results_and_feature_files(swag_run):
-    output_dir = swag_run[1].output_dir
+    output_dir = swag_run[1].run.output_dir
     results = dict(
         line.split(" = ")
         for line in open(os.path.join(output_dir, "eval_results.txt")).read().splitlines()
@@ -353,7 +355,7 @@ def test_swag_predictions_are_in_file_order_and_served_alike(swag_run, tmp_path)
     """Predict groups rows by length; test_results.tsv must come back in file
     order, which the exported model, fed the rows in file order, confirms."""
     rows, options, _ = swag_run
-    output_dir, export_dir = options.output_dir, options.export_dir
+    output_dir, export_dir = options.run.output_dir, options.export.export_dir
     probabilities = np.array(
         [
             [float(x) for x in line.split("\t")]

@@ -24,13 +24,13 @@ from bert_tf.export import tagging as export_tagging
 from bert_tf.metrics.entities import entity_scores
 from bert_tf.modeling import BertEncoder
 from bert_tf.modeling.tagging import BertFeatureTagger, BertTokenClassifier
+from bert_tf.options import build
 from bert_tf.tasks.ner import TaggingObjective, run_ner
 from bert_tf.tasks.options import NerOptions
 from bert_tf.text import tokenization
 from bert_tf.text.graph_tokenizer import BertTokenizer
 from bert_tf.text.packing import pack_example_windows
 from bert_tf.text.tags import chunks
-from bert_tf.training.options import TrainingOptions
 
 CONLL = """-DOCSTART- -X- -X- O
 
@@ -418,9 +418,11 @@ def ner_options(model_files, data_dir, output_dir, seed=3, **kwargs):
         num_train_epochs=4.0,
         do_train=True,
         do_eval=True,
-        training=TrainingOptions(seed=seed, steps_per_loop=100),
+        seed=seed,
+        steps_per_loop=100,
     )
-    return NerOptions(
+    return build(
+        NerOptions,
         data_dir=data_dir,
         vocab_file=vocab,
         bert_config_file=config,
@@ -605,7 +607,8 @@ def test_the_casing_is_the_models_and_mostly_unknown_tokens_warn(tmp_path, caplo
         )
         caplog.clear()
         run_ner(
-            NerOptions(
+            build(
+                NerOptions,
                 data_dir=str(data),
                 init_checkpoint=checkpoint,
                 output_dir=str(tmp_path / f"out_{name}"),

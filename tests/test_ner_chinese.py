@@ -16,10 +16,10 @@ from bert_tf.data import tagging
 from bert_tf.errors import InputError
 from bert_tf.export.tagging import entities as served_entities
 from bert_tf.metrics.entities import entity_scores
+from bert_tf.options import build
 from bert_tf.tasks.ner import run_ner
 from bert_tf.tasks.options import NerOptions
 from bert_tf.text.tags import chunks, detect_scheme, span_tags, split_tag
-from bert_tf.training.options import TrainingOptions
 
 # -- the column reader ----------------------------------------------------------------
 
@@ -332,7 +332,8 @@ def gold_chunks(record):
 
 
 def chinese_options(root, data_dir, output_dir, seed, **kwargs):
-    return NerOptions(
+    return build(
+        NerOptions,
         data_dir=data_dir,
         vocab_file=os.path.join(root, "vocab.txt"),
         bert_config_file=os.path.join(root, "bert_config.json"),
@@ -346,7 +347,8 @@ def chinese_options(root, data_dir, output_dir, seed, **kwargs):
         do_train=True,
         do_eval=True,
         do_predict=True,
-        training=TrainingOptions(seed=seed, steps_per_loop=100),
+        seed=seed,
+        steps_per_loop=100,
         **kwargs,
     )
 

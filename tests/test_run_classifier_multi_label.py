@@ -12,6 +12,7 @@ import pytest
 from conftest import HANG_TIMEOUT
 from shared import WORDS, options
 
+from bert_tf.options import replace
 from bert_tf.tasks.classifier import run_classifier
 
 LABELS = ["funny", "good", "music"]  # each present when its word is in the text
@@ -92,7 +93,7 @@ def test_multi_label_learns_tunes_saves_and_serves_thresholds(model_files, tmp_p
         tune_thresholds=True,
         seed=calibration.seed(3),
     )
-    run.num_train_epochs = 15.0  # 225 steps
+    run = replace(run, num_train_epochs=15.0)  # 225 steps
     metrics = run_classifier(run)
     calibration.record(micro_f1=metrics["micro_f1"], macro_f1=metrics["macro_f1"])
     # Measured (tests/calibrate.py, seeds +0..+3 x default, avx2): micro-F1

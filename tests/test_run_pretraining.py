@@ -11,9 +11,9 @@ from bert_tf.checkpoints import save_tf1_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.errors import CheckpointError, InputError
 from bert_tf.modeling.models import BertPretrainingModel
+from bert_tf.options import build, replace
 from bert_tf.tasks.options import PretrainingOptions
 from bert_tf.tasks.pretraining import run_pretraining
-from bert_tf.training.options import TrainingOptions
 
 SEQ, PRED = 24, 4
 
@@ -41,9 +41,16 @@ def setup(tmp_path_factory):
 
 def options(setup, output_dir, **kwargs):
     config_file, input_file, tmp_path = setup
-    training = kwargs.pop("training", TrainingOptions(seed=1, steps_per_loop=5))
-    kwargs = {"max_eval_steps": 8, "num_train_steps": 40, "save_checkpoints_steps": 20, **kwargs}
-    return PretrainingOptions(
+    kwargs = {
+        "seed": 1,
+        "steps_per_loop": 5,
+        "max_eval_steps": 8,
+        "num_train_steps": 40,
+        "save_checkpoints_steps": 20,
+        **kwargs,
+    }
+    return build(
+        PretrainingOptions,
         bert_config_file=config_file,
         input_file=input_file,
         output_dir=str(tmp_path / output_dir),
@@ -53,7 +60,6 @@ def options(setup, output_dir, **kwargs):
         eval_batch_size=8,
         learning_rate=2e-3,
         num_warmup_steps=4,
-        training=training,
         **kwargs,
     )
 
@@ -128,7 +134,7 @@ def runs(setup, calibration):
             do_train=True,
             do_eval=True,
             max_eval_steps=16,
-            training=TrainingOptions(seed=calibration.seed(1), steps_per_loop=5),
+            seed=calibration.seed(1),
         )
     )
     return before, after
@@ -189,12 +195,12 @@ def test_warm_start_and_bad_inputs(setup, runs, tmp_path):
         run_pretraining(options(setup, "x"))
     with pytest.raises(InputError, match=r"nothing.tfrecord"):
         run_pretraining(
-            dict_replace(
+            replace(
                 options(setup, "x", do_train=True), input_file=str(tmp_path / "nothing.tfrecord")
             )
         )
     with pytest.raises(InputError, match="data-0.tfrecord"):
-        run_pretraining(dict_replace(options(setup, "x", do_train=True), max_seq_length=16))
+        run_pretraining(replace(options(setup, "x", do_train=True), max_seq_length=16))
     other = BertConfig(
         vocab_size=60,
         hidden_size=48,
@@ -211,15 +217,11 @@ def test_warm_start_and_bad_inputs(setup, runs, tmp_path):
         match=r"model.ckpt-40 does not fit --bert_config_file .*other.json: wrong shape: "
         r"bert/embeddings/word_embeddings \[60, 32\] \(config \[60, 48\]\)",
     ):
-        run_pretraining(dict_replace(warm, bert_config_file=other_file))
+        run_pretraining(replace(warm, bert_config_file=other_file))
     with pytest.raises(
         InputError, match="max_seq_length=64 is larger than max_position_embeddings=32"
     ):
-        run_pretraining(dict_replace(warm, max_seq_length=64))
-
-
-def dict_replace(opts, **changes):
-    return opts.__class__(**{**opts.__dict__, **changes})
+        run_pretraining(replace(warm, max_seq_length=64))
 
 
 @pytest.mark.large
@@ -227,18 +229,13 @@ def test_float16_with_accumulation_resumes_like_an_uninterrupted_run(setup):
     """--dtype=mixed_float16 (dynamic loss scaling), 2 accumulated micro-batches:
     the loss scale is saved with the checkpoint, and a run that resumes from
     step 5 ends with the same weights, slots and loss scale at step 10."""
-    training = TrainingOptions(
-        seed=1,
-        steps_per_loop=5,
-        dtype="mixed_float16",
-        gradient_accumulation_steps=2,
-        deterministic=True,
-    )
     run = options(
         setup,
         "fp16",
         do_train=True,
-        training=training,
+        dtype="mixed_float16",
+        gradient_accumulation_steps=2,
+        deterministic=True,
         num_train_steps=10,
         save_checkpoints_steps=5,
     )

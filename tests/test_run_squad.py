@@ -12,9 +12,9 @@ from bert_tf.errors import InputError
 from bert_tf.export.squad import answer
 from bert_tf.metrics import cmrc2018
 from bert_tf.metrics import squad as evaluation
+from bert_tf.options import build
 from bert_tf.tasks.options import SquadOptions
 from bert_tf.tasks.squad import run_squad
-from bert_tf.training.options import TrainingOptions
 
 # Every context says what "the code" is once, among filler sentences (v2.0:
 # some contexts do not say it); the answer keeps its punctuation and case in
@@ -113,9 +113,10 @@ def options(model_files, output_dir, seed=4, **kwargs):
         predict_batch_size=8,
         learning_rate=2e-3,
         num_train_epochs=10.0,
-        training=TrainingOptions(seed=seed, steps_per_loop=100),
+        seed=seed,
+        steps_per_loop=100,
     )
-    return SquadOptions(output_dir=output_dir, **{**settings, **kwargs})
+    return build(SquadOptions, output_dir=output_dir, **{**settings, **kwargs})
 
 
 @pytest.mark.large

@@ -16,14 +16,14 @@ from bert_tf import checkpoints
 from bert_tf.config import BertConfig
 from bert_tf.data import features as feature_files
 from bert_tf.modeling import BertClassifier
-from bert_tf.options import option
+from bert_tf.options import ModelOptions, build, group, option
 from bert_tf.tasks.fine_tuning import FineTuningRunner
 from bert_tf.tasks.logits import ClassificationObjective, combine_windows, softmax
-from bert_tf.tasks.options import FineTuningOptions
+from bert_tf.tasks.options import IN_UPDATES, ExportOptions, RunOptions
 from bert_tf.tasks.run import run_task
 from bert_tf.text import tokenization
 from bert_tf.text.packing import pack_inputs
-from bert_tf.training.options import TrainingOptions
+from bert_tf.training.options import RuntimeOptions, TrainingOptions
 
 # --- 1. The data module (bert_tf/data/<task>.py) -----------------------------
 
@@ -82,7 +82,12 @@ def make_dataset(path, max_seq_length, batch_size, is_training, **kwargs):
 
 
 @dataclasses.dataclass(kw_only=True)
-class SentenceLabelOptions(FineTuningOptions):
+class SentenceLabelOptions:
+    model: ModelOptions = group(ModelOptions)
+    run: RunOptions = group(RunOptions)
+    training: TrainingOptions = group(TrainingOptions, exclude=IN_UPDATES)
+    runtime: RuntimeOptions = group(RuntimeOptions)
+    export: ExportOptions = group(ExportOptions)
     data_dir: str = option(help="Folder with train.tsv, dev.tsv and test.tsv.")
 
 
@@ -92,12 +97,12 @@ class SentenceLabelRunner(FineTuningRunner):
     def split_features(self, split, pad_to):
         options = self.options
         return ensure_features(
-            os.path.join(options.output_dir, f"{split}.tf_record"),
+            os.path.join(options.run.output_dir, f"{split}.tf_record"),
             os.path.join(options.data_dir, SPLIT_FILES[split]),
             self.tokenizer,
-            options.max_seq_length,
+            options.model.max_seq_length,
             pad_to,
-            {"vocab": feature_files.file_stamp(options.vocab_file), "pad_to": pad_to},
+            {"vocab": feature_files.file_stamp(options.model.vocab_file), "pad_to": pad_to},
         )
 
     def build_model(self, config):
@@ -112,7 +117,7 @@ class SentenceLabelRunner(FineTuningRunner):
 
     def write_predictions(self, predictions):
         logits, _ = combine_windows(predictions)
-        path = os.path.join(self.options.output_dir, "test_results.tsv")
+        path = os.path.join(self.options.run.output_dir, "test_results.tsv")
         np.savetxt(path, softmax(logits), delimiter="\t")
         self.wrote("predictions", path)
 
@@ -146,7 +151,8 @@ def task_dir(tmp_path_factory):
 
 @pytest.mark.numerics
 def test_a_task_made_by_the_recipe_writes_what_its_model_computes(task_dir, tmp_path):
-    options = SentenceLabelOptions(
+    options = build(
+        SentenceLabelOptions,
         data_dir=str(task_dir),
         vocab_file=str(task_dir / "vocab.txt"),
         bert_config_file=str(task_dir / "bert_config.json"),
@@ -159,14 +165,15 @@ def test_a_task_made_by_the_recipe_writes_what_its_model_computes(task_dir, tmp_
         eval_batch_size=4,
         predict_batch_size=4,
         num_train_epochs=2.0,
-        training=TrainingOptions(seed=1, steps_per_loop=2),
+        seed=1,
+        steps_per_loop=2,
     )
     metrics = run_task(SentenceLabelRunner(options))
     assert metrics["global_step"] == 6  # 24 examples / 8 * 2 epochs
 
-    model = BertClassifier(BertConfig.from_json_file(options.bert_config_file), 2)
-    checkpoints.load_checkpoint(model, tf.train.latest_checkpoint(options.output_dir))
-    tokenizer = tokenization.FullTokenizer(options.vocab_file, do_lower_case=True)
+    model = BertClassifier(BertConfig.from_json_file(options.model.bert_config_file), 2)
+    checkpoints.load_checkpoint(model, tf.train.latest_checkpoint(options.run.output_dir))
+    tokenizer = tokenization.FullTokenizer(options.model.vocab_file, do_lower_case=True)
 
     def probabilities(split):
         rows = read_examples(task_dir / SPLIT_FILES[split])
@@ -181,5 +188,5 @@ def test_a_task_made_by_the_recipe_writes_what_its_model_computes(task_dir, tmp_
     dev, dev_labels = probabilities("eval")
     assert metrics["eval_accuracy"] == pytest.approx(np.mean(dev.argmax(axis=1) == dev_labels))
     test, _ = probabilities("predict")
-    written = np.loadtxt(os.path.join(options.output_dir, "test_results.tsv"), delimiter="\t")
+    written = np.loadtxt(os.path.join(options.run.output_dir, "test_results.tsv"), delimiter="\t")
     np.testing.assert_allclose(written, test, atol=1e-5)

@@ -11,8 +11,8 @@ from absl import logging
 
 from bert_tf.errors import InputError
 from bert_tf.files import atomic_output, check_writable, exists
+from bert_tf.options import XLA_PAD_MULTIPLE
 from bert_tf.text.graph_tokenizer import BertTokenizer
-from bert_tf.training.options import XLA_PAD_MULTIPLE
 
 
 def check_export_dir(export_dir, overwrite):

@@ -11,7 +11,7 @@ run_ner.py's `--data_format=cluener`).
 Features are `data.tagging`'s (each word WordPiece-tokenized alone, its
 tag on its first piece, a long sentence in windows labelling each word
 once); predictions are the tag at each word's first piece, and the scores
-run_ner.py's eval_results.txt (`metrics_ner.eval_metrics`).
+run_ner.py's eval_results.txt (`metrics.entities.eval_metrics`).
 """
 
 import numpy as np

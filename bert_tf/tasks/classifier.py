@@ -76,35 +76,40 @@ class ClassifierRunner(FineTuningRunner):
         options = self.options
         if options.long_text_stride is not None and options.long_text_stride < 1:
             raise InputError(f"--long_text_stride must be >= 1, got {options.long_text_stride}")
-        self.processor = registry.get_processor(options.task_name, **options.processor_options)
+        self.processor = registry.get_processor(
+            options.data.task_name, **options.data.processor_options
+        )
         if options.class_weights is not None and self.processor.is_regression:
             raise InputError(
                 f"--class_weights is for classification; task {self.processor.name} is a regression"
             )
-        if options.multi_label and not self.processor.multi_label:
+        if options.data.multi_label and not self.processor.multi_label:
             raise InputError("--multi_label needs --task_name=generic")
-        if not options.multi_label:
-            for name in ("label_delimiter", "threshold"):
-                if getattr(options, name) is not None:
+        if not options.data.multi_label:
+            for name, value in (
+                ("label_delimiter", options.data.label_delimiter),
+                ("threshold", options.threshold),
+            ):
+                if value is not None:
                     raise InputError(f"--{name} is for --multi_label")
             if options.tune_thresholds:
                 raise InputError("--tune_thresholds is for --multi_label")
-        if options.multi_label and options.class_weights is not None:
+        if options.data.multi_label and options.class_weights is not None:
             raise InputError("--class_weights is for single-label classification")
-        if options.tune_thresholds and not options.do_eval:
+        if options.tune_thresholds and not options.run.do_eval:
             raise InputError("--tune_thresholds chooses the thresholds on dev: add --do_eval")
         if options.threshold is not None and not 0 < options.threshold < 1:
             raise InputError(f"--threshold must be between 0 and 1, got {options.threshold}")
 
     def read_inputs(self):
         options, processor = self.options, self.processor
-        labels = processor.read_labels(options.data_dir)
+        labels = processor.read_labels(options.data.data_dir)
         if options.class_weights is None:
             return
         if options.class_weights.strip().lower() == weights.BALANCED:
-            if not options.do_train:
+            if not options.run.do_train:
                 return  # the weights only change the training loss
-            train = processor.get_train_examples(options.data_dir)
+            train = processor.get_train_examples(options.data.data_dir)
             self.class_weights = weights.balanced_class_weights([e.label for e in train], labels)
         else:
             self.class_weights = weights.parse_class_weights(options.class_weights, labels)
@@ -118,13 +123,13 @@ class ClassifierRunner(FineTuningRunner):
         options = self.options
         return classifier_features.ensure_split_features(
             self.processor,
-            options.data_dir,
+            options.data.data_dir,
             split,
-            options.output_dir,
-            options.max_seq_length,
+            options.run.output_dir,
+            options.model.max_seq_length,
             self.tokenizer,
-            vocab_file=options.vocab_file,
-            do_lower_case=options.do_lower_case,
+            vocab_file=options.model.vocab_file,
+            do_lower_case=options.model.do_lower_case,
             long_text_stride=options.long_text_stride,
             pad_examples_to_multiple_of=pad_to,
         )
@@ -151,7 +156,7 @@ class ClassifierRunner(FineTuningRunner):
         run (`score`), else --threshold, else output_dir/thresholds.json, else 0.5."""
         if self._thresholds is None:
             options, labels = self.options, self.processor.get_labels()
-            path = os.path.join(options.output_dir, THRESHOLDS_FILE)
+            path = os.path.join(options.run.output_dir, THRESHOLDS_FILE)
             if options.threshold is not None:
                 self._thresholds = [options.threshold] * len(labels)
                 self._save_thresholds()
@@ -163,7 +168,7 @@ class ClassifierRunner(FineTuningRunner):
         return self._thresholds
 
     def _save_thresholds(self):
-        path = os.path.join(self.options.output_dir, THRESHOLDS_FILE)
+        path = os.path.join(self.options.run.output_dir, THRESHOLDS_FILE)
         classifier_outputs.write_thresholds(path, self.processor.get_labels(), self._thresholds)
         self.wrote("thresholds", path)
 
@@ -184,33 +189,33 @@ class ClassifierRunner(FineTuningRunner):
             outputs = sigmoid(logits)
         else:
             outputs = logits[:, 0] if processor.is_regression else softmax(logits)
-        path = os.path.join(options.output_dir, "test_results.tsv")
+        path = os.path.join(options.run.output_dir, "test_results.tsv")
         classifier_outputs.write_test_results(path, outputs)
         self.wrote("predictions", path)
         if processor.id_column is not None:
-            path = os.path.join(options.output_dir, "test_predictions.tsv")
-            ids = [example.guid for example in processor.get_test_examples(options.data_dir)]
+            path = os.path.join(options.run.output_dir, "test_predictions.tsv")
+            ids = [example.guid for example in processor.get_test_examples(options.data.data_dir)]
             thresholds = self.thresholds() if processor.multi_label else None
             classifier_outputs.write_id_predictions(path, processor, ids, outputs, thresholds)
             self.wrote("predictions by id", path)
         if processor.submission_file:
-            path = classifier_outputs.submission_path(options.output_dir, processor)
-            classifier_outputs.write_submission(path, processor, outputs, options.data_dir)
+            path = classifier_outputs.submission_path(options.run.output_dir, processor)
+            classifier_outputs.write_submission(path, processor, outputs, options.data.data_dir)
             self.wrote(f"{processor.submission_format.upper()} submission", path)
 
     def export(self, model):
         options = self.options
         return export_classifier(
             model,
-            options.export_dir,
-            options.vocab_file,
-            options.do_lower_case,
-            options.max_seq_length,
-            _has_sentence_pairs(self.processor, options.data_dir),
+            options.export.export_dir,
+            options.model.vocab_file,
+            options.model.do_lower_case,
+            options.model.max_seq_length,
+            _has_sentence_pairs(self.processor, options.data.data_dir),
             is_regression=self.processor.is_regression,
             long_text_stride=options.long_text_stride,
-            overwrite=options.overwrite,
-            jit_compile=options.training.jit_compile,
+            overwrite=options.export.overwrite,
+            jit_compile=options.runtime.jit_compile,
             label_names=self.processor.get_labels(),
             thresholds=self.thresholds() if self.processor.multi_label else None,
         )

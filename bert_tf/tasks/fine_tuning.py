@@ -1,6 +1,6 @@
 """What every fine-tuning task shares (classifier, multiple choice, NER,
-SQuAD): `FineTuningRunner`, the plumbing written once (their flags:
-`tasks.options.FineTuningOptions`).
+SQuAD): `FineTuningRunner`, the plumbing written once (their flags: the
+option groups of `tasks.options`).
 
 A task supplies what only it decides (CONTRIBUTING.md has the recipe):
 
@@ -26,13 +26,13 @@ from bert_tf.text import tokenization
 
 
 def epoch_schedule(num_examples, options):
-    """`(num_train_steps, num_warmup_steps)` for `options.num_train_epochs` over
-    `num_examples` at `options.train_batch_size`, with
-    `options.warmup_proportion` of warm-up, as the original fine-tuning scripts."""
+    """`(num_train_steps, num_warmup_steps)` for `options.training.num_train_epochs` over
+    `num_examples` at `options.training.train_batch_size`, with
+    `options.training.warmup_proportion` of warm-up, as the original fine-tuning scripts."""
     num_train_steps = max(
-        1, int(num_examples / options.train_batch_size * options.num_train_epochs)
+        1, int(num_examples / options.training.train_batch_size * options.training.num_train_epochs)
     )
-    return num_train_steps, int(num_train_steps * options.warmup_proportion)
+    return num_train_steps, int(num_train_steps * options.training.warmup_proportion)
 
 
 def pass_name(split):
@@ -42,7 +42,7 @@ def pass_name(split):
 
 class FineTuningRunner(TaskRunner):
     """A fine-tuning task on the run skeleton (see the module docstring for
-    what a task supplies). `self.options` is a `FineTuningOptions`."""
+    what a task supplies). `self.options` holds the groups of `TaskRunner`'s."""
 
     batch_size_options = ("train_batch_size", "eval_batch_size", "predict_batch_size")
     reads_text = True
@@ -86,14 +86,16 @@ class FineTuningRunner(TaskRunner):
         the run uses, so that bad data in any split stops the run before
         training, not after it."""
         options = self.options
-        self.tokenizer = tokenization.FullTokenizer(options.vocab_file, options.do_lower_case)
+        self.tokenizer = tokenization.FullTokenizer(
+            options.model.vocab_file, options.model.do_lower_case
+        )
         self.read_inputs()
-        if options.do_train:
+        if options.run.do_train:
             self.train_file = self.split_features("train", None)
-        if options.do_eval:
-            self.split_features("eval", options.eval_batch_size)
-        if options.do_predict:
-            self.split_features("predict", options.predict_batch_size)
+        if options.run.do_eval:
+            self.split_features("eval", options.training.eval_batch_size)
+        if options.run.do_predict:
+            self.split_features("predict", options.training.predict_batch_size)
         self.tokenizer.check_unknown_share()
 
     def split_dataset_fn(self, path, batch_size, is_training):
@@ -119,10 +121,12 @@ class FineTuningRunner(TaskRunner):
         return schedule
 
     def steps_per_epoch(self, num_train_steps):
-        return max(1, round(num_train_steps / self.options.num_train_epochs))
+        return max(1, round(num_train_steps / self.options.training.num_train_epochs))
 
     def train_dataset_fn(self):
-        return self.split_dataset_fn(self.train_file.path, self.options.train_batch_size, True)
+        return self.split_dataset_fn(
+            self.train_file.path, self.options.training.train_batch_size, True
+        )
 
     def predict_split(self, trainer, split, batch_size):
         """What `score` and `write_predictions` take. Default: the model's
@@ -136,9 +140,11 @@ class FineTuningRunner(TaskRunner):
         )
 
     def evaluate(self, trainer):
-        return self.score(self.predict_split(trainer, "eval", self.options.eval_batch_size))
+        return self.score(
+            self.predict_split(trainer, "eval", self.options.training.eval_batch_size)
+        )
 
     def predict_and_write(self, trainer):
         self.write_predictions(
-            self.predict_split(trainer, "predict", self.options.predict_batch_size)
+            self.predict_split(trainer, "predict", self.options.training.predict_batch_size)
         )

@@ -12,17 +12,16 @@ from bert_tf import checkpoints
 from bert_tf.accelerators import is_tpu_strategy
 from bert_tf.config import CONFIG_FILE_NAMES, BertConfig, config_file_beside
 from bert_tf.errors import InputError
-from bert_tf.tasks.options import PADDING_MULTIPLE
+from bert_tf.options import PADDING_MULTIPLE, XLA_PAD_MULTIPLE
 from bert_tf.text import model_text, tokenization
-from bert_tf.training.options import XLA_PAD_MULTIPLE
 
 
 def config_file_of(options):
     """`--bert_config_file`, else the config beside `--init_checkpoint` (a
     release or Hugging Face folder, or the prefix of a checkpoint in one)."""
-    if options.bert_config_file:
-        return options.bert_config_file
-    checkpoint = options.init_checkpoint
+    if options.model.bert_config_file:
+        return options.model.bert_config_file
+    checkpoint = options.model.init_checkpoint
     if checkpoint:
         path = config_file_beside(checkpoint)
         if path is None:
@@ -36,8 +35,8 @@ def config_file_of(options):
 
 def config_source(options):
     """How to name the config in a message: the flag when it was given."""
-    if options.bert_config_file:
-        return f"--bert_config_file {options.bert_config_file}"
+    if options.model.bert_config_file:
+        return f"--bert_config_file {options.model.bert_config_file}"
     return config_file_of(options)
 
 
@@ -47,9 +46,13 @@ def with_model_text(options, default_lower_case=True):
     unless given, the casing its folder says unless given (and checked
     against it when given), else `default_lower_case`."""
     vocab_file, do_lower_case = model_text.text_settings(
-        options.vocab_file, options.do_lower_case, options.init_checkpoint, default_lower_case
+        options.model.vocab_file,
+        options.model.do_lower_case,
+        options.model.init_checkpoint,
+        default_lower_case,
     )
-    return dataclasses.replace(options, vocab_file=vocab_file, do_lower_case=do_lower_case)
+    model = dataclasses.replace(options.model, vocab_file=vocab_file, do_lower_case=do_lower_case)
+    return dataclasses.replace(options, model=model)
 
 
 def load_bert_config(options):
@@ -57,9 +60,9 @@ def load_bert_config(options):
     `--max_seq_length` against it."""
     path = config_file_of(options)
     config = BertConfig.from_json_file(path)
-    if options.max_seq_length > config.max_position_embeddings:
+    if options.model.max_seq_length > config.max_position_embeddings:
         raise InputError(
-            f"--max_seq_length={options.max_seq_length} is larger than "
+            f"--max_seq_length={options.model.max_seq_length} is larger than "
             f"max_position_embeddings={config.max_position_embeddings} of "
             f"{config_source(options)}"
         )
@@ -68,8 +71,8 @@ def load_bert_config(options):
 
 def check_model_options(options):
     """Checks of `ModelOptions` before any work: `--padding_multiple`."""
-    if options.padding_multiple is not None and options.padding_multiple < 1:
-        raise InputError(f"--padding_multiple must be >= 1, got {options.padding_multiple}")
+    if options.model.padding_multiple is not None and options.model.padding_multiple < 1:
+        raise InputError(f"--padding_multiple must be >= 1, got {options.model.padding_multiple}")
 
 
 def load_model_config(options):
@@ -78,20 +81,20 @@ def load_model_config(options):
     `--init_checkpoint`'s index. Returns the config."""
     config = load_bert_config(options)
     _check_vocab_fits(options, config)
-    if options.init_checkpoint:
-        checkpoints.check_fits_config(options.init_checkpoint, config, config_source(options))
+    if options.model.init_checkpoint:
+        checkpoints.check_fits_config(options.model.init_checkpoint, config, config_source(options))
     return config
 
 
 def _check_vocab_fits(options, config):
     """A vocab with more tokens than the model's embedding rows would fail deep
     in the model on the first unknown id; say so before any work."""
-    if not options.vocab_file:
+    if not options.model.vocab_file:
         return
-    size = len(tokenization.load_vocab(options.vocab_file))
+    size = len(tokenization.load_vocab(options.model.vocab_file))
     if size > config.vocab_size:
         raise InputError(
-            f"--vocab_file {options.vocab_file} has {size} tokens, more than "
+            f"--vocab_file {options.model.vocab_file} has {size} tokens, more than "
             f"vocab_size={config.vocab_size} of {config_source(options)}: "
             "they are not the same model's"
         )
@@ -99,13 +102,13 @@ def _check_vocab_fits(options, config):
 
 def length_multiple(options, strategy, jit_compile):
     """--padding_multiple (or its default) under --dynamic_padding off TPUs, else None."""
-    if not options.dynamic_padding:
+    if not options.model.dynamic_padding:
         return None
     if is_tpu_strategy(strategy):
         logging.info("--dynamic_padding is off under TPUStrategy: static shapes")
         return None
-    if options.padding_multiple is not None:
-        return options.padding_multiple
+    if options.model.padding_multiple is not None:
+        return options.model.padding_multiple
     return XLA_PAD_MULTIPLE if jit_compile else PADDING_MULTIPLE
 
 

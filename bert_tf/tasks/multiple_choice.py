@@ -38,12 +38,12 @@ class MultipleChoiceRunner(FineTuningRunner):
         options = self.options
         return mc_data.ensure_swag_features(
             options.data_dir,
-            options.output_dir,
+            options.run.output_dir,
             split,
             self.tokenizer,
-            vocab_file=options.vocab_file,
-            do_lower_case=options.do_lower_case,
-            max_seq_length=options.max_seq_length,
+            vocab_file=options.model.vocab_file,
+            do_lower_case=options.model.do_lower_case,
+            max_seq_length=options.model.max_seq_length,
             pad_examples_to_multiple_of=pad_to,
         )
 
@@ -60,7 +60,7 @@ class MultipleChoiceRunner(FineTuningRunner):
 
     def write_predictions(self, predictions):
         logits, _ = combine_windows(predictions)
-        path = os.path.join(self.options.output_dir, "test_results.tsv")
+        path = os.path.join(self.options.run.output_dir, "test_results.tsv")
         write_test_results(path, softmax(logits.astype(np.float64)))
         self.wrote("predictions", path)
 
@@ -68,12 +68,12 @@ class MultipleChoiceRunner(FineTuningRunner):
         options = self.options
         return export_multiple_choice(
             model,
-            options.export_dir,
-            options.vocab_file,
-            options.do_lower_case,
-            options.max_seq_length,
-            overwrite=options.overwrite,
-            jit_compile=options.training.jit_compile,
+            options.export.export_dir,
+            options.model.vocab_file,
+            options.model.do_lower_case,
+            options.model.max_seq_length,
+            overwrite=options.export.overwrite,
+            jit_compile=options.runtime.jit_compile,
         )
 
 

@@ -78,9 +78,9 @@ class NerRunner(FineTuningRunner):
 
     def validate(self):
         options = self.options
-        if options.max_seq_length < 3:
+        if options.model.max_seq_length < 3:
             raise InputError(
-                f"--max_seq_length={options.max_seq_length} leaves no room for "
+                f"--max_seq_length={options.model.max_seq_length} leaves no room for "
                 "words after [CLS] and [SEP]"
             )
         if options.combine not in COMBINE_MODES:
@@ -140,15 +140,15 @@ class NerRunner(FineTuningRunner):
         if documents is None:
             documents = self.read_split(split)
         return tagging.ensure_tagging_features(
-            options.output_dir,
+            options.run.output_dir,
             split,
             path,
             documents,
             self.labels,
             self.tokenizer,
-            vocab_file=options.vocab_file,
-            do_lower_case=options.do_lower_case,
-            max_seq_length=options.max_seq_length,
+            vocab_file=options.model.vocab_file,
+            do_lower_case=options.model.do_lower_case,
+            max_seq_length=options.model.max_seq_length,
             document_context=options.document_context,
             tag_scheme=self.scheme,
             pad_examples_to_multiple_of=pad_to,
@@ -216,10 +216,10 @@ class NerRunner(FineTuningRunner):
     def write_predictions(self, predictions):
         sentences, tags, _ = predictions
         if self.options.data_format == "cluener":
-            path = os.path.join(self.options.output_dir, CLUENER_PREDICTIONS_FILE)
+            path = os.path.join(self.options.run.output_dir, CLUENER_PREDICTIONS_FILE)
             tagging.write_cluener_predictions(path, sentences, tags, self.scheme)
         else:
-            path = os.path.join(self.options.output_dir, PREDICTIONS_FILE)
+            path = os.path.join(self.options.run.output_dir, PREDICTIONS_FILE)
             tagging.write_predictions(path, self.input_file("predict"), sentences, tags)
         self.wrote("predictions", path)
 
@@ -227,13 +227,13 @@ class NerRunner(FineTuningRunner):
         options = self.options
         return export_tagger(
             model,
-            options.export_dir,
-            options.vocab_file,
-            options.do_lower_case,
-            options.max_seq_length,
+            options.export.export_dir,
+            options.model.vocab_file,
+            options.model.do_lower_case,
+            options.model.max_seq_length,
             self.labels,
-            overwrite=options.overwrite,
-            jit_compile=options.training.jit_compile,
+            overwrite=options.export.overwrite,
+            jit_compile=options.runtime.jit_compile,
         )
 
 

@@ -1,84 +1,46 @@
 """The options of the scripts that run or change a model, one dataclass per
-script (each field a flag: `options.option`). Free of TensorFlow, so that a
-script defines and parses its flags, and answers `--help` or a bad flag,
-before importing it; the tasks (`tasks/<task>.py`) and `checkpoints.surgery`
-read them.
-
-`ModelOptions` (every script that runs a model) <- `RunOptions` (every
-training script) <- `FineTuningOptions` (classifier, multiple choice, NER,
-SQuAD). A training script's options hold its `training.options.TrainingOptions`
-(`training`), `FeatureOptions` its `RuntimeOptions` (`runtime`).
+script composed from option groups (`options.group`): `ModelOptions` (the
+model, `model`), `RunOptions` (what a training run does and where, `run`),
+`training.options.TrainingOptions` (`training`) and `RuntimeOptions`
+(`runtime`), `ExportOptions` (`export`), the task's data options, then the
+script's own flags. Free of TensorFlow, so that a script defines and parses
+its flags, and answers `--help` or a bad flag, before importing it; the tasks
+(`tasks/<task>.py`) and `checkpoints.surgery` read them.
 """
 
 import dataclasses
 
 from bert_tf.data.classification import registry
 from bert_tf.data.classification.options import ClassifierDataOptions
-from bert_tf.options import option
-from bert_tf.training.options import XLA_PAD_MULTIPLE, RuntimeOptions, TrainingOptions
+from bert_tf.options import REQUIRED, ModelOptions, group, option
+from bert_tf.training.options import RuntimeOptions, TrainingOptions
 
-# Without XLA a new batch length costs little (oneDNN kernels are made per
-# shape, once): a small multiple keeps most of the padding compute away.
-PADDING_MULTIPLE = 8
-
-
-@dataclasses.dataclass(kw_only=True)
-class ModelOptions:
-    """The flags of every script that runs a BERT model: the model, its
-    vocabulary, and how its inputs are padded."""
-
-    bert_config_file: str | None = option(
-        None,
-        "bert_config.json of the model: its architecture. Not needed when "
-        "--init_checkpoint is a folder with one (Google's release, Hugging Face).",
-    )
-    init_checkpoint: str | None = option(
-        None,
-        "Checkpoint to start from: Google's bert_model.ckpt, a bert_tf or Model "
-        "Garden checkpoint, or a Hugging Face folder.",
-    )
-    max_seq_length: int = option(128, "Tokens per sequence after WordPiece, with [CLS]/[SEP].")
-    dynamic_padding: bool = option(
-        True,
-        "Pad each batch only to its longest example, rounded up to --padding_multiple, "
-        "not to --max_seq_length (same results, less compute). Off under TPUStrategy, "
-        "which needs static shapes; pre-training and SQuAD always pad fully.",
-    )
-    padding_multiple: int | None = option(
-        None,
-        f"With --dynamic_padding: batch lengths are multiples of this. Default "
-        f"{PADDING_MULTIPLE}, or {XLA_PAD_MULTIPLE} under --jit_compile (each length is "
-        "compiled into its own XLA program).",
-    )
-    # What a script without these flags does: no vocabulary of its own (the
-    # data is already ids).
-    vocab_file: str | None = None
-    do_lower_case: bool = True
+# The two schedules of `TrainingOptions`: fine-tuning's is in epochs,
+# pre-training's in updates.
+IN_EPOCHS = ("num_train_epochs", "warmup_proportion")
+IN_UPDATES = ("num_train_steps", "num_warmup_steps")
 
 
 @dataclasses.dataclass(kw_only=True)
-class RunOptions(ModelOptions):
-    """The flags every training script shares, with the original's defaults."""
+class RunOptions:
+    """What a training run does and where: its modes, checkpoints and the
+    evaluations during training, with the original's defaults."""
 
     output_dir: str = option(help="Where checkpoints and results are written.")
     do_train: bool = option(False, "Whether to train.")
     do_eval: bool = option(False, "Whether to evaluate (writes eval_results.txt).")
-    train_batch_size: int = option(32, "Global training batch size.")
-    eval_batch_size: int = option(8, "Global evaluation batch size.")
-    learning_rate: float = option(5e-5, "Peak learning rate.")
+    do_predict: bool = option(False, "Whether to predict the test set.")
     save_checkpoints_steps: int = option(1000, "Updates between checkpoints.")
     keep_checkpoint_max: int = option(5, "Checkpoints kept in --output_dir.")
-    group_by_length: bool = option(
-        False,
-        "With --dynamic_padding: train on batches of similar lengths (sorted within "
-        "windows of 32 batches, the batches then shuffled). Eval and predict always "
-        "do so, and write results in the original order.",
-    )
-    training: TrainingOptions = dataclasses.field(default_factory=TrainingOptions)
     eval_every_steps: int = option(
         0,
         "With --do_train and --do_eval: evaluate during training every this many "
         "updates and after the last, one log line each (0: only after training).",
+    )
+    eval_every_epoch: bool = option(
+        False,
+        "With --do_train and --do_eval: evaluate during training after every epoch "
+        "(instead of --eval_every_steps).",
     )
     keep_best_checkpoint: str | None = option(
         None,
@@ -93,45 +55,26 @@ class RunOptions(ModelOptions):
         "With --keep_best_checkpoint: stop training after this many evaluations in a "
         "row without improvement (0: never).",
     )
-    # What a task without these flags does: nothing predicted or exported,
-    # no epochs to evaluate after.
-    do_predict: bool = False
-    eval_every_epoch: bool = False
-    export_dir: str | None = None
-    overwrite: bool = False
 
 
 @dataclasses.dataclass(kw_only=True)
-class FineTuningOptions(RunOptions):
-    """The flags every fine-tuning script shares, with the original's
-    defaults. A task re-declares one only to change its default or to say
-    in its help what it means there."""
+class ExportOptions:
+    """Where a fine-tuning run writes its SavedModel."""
 
-    vocab_file: str | None = option(
-        None, "The vocab.txt of the BERT model (default: the one in the --init_checkpoint folder)."
-    )
-    do_lower_case: bool | None = option(
-        None,
-        "Lower-case the input (uncased models). Default: what the model says (a Hugging "
-        "Face tokenizer_config.json, a Google release's name), else true.",
-    )
-    do_predict: bool = option(False, "Whether to predict the test set.")
-    predict_batch_size: int = option(8, "Global prediction batch size.")
-    num_train_epochs: float = option(3.0, "Training epochs.")
-    warmup_proportion: float = option(0.1, "Share of training for linear warm-up.")
-    eval_every_epoch: bool = option(
-        False,
-        "With --do_train and --do_eval: evaluate during training after every epoch "
-        "(instead of --eval_every_steps).",
-    )
     export_dir: str | None = option(None, "Write a SavedModel (raw text in) here.")
     overwrite: bool = option(False, "Replace an existing --export_dir.")
 
 
 @dataclasses.dataclass(kw_only=True)
-class ClassifierOptions(ClassifierDataOptions, FineTuningOptions):
+class ClassifierOptions:
     """The flags of the original run_classifier.py (with its defaults) and the additions."""
 
+    model: ModelOptions = group(ModelOptions)
+    data: ClassifierDataOptions = group(ClassifierDataOptions)
+    run: RunOptions = group(RunOptions)
+    training: TrainingOptions = group(TrainingOptions, exclude=IN_UPDATES)
+    runtime: RuntimeOptions = group(RuntimeOptions)
+    export: ExportOptions = group(ExportOptions)
     long_text_stride: int | None = option(
         None,
         "Split texts longer than --max_seq_length into windows this many tokens apart "
@@ -155,18 +98,49 @@ class ClassifierOptions(ClassifierDataOptions, FineTuningOptions):
 
 
 @dataclasses.dataclass(kw_only=True)
-class MultipleChoiceOptions(FineTuningOptions):
+class MultipleChoiceOptions:
     """The flags of run_multiple_choice.py (run_classifier's that apply)."""
 
+    model: ModelOptions = group(ModelOptions)
+    run: RunOptions = group(
+        RunOptions, help={"do_predict": "Whether to predict test.csv (writes test_results.tsv)."}
+    )
+    training: TrainingOptions = group(TrainingOptions, exclude=IN_UPDATES)
+    runtime: RuntimeOptions = group(RuntimeOptions)
+    export: ExportOptions = group(
+        ExportOptions, help={"export_dir": "Write a SavedModel (context + endings in) here."}
+    )
     data_dir: str = option(help="Folder with SWAG's train.csv, val.csv and test.csv.")
-    do_predict: bool = option(False, "Whether to predict test.csv (writes test_results.tsv).")
-    export_dir: str | None = option(None, "Write a SavedModel (context + endings in) here.")
 
 
 @dataclasses.dataclass(kw_only=True)
-class NerOptions(FineTuningOptions):
+class NerOptions:
     """The flags of run_ner.py."""
 
+    model: ModelOptions = group(
+        ModelOptions,
+        help={
+            "do_lower_case": "Lower-case the input (uncased models). Default: what the model "
+            "says (a Hugging Face tokenizer_config.json, a Google release's name), else "
+            "false (CoNLL models are usually cased)."
+        },
+    )
+    run: RunOptions = group(
+        RunOptions,
+        help={
+            "do_predict": "Tag test.txt (writes test_predictions.txt; cluener: "
+            "cluener_predict.json)."
+        },
+    )
+    training: TrainingOptions = group(
+        TrainingOptions,
+        exclude=IN_UPDATES,
+        help={"num_train_epochs": "Training epochs (over the sentences)."},
+    )
+    runtime: RuntimeOptions = group(RuntimeOptions)
+    export: ExportOptions = group(
+        ExportOptions, help={"export_dir": "Write a SavedModel (sentences in, tags out) here."}
+    )
     data_dir: str = option(
         help="Folder with train.txt, dev.txt (or valid.txt) and test.txt "
         "(train.json, dev.json and test.json for --data_format=cluener)."
@@ -182,16 +156,6 @@ class NerOptions(FineTuningOptions):
         "scored and CLUENER's spans tagged; auto: bmes with M- labels, bioes "
         "with E- or S- labels, else bio.",
     )
-    do_lower_case: bool | None = option(
-        None,
-        "Lower-case the input (uncased models). Default: what the model says (a Hugging "
-        "Face tokenizer_config.json, a Google release's name), else false (CoNLL models "
-        "are usually cased).",
-    )
-    do_predict: bool = option(
-        False, "Tag test.txt (writes test_predictions.txt; cluener: cluener_predict.json)."
-    )
-    num_train_epochs: float = option(3.0, "Training epochs (over the sentences).")
     labels: str = option(
         "", "Comma-separated tags (default: the train file's tags, sorted, O first)."
     )
@@ -209,27 +173,51 @@ class NerOptions(FineTuningOptions):
     )
     combine: str = option("concat", "Feature-based: concat or sum the --layers.")
     lstm_units: int = option(768, "Feature-based: LSTM units per direction.")
-    export_dir: str | None = option(None, "Write a SavedModel (sentences in, tags out) here.")
     use_crf: bool = option(
         False, "A linear-chain CRF over each window's words: NLL loss, Viterbi tags."
     )
 
 
 @dataclasses.dataclass(kw_only=True)
-class SquadOptions(FineTuningOptions):
-    """The flags of the original run_squad.py (with its defaults) and the additions."""
+class SquadOptions:
+    """The flags of the original run_squad.py (with its defaults) and the
+    additions. run_squad.py has no eval set of its own: --predict_file is
+    scored instead, after training only."""
 
+    model: ModelOptions = group(
+        ModelOptions,
+        defaults={"max_seq_length": 384},
+        help={
+            "max_seq_length": "Tokens per window after WordPiece; longer contexts are "
+            "split into windows."
+        },
+    )
+    run: RunOptions = group(
+        RunOptions,
+        flags=(
+            "output_dir",
+            "do_train",
+            "do_predict",
+            "save_checkpoints_steps",
+            "keep_checkpoint_max",
+        ),
+        help={"do_predict": "Whether to predict --predict_file."},
+    )
+    training: TrainingOptions = group(
+        TrainingOptions,
+        exclude=(*IN_UPDATES, "eval_batch_size"),
+        help={"num_train_epochs": "Training epochs (over the questions)."},
+    )
+    runtime: RuntimeOptions = group(RuntimeOptions)
+    export: ExportOptions = group(
+        ExportOptions, help={"export_dir": "Write a SavedModel (question + context in) here."}
+    )
     train_file: str | None = option(None, "SQuAD JSON for training, e.g. train-v1.1.json.")
     predict_file: str | None = option(
         None, "SQuAD JSON to predict, e.g. dev-v1.1.json; scored when it has answers."
     )
-    max_seq_length: int = option(
-        384, "Tokens per window after WordPiece; longer contexts are split into windows."
-    )
     doc_stride: int = option(128, "Tokens between the starts of a context's windows.")
     max_query_length: int = option(64, "Question tokens kept (the rest is cut).")
-    do_predict: bool = option(False, "Whether to predict --predict_file.")
-    num_train_epochs: float = option(3.0, "Training epochs (over the questions).")
     n_best_size: int = option(
         20,
         "Answers per question in nbest_predictions.json, and start "
@@ -250,25 +238,19 @@ class SquadOptions(FineTuningOptions):
         "How to score --predict_file: squad (the official v1.1 / v2.0 scripts) or cmrc2018 "
         "(CMRC 2018's script, for Chinese: CMRC 2018, DRCD).",
     )
-    export_dir: str | None = option(None, "Write a SavedModel (question + context in) here.")
-    # run_squad.py has no eval set of its own: --predict_file is scored instead,
-    # after training only.
-    do_eval: bool = False
-    eval_batch_size: int = 8
-    eval_every_steps: int = 0
-    eval_every_epoch: bool = False
-    keep_best_checkpoint: str | None = None
-    early_stopping_patience: int = 0
 
 
 @dataclasses.dataclass(kw_only=True)
-class PretrainingOptions(RunOptions):
+class PretrainingOptions:
     """The flags of the original run_pretraining.py, with its defaults."""
 
+    model: ModelOptions = group(ModelOptions, exclude=("vocab_file", "do_lower_case"))
+    run: RunOptions = group(RunOptions, exclude=("do_predict", "eval_every_epoch"))
+    training: TrainingOptions = group(TrainingOptions, exclude=(*IN_EPOCHS, "predict_batch_size"))
+    runtime: RuntimeOptions = group(RuntimeOptions)
+    export: ExportOptions = group(ExportOptions, flags=())  # no SavedModel
     input_file: str = option(help="Input TFRecord files (comma-separated globs).")
     max_predictions_per_seq: int = option(20, "Masked positions per record.")
-    num_train_steps: int = option(100000, "Optimizer updates to train for.")
-    num_warmup_steps: int = option(10000, "Linear warm-up updates.")
     max_eval_steps: int = option(100, "Maximum evaluation batches.")
     skip_corrupt_records: bool = option(
         False,
@@ -279,25 +261,23 @@ class PretrainingOptions(RunOptions):
 
 
 @dataclasses.dataclass(kw_only=True)
-class FeatureOptions(ModelOptions):
+class FeatureOptions:
     """The flags of the original extract_features.py, `output_format`, and
     how the model runs (`runtime`): nothing is trained."""
 
+    model: ModelOptions = group(
+        ModelOptions,
+        exclude=("group_by_length",),
+        defaults={"init_checkpoint": REQUIRED},
+        help={
+            "init_checkpoint": "The model's checkpoint (Google's bert_model.ckpt, "
+            "bert_tf, Model Garden or a Hugging Face folder)."
+        },
+    )
+    runtime: RuntimeOptions = group(RuntimeOptions)
     input_file: str = option(help="Text, one example per line: text_a or 'text_a ||| text_b'.")
     output_file: str = option(help="Where the features are written (JSON lines or .npz).")
-    vocab_file: str | None = option(
-        None, "The vocab.txt of the BERT model (default: the one in the --init_checkpoint folder)."
-    )
-    init_checkpoint: str = option(
-        help="The model's checkpoint (Google's bert_model.ckpt, "
-        "bert_tf, Model Garden or a Hugging Face folder)."
-    )
     layers: str = option("-1,-2,-3,-4", "Comma-separated layer indexes (-1: the last).")
-    do_lower_case: bool | None = option(
-        None,
-        "Lower-case the input (uncased models). Default: what the model says (a Hugging "
-        "Face tokenizer_config.json, a Google release's name), else true.",
-    )
     batch_size: int = option(32, "Global batch size for predictions.")
     output_format: str = option("jsonl", "jsonl (the original's JSON lines) or npz (arrays).")
     use_one_hot_embeddings: bool = option(
@@ -305,29 +285,37 @@ class FeatureOptions(ModelOptions):
         "The original's switch to one-hot matmul lookups on TPUs. Accepted and ignored: "
         "the embedding gather here gives the same values on every device.",
     )
-    runtime: RuntimeOptions = dataclasses.field(default_factory=RuntimeOptions)
 
 
 @dataclasses.dataclass(kw_only=True)
-class ExportModelOptions(ClassifierDataOptions):
+class ExportModelOptions:
     """export_model.py's flags; the task flags name the dev set of the check."""
 
+    model: ModelOptions = group(
+        ModelOptions,
+        flags=("do_lower_case",),
+        defaults={"do_lower_case": True},
+        help={
+            "do_lower_case": "The LiteRT tokenizer lower-cases (as the SavedModel's, which "
+            "does not record it)."
+        },
+    )
+    data: ClassifierDataOptions = group(
+        ClassifierDataOptions,
+        defaults={"task_name": None, "data_dir": None},
+        help={
+            "task_name": "Check the dev accuracy on this task (one of: "
+            f"{', '.join(registry.task_names())}) with --data_dir.",
+            "data_dir": "Folder with the task's dev file.",
+        },
+    )
     saved_model_dir: str = option(help="A SavedModel a bert_tf script wrote (its --export_dir).")
     export_format: str = option(
         help="litert (a .tflite model; classifiers take raw text) or onnx (token ids in)."
     )
     output_file: str = option(help="Where to write the model.")
     int8: bool = option(False, "Quantize: int8 weights (dynamic range), float activations.")
-    do_lower_case: bool = option(
-        True, "The LiteRT tokenizer lower-cases (as the SavedModel's, which does not record it)."
-    )
     overwrite: bool = option(False, "Replace an existing --output_file.")
-    task_name: str | None = option(
-        None,
-        f"Check the dev accuracy on this task (one of: {', '.join(registry.task_names())}) "
-        "with --data_dir.",
-    )
-    data_dir: str | None = option(None, "Folder with the task's dev file.")
     max_accuracy_drop: float = option(
         1.0,
         "Points of dev accuracy the converted model may lose against the SavedModel; "

@@ -84,7 +84,7 @@ class PretrainingRunner(TaskRunner):
                     self.damaged[path] = damage
         pretraining_data.check_record_files(
             [p for p in self.input_files if p not in self.damaged or self.damaged[p].record],
-            options.max_seq_length,
+            options.model.max_seq_length,
             options.max_predictions_per_seq,
         )
 
@@ -97,12 +97,12 @@ class PretrainingRunner(TaskRunner):
         def dataset_fn(input_context):
             return pretraining_data.make_dataset(
                 options.input_file,
-                options.max_seq_length,
+                options.model.max_seq_length,
                 options.max_predictions_per_seq,
                 batch_size,
                 is_training=is_training,
                 input_context=input_context,
-                seed=options.training.seed,
+                seed=options.runtime.seed,
                 check_files=False,
                 skip_damaged=options.skip_corrupt_records,
             )
@@ -110,10 +110,10 @@ class PretrainingRunner(TaskRunner):
         return dataset_fn
 
     def train_schedule(self):
-        return self.options.num_train_steps, self.options.num_warmup_steps
+        return self.options.training.num_train_steps, self.options.training.num_warmup_steps
 
     def train_dataset_fn(self):
-        return self._dataset_fn(self.options.train_batch_size, True)
+        return self._dataset_fn(self.options.training.train_batch_size, True)
 
     def build_model(self, config):
         return BertPretrainingModel(config)
@@ -123,7 +123,7 @@ class PretrainingRunner(TaskRunner):
 
     def evaluate(self, trainer):
         return trainer.evaluate(
-            self._dataset_fn(self.options.eval_batch_size, False),
+            self._dataset_fn(self.options.training.eval_batch_size, False),
             max_steps=self.options.max_eval_steps,
         )
 

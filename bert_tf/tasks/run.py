@@ -11,7 +11,6 @@ or without training the newest checkpoint (else `init_checkpoint`) ->
 evaluate (writes `eval_results.txt`) -> predict -> export.
 """
 
-import dataclasses
 import numbers
 import os
 
@@ -24,6 +23,7 @@ from bert_tf.errors import InputError
 from bert_tf.export.common import check_export_dir
 from bert_tf.files import check_output_dir
 from bert_tf.optimization import create_optimizer
+from bert_tf.options import flag_names
 from bert_tf.tasks.model_setup import (
     check_model_options,
     length_multiple,
@@ -36,46 +36,45 @@ from bert_tf.training.best_checkpoint import BestCheckpoint, MetricChoice
 from bert_tf.training.loop import LoopConfig, Trainer, write_results
 from bert_tf.training.periodic_eval import PeriodicEvaluation
 
-# What a run can be asked to do; `--export_dir` alone exports the newest checkpoint.
-_MODES = ("do_train", "do_eval", "do_predict", "export_dir")
+# What a run can be asked to do, (group, flag); `--export_dir` alone exports
+# the newest checkpoint.
+_MODES = (("run", "do_train"), ("run", "do_eval"), ("run", "do_predict"), ("export", "export_dir"))
 
 
 def _check_shared_options(options):
     """Checks of options several tasks have: one of the task's modes
     (`--do_*`, `--export_dir`) is set, `--output_dir` is a folder (or not
     there yet), an export dir that is free, and `ModelOptions`."""
-    modes = [
-        f"--{f.name}"
-        for f in dataclasses.fields(options)
-        if f.name in _MODES and "help" in f.metadata
-    ]
-    if modes and not any(getattr(options, mode[2:]) for mode in modes):
+    flags = flag_names(type(options))
+    modes = [(group, name) for group, name in _MODES if name in flags]
+    if modes and not any(getattr(getattr(options, group), name) for group, name in modes):
+        modes = [f"--{name}" for _, name in modes]
         listed = ", ".join(modes[:-1]) + " or " + modes[-1] if len(modes) > 1 else modes[0]
         raise InputError(f"at least one of {listed} must be set")
-    check_output_dir(options.output_dir, "--output_dir")
+    check_output_dir(options.run.output_dir, "--output_dir")
     check_model_options(options)
     _check_eval_during_training(options)
-    if options.export_dir:
-        check_export_dir(options.export_dir, options.overwrite)
+    if options.export.export_dir:
+        check_export_dir(options.export.export_dir, options.export.overwrite)
 
 
 def _check_eval_during_training(options):
     """Checks of --eval_every_steps, --keep_best_checkpoint and
     --early_stopping_patience before any work."""
     for name in ("eval_every_steps", "early_stopping_patience"):
-        if getattr(options, name) < 0:
-            raise InputError(f"--{name} must be >= 0, got {getattr(options, name)}")
-    if options.keep_best_checkpoint is not None:
-        MetricChoice.parse(options.keep_best_checkpoint)
-    if options.early_stopping_patience and not options.keep_best_checkpoint:
+        if getattr(options.run, name) < 0:
+            raise InputError(f"--{name} must be >= 0, got {getattr(options.run, name)}")
+    if options.run.keep_best_checkpoint is not None:
+        MetricChoice.parse(options.run.keep_best_checkpoint)
+    if options.run.early_stopping_patience and not options.run.keep_best_checkpoint:
         raise InputError(
             "--early_stopping_patience needs --keep_best_checkpoint=<metric>: the metric it watches"
         )
-    if options.eval_every_steps and options.eval_every_epoch:
+    if options.run.eval_every_steps and options.run.eval_every_epoch:
         raise InputError("--eval_every_steps and --eval_every_epoch: set one of them")
-    if options.do_train and not options.do_eval:
+    if options.run.do_train and not options.run.do_eval:
         for name in ("keep_best_checkpoint", "eval_every_steps", "eval_every_epoch"):
-            if getattr(options, name):
+            if getattr(options.run, name):
                 raise InputError(f"--{name} needs --do_eval: the dev set it evaluates on")
 
 
@@ -83,12 +82,12 @@ def _check_weights_exist(options):
     """Evaluating, predicting or exporting without training needs trained
     weights: a checkpoint in `--output_dir` or `--init_checkpoint` (a random
     model's results would look like real ones)."""
-    if options.do_train or options.init_checkpoint:
+    if options.run.do_train or options.model.init_checkpoint:
         return
-    if not tf.train.get_checkpoint_state(options.output_dir):
+    if not tf.train.get_checkpoint_state(options.run.output_dir):
         raise InputError(
             f"nothing to evaluate, predict or export: no checkpoint in "
-            f"--output_dir={options.output_dir} and no --init_checkpoint "
+            f"--output_dir={options.run.output_dir} and no --init_checkpoint "
             "(pass --do_train, or the checkpoint to use)"
         )
 
@@ -112,8 +111,8 @@ def _run(runner):
     runner.validate()
     config = load_model_config(options)
     _check_weights_exist(options)
-    with files.folder_removed_on_error(options.output_dir):
-        with files.new_entries_removed_on_error(options.output_dir):
+    with files.folder_removed_on_error(options.run.output_dir):
+        with files.new_entries_removed_on_error(options.run.output_dir):
             runner.prepare(config)
         try:
             return _train_and_use(runner, config)
@@ -127,26 +126,26 @@ def _run(runner):
 def _train_and_use(runner, config):
     """Builds the model and trains, evaluates, predicts and exports as the options say."""
     options = runner.options
-    training = options.training
-    with distribution.runtime_environment(training) as strategy:
+    training, runtime = options.training, options.runtime
+    with distribution.runtime_environment(runtime) as strategy:
         for name in runner.batch_size_options:
-            distribution.check_batch_divisible(getattr(options, name), strategy, name)
+            distribution.check_batch_divisible(getattr(training, name), strategy, name)
         if runner.pads_dynamically:
-            runner.length_multiple = length_multiple(options, strategy, training.jit_compile)
+            runner.length_multiple = length_multiple(options, strategy, runtime.jit_compile)
         num_train_steps, optimizer = 1, None
         with strategy.scope():
             model = runner.build_model(config)
-            if options.do_train:
+            if options.run.do_train:
                 num_train_steps, num_warmup_steps = runner.train_schedule()
                 optimizer = distribution.with_loss_scaling(
                     create_optimizer(
                         training.optimizer,
-                        options.learning_rate,
+                        training.learning_rate,
                         num_train_steps,
                         num_warmup_steps,
                         weight_decay_rate=training.weight_decay_rate,
                     ),
-                    training.dtype,
+                    runtime.dtype,
                 )
         trainer = Trainer(
             strategy,
@@ -154,36 +153,36 @@ def _train_and_use(runner, config):
             model,
             optimizer,
             LoopConfig(
-                output_dir=options.output_dir,
+                output_dir=options.run.output_dir,
                 num_train_steps=num_train_steps,
                 steps_per_loop=training.steps_per_loop,
-                save_checkpoints_steps=options.save_checkpoints_steps,
-                keep_checkpoint_max=options.keep_checkpoint_max,
-                jit_compile=training.jit_compile,
+                save_checkpoints_steps=options.run.save_checkpoints_steps,
+                keep_checkpoint_max=options.run.keep_checkpoint_max,
+                jit_compile=runtime.jit_compile,
                 gradient_accumulation_steps=training.gradient_accumulation_steps,
-                inference_jit_compile=training.jit_compile,
+                inference_jit_compile=runtime.jit_compile,
             ),
         )
         best = (
             BestCheckpoint(
-                options.output_dir,
-                MetricChoice.parse(options.keep_best_checkpoint),
+                options.run.output_dir,
+                MetricChoice.parse(options.run.keep_best_checkpoint),
                 model,
                 trainer.global_step,
                 trainer.checkpoints.is_chief,
             )
-            if options.keep_best_checkpoint
+            if options.run.keep_best_checkpoint
             else None
         )
         eval_writer = (
-            tf.summary.create_file_writer(os.path.join(options.output_dir, "eval"))
-            if options.do_eval
+            tf.summary.create_file_writer(os.path.join(options.run.output_dir, "eval"))
+            if options.run.do_eval
             else None
         )
-        if options.do_train:
+        if options.run.do_train:
             init_fn = (
-                (lambda: warm_start(model, options.init_checkpoint))
-                if options.init_checkpoint
+                (lambda: warm_start(model, options.model.init_checkpoint))
+                if options.model.init_checkpoint
                 else None
             )
             evaluation = _evaluation_during_training(
@@ -191,28 +190,28 @@ def _train_and_use(runner, config):
             )
             trainer.train(
                 runner.train_dataset_fn(),
-                options.train_batch_size,
+                training.train_batch_size,
                 init_fn=init_fn,
                 evaluation=evaluation,
             )
             if trainer.checkpoints.is_chief:
                 runner.wrote("checkpoint", trainer.checkpoints.latest())
         elif not trainer.checkpoints.restore_latest() and not (best and best.record):
-            warm_start(model, options.init_checkpoint)  # _check_weights_exist: there is one
+            warm_start(model, options.model.init_checkpoint)  # _check_weights_exist: there is one
         if best is not None and best.restore():
             runner.wrote("best checkpoint", best.prefix)
         metrics = {}
-        if options.do_eval:
+        if options.run.do_eval:
             metrics = runner.evaluate(trainer)
             metrics.setdefault("global_step", int(trainer.global_step.numpy()))
-            path = os.path.join(options.output_dir, "eval_results.txt")
+            path = os.path.join(options.run.output_dir, "eval_results.txt")
             write_results(path, metrics)
             _write_eval_summaries(eval_writer, metrics["global_step"], metrics)
             runner.wrote("eval results", path)
-        if options.do_predict:
+        if options.run.do_predict:
             runner.predict_and_write(trainer)
-        if options.export_dir:
-            logging.info("exporting the SavedModel to %s", options.export_dir)
+        if options.export.export_dir:
+            logging.info("exporting the SavedModel to %s", options.export.export_dir)
             runner.wrote("SavedModel", runner.export(model))
         return metrics
 
@@ -226,7 +225,7 @@ def _evaluation_during_training(runner, trainer, num_train_steps, best, eval_wri
         lambda: runner.evaluate(trainer),
         every_steps,
         best,
-        runner.options.early_stopping_patience,
+        runner.options.run.early_stopping_patience,
         on_metrics=lambda step, metrics: _write_eval_summaries(eval_writer, step, metrics),
     )
 

@@ -5,10 +5,11 @@ from absl import logging
 
 
 class TaskRunner:
-    """What a task supplies to `run_task`. `self.options` is a `RunOptions`
-    subclass; the hooks are called in the order listed."""
+    """What a task supplies to `run_task`. `self.options` holds the option
+    groups `model`, `run`, `training`, `runtime` and `export` (see
+    `tasks.options`); the hooks are called in the order listed."""
 
-    # Batch-size options that every replica count must divide.
+    # The batch sizes of `TrainingOptions` that every replica count must divide.
     batch_size_options = ("train_batch_size", "eval_batch_size")
     # Whether the task's batches may be padded only to their longest example
     # (--dynamic_padding); pre-training and SQuAD always pad to --max_seq_length.
@@ -38,7 +39,7 @@ class TaskRunner:
         classifier and multiple choice by example_index, NER by
         sentence_index and word_ids)."""
         return self.length_multiple is not None and (
-            self.options.group_by_length or not is_training
+            self.options.model.group_by_length or not is_training
         )
 
     def validate(self):
@@ -70,11 +71,11 @@ class TaskRunner:
         def dataset_fn(input_context):
             return make_dataset(
                 path,
-                options.max_seq_length,
+                options.model.max_seq_length,
                 batch_size,
                 is_training,
                 input_context=input_context,
-                seed=options.training.seed,
+                seed=options.runtime.seed,
                 **task_arguments,
             )
 
@@ -97,11 +98,11 @@ class TaskRunner:
         an epoch's with --eval_every_epoch, else with --keep_best_checkpoint
         --save_checkpoints_steps."""
         options = self.options
-        if options.eval_every_steps:
-            return options.eval_every_steps
-        if options.eval_every_epoch:
+        if options.run.eval_every_steps:
+            return options.run.eval_every_steps
+        if options.run.eval_every_epoch:
             return self.steps_per_epoch(num_train_steps)
-        return options.save_checkpoints_steps if options.keep_best_checkpoint else 0
+        return options.run.save_checkpoints_steps if options.run.keep_best_checkpoint else 0
 
     def steps_per_epoch(self, num_train_steps):
         """Updates in an epoch of training (a task with --eval_every_epoch)."""

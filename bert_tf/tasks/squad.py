@@ -56,13 +56,13 @@ class SquadRunner(FineTuningRunner):
 
     def validate(self):
         options = self.options
-        if options.do_train and not options.train_file:
+        if options.run.do_train and not options.train_file:
             raise InputError("--do_train needs --train_file")
-        if options.do_predict and not options.predict_file:
+        if options.run.do_predict and not options.predict_file:
             raise InputError("--do_predict needs --predict_file")
-        if options.max_seq_length <= options.max_query_length + 3:
+        if options.model.max_seq_length <= options.max_query_length + 3:
             raise InputError(
-                f"--max_seq_length={options.max_seq_length} leaves no room for the "
+                f"--max_seq_length={options.model.max_seq_length} leaves no room for the "
                 f"context after --max_query_length={options.max_query_length} "
                 "question tokens, [CLS] and two [SEP]"
             )
@@ -83,8 +83,10 @@ class SquadRunner(FineTuningRunner):
         # The predict file's windows are made when predicting: post-processing
         # needs them then, and holding them during training costs memory.
         options = self.options
-        self.tokenizer = tokenization.FullTokenizer(options.vocab_file, options.do_lower_case)
-        if options.do_train:
+        self.tokenizer = tokenization.FullTokenizer(
+            options.model.vocab_file, options.model.do_lower_case
+        )
+        if options.run.do_train:
             self.train_file = self.split_features("train", None)
         self.tokenizer.check_unknown_share()
 
@@ -103,7 +105,7 @@ class SquadRunner(FineTuningRunner):
         return squad_features.convert_examples(
             examples,
             self.tokenizer,
-            options.max_seq_length,
+            options.model.max_seq_length,
             options.doc_stride,
             options.max_query_length,
             is_training,
@@ -117,13 +119,13 @@ class SquadRunner(FineTuningRunner):
                 return self._windows(self._read(path, is_training), is_training)
 
         return squad_features.ensure_squad_features(
-            options.output_dir,
+            options.run.output_dir,
             split,
             windows,
             input_file=path,
-            vocab_file=options.vocab_file,
-            do_lower_case=options.do_lower_case,
-            max_seq_length=options.max_seq_length,
+            vocab_file=options.model.vocab_file,
+            do_lower_case=options.model.do_lower_case,
+            max_seq_length=options.model.max_seq_length,
             doc_stride=options.doc_stride,
             max_query_length=options.max_query_length,
             is_training=is_training,
@@ -150,7 +152,7 @@ class SquadRunner(FineTuningRunner):
             examples,
             n_best_size=options.n_best_size,
             max_answer_length=options.max_answer_length,
-            do_lower_case=options.do_lower_case,
+            do_lower_case=options.model.do_lower_case,
             version_2_with_negative=options.version_2_with_negative,
             null_score_diff_threshold=options.null_score_diff_threshold,
             verbose_logging=options.verbose_logging,
@@ -161,7 +163,7 @@ class SquadRunner(FineTuningRunner):
 
     def write_predictions(self, predictions):
         examples, outputs = predictions
-        for path in postprocess.write_prediction_files(self.options.output_dir, outputs):
+        for path in postprocess.write_prediction_files(self.options.run.output_dir, outputs):
             self.wrote("predictions", path)
         if squad_features.has_answers(examples):
             self.eval_results = self._score(examples, outputs)
@@ -169,7 +171,7 @@ class SquadRunner(FineTuningRunner):
     def window_logits(self, trainer, path):
         """Yields `(unique_id, start_logits, end_logits)` of each real window of
         the records at `path`, batch by batch (never all of them at once)."""
-        dataset_fn = self.split_dataset_fn(path, self.options.predict_batch_size, False)
+        dataset_fn = self.split_dataset_fn(path, self.options.training.predict_batch_size, False)
         for batch in trainer.predict_batches(dataset_fn, passthrough=("unique_ids",)):
             for unique_id, start, end in zip(
                 batch["unique_ids"], batch["start_logits"], batch["end_logits"]
@@ -181,7 +183,7 @@ class SquadRunner(FineTuningRunner):
         if self.options.eval_metric != "cmrc2018":
             _warn_if_chinese(examples)
         results = scoring.score_predictions(examples, outputs, self.options.eval_metric)
-        path = os.path.join(self.options.output_dir, EVAL_RESULTS_FILE)
+        path = os.path.join(self.options.run.output_dir, EVAL_RESULTS_FILE)
         write_text_atomically(path, json.dumps(results, indent=2) + "\n")
         logging.info("%s: %s", path, json.dumps(results))
         self.wrote("scores", path)
@@ -191,18 +193,18 @@ class SquadRunner(FineTuningRunner):
         options = self.options
         return export_span_labeler(
             model,
-            options.export_dir,
-            options.vocab_file,
-            options.do_lower_case,
-            max_seq_length=options.max_seq_length,
+            options.export.export_dir,
+            options.model.vocab_file,
+            options.model.do_lower_case,
+            max_seq_length=options.model.max_seq_length,
             doc_stride=options.doc_stride,
             max_query_length=options.max_query_length,
             max_answer_length=options.max_answer_length,
             n_best_size=options.n_best_size,
             version_2_with_negative=options.version_2_with_negative,
             null_score_diff_threshold=options.null_score_diff_threshold,
-            overwrite=options.overwrite,
-            jit_compile=options.training.jit_compile,
+            overwrite=options.export.overwrite,
+            jit_compile=options.runtime.jit_compile,
         )
 
 

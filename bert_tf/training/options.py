@@ -1,7 +1,6 @@
-"""The runtime and training flags every model script shares: `RuntimeOptions`
-(`cli.define_runtime_flags`) and `TrainingOptions` (`cli.define_training_flags`).
-Free of TensorFlow, so that a script parses its flags before importing it;
-`training.distribution` sets up what they say."""
+"""The option groups of the scripts that run (`RuntimeOptions`) and train
+(`TrainingOptions`) a model. Free of TensorFlow, so that a script parses its
+flags before importing it; `training.distribution` sets up what they say."""
 
 import dataclasses
 
@@ -12,10 +11,6 @@ STRATEGY_NAMES = ("tpu", "mirrored", "multi_worker_mirrored", "one_device", "off
 DTYPES = ("float32", "mixed_float16", "mixed_bfloat16")
 # The keys of `optimization.OPTIMIZERS` (a test keeps them equal).
 OPTIMIZER_NAMES = ("adamw", "bert_adam", "lamb")
-# Under XLA (--jit_compile), batch lengths and a SavedModel's text requests
-# are padded to a multiple of this many tokens: each length is compiled into
-# its own XLA program.
-XLA_PAD_MULTIPLE = 16
 
 
 def check_choice(flag_name, value, choices):
@@ -61,21 +56,30 @@ class RuntimeOptions:
 
 
 @dataclasses.dataclass(frozen=True)
-class TrainingOptions(RuntimeOptions):
-    """How and where to train: `RuntimeOptions`, the loop and the optimizer
-    (the training flags every script shares; validated)."""
+class TrainingOptions:
+    """The optimizer, its schedule and the batches (validated). The schedule
+    is in epochs (fine-tuning) or in updates (pre-training): a script exposes
+    one of the two."""
 
+    learning_rate: float = option(5e-5, "Peak learning rate.")
+    optimizer: str = option("adamw", f"One of: {', '.join(OPTIMIZER_NAMES)}.")
+    weight_decay_rate: float = option(0.01, "Weight decay (not on LayerNorm or biases).")
+    num_train_epochs: float = option(3.0, "Training epochs.")
+    warmup_proportion: float = option(0.1, "Share of training for linear warm-up.")
+    num_train_steps: int = option(100000, "Optimizer updates to train for.")
+    num_warmup_steps: int = option(10000, "Linear warm-up updates.")
+    train_batch_size: int = option(32, "Global training batch size.")
+    eval_batch_size: int = option(8, "Global evaluation batch size.")
+    predict_batch_size: int = option(8, "Global prediction batch size.")
+    gradient_accumulation_steps: int = option(1, "Batches averaged per update.")
     steps_per_loop: int = option(
         1000,
         "At most this many train steps per tf.function call (fewer when a progress "
         "line, about every 10 s, or a checkpoint is due).",
+        alias="iterations_per_loop",
     )
-    optimizer: str = option("adamw", f"One of: {', '.join(OPTIMIZER_NAMES)}.")
-    gradient_accumulation_steps: int = option(1, "Batches averaged per update.")
-    weight_decay_rate: float = option(0.01, "Weight decay (not on LayerNorm or biases).")
 
     def __post_init__(self):
-        super().__post_init__()
         check_choice("optimizer", self.optimizer, OPTIMIZER_NAMES)
         if self.weight_decay_rate < 0:
             raise InputError(f"--weight_decay_rate must be >= 0, got {self.weight_decay_rate}")

@@ -130,9 +130,7 @@ def create_pretraining_data_with_beam(options, beam_options, num_output_shards):
 def _processor(options):
     """The BlockProcessor of this process (built once per worker), making
     bare `tf.train.Example` bytes: WriteToTFRecord frames them."""
-    return BlockProcessor(
-        options.tokenizer_options, options.instance_options, options.random_seed, frame=bytes
-    )
+    return BlockProcessor(options.tokenizer, options.instances, options.random_seed, frame=bytes)
 
 
 def _scan(file, paths, skip_invalid_utf8):

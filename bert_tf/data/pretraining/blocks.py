@@ -22,6 +22,7 @@ from bert_tf.data.pretraining import instances as pretraining_instances
 from bert_tf.data.pretraining.records import InstanceEncoder
 from bert_tf.data.pretraining.summary import PretrainingSummary
 from bert_tf.errors import InputError
+from bert_tf.options import option
 from bert_tf.text import tokenization
 
 WORD_SEGMENTERS = ("jieba",)
@@ -29,11 +30,21 @@ WORD_SEGMENTERS = ("jieba",)
 
 @dataclasses.dataclass(frozen=True)
 class TokenizerOptions:
-    """How lines become tokens: the vocabulary, casing and an optional word segmenter."""
+    """How lines become tokens: the vocabulary, casing and an optional word
+    segmenter (the original's flags, then the new one)."""
 
-    vocab_file: str
-    do_lower_case: bool = True
-    word_segmenter: str | None = None  # one of WORD_SEGMENTERS
+    vocab_file: str = option(help="The vocabulary file that the BERT model was trained on.")
+    do_lower_case: bool = option(
+        True,
+        "Whether to lower case the input text. Should be True for uncased models and "
+        "False for cased models.",
+    )
+    word_segmenter: str | None = option(
+        None,
+        "With --do_whole_word_mask: mask the pieces of each word of this segmenter "
+        f"together (one of: {', '.join(WORD_SEGMENTERS)}; text "
+        "without ## pieces, e.g. Chinese; needs the jieba extra).",
+    )
 
 
 @dataclasses.dataclass(frozen=True)

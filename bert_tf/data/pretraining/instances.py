@@ -16,18 +16,27 @@ needs stays attached to each token through pairing and truncation.
 import dataclasses
 
 from bert_tf.data.tfrecord import varint
+from bert_tf.options import option
 
 
 @dataclasses.dataclass(frozen=True)
 class InstanceOptions:
     """The original's flags that shape instances."""
 
-    max_seq_length: int = 128
-    max_predictions_per_seq: int = 20
-    masked_lm_prob: float = 0.15
-    short_seq_prob: float = 0.1
-    dupe_factor: int = 10
-    do_whole_word_mask: bool = False
+    do_whole_word_mask: bool = option(
+        False, "Whether to use whole word masking rather than per-WordPiece masking."
+    )
+    max_seq_length: int = option(128, "Maximum sequence length.")
+    max_predictions_per_seq: int = option(
+        20, "Maximum number of masked LM predictions per sequence."
+    )
+    dupe_factor: int = option(
+        10, "Number of times to duplicate the input data (with different masks)."
+    )
+    masked_lm_prob: float = option(0.15, "Masked LM probability.")
+    short_seq_prob: float = option(
+        0.1, "Probability of creating sequences which are shorter than the maximum length."
+    )
 
 
 @dataclasses.dataclass(frozen=True)

@@ -56,10 +56,10 @@ from bert_tf.files import (
     expand_input_patterns,
     write_text_atomically,
 )
-from bert_tf.options import option
+from bert_tf.options import group, option
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class PretrainingDataOptions:
     """The flags of create_pretraining_data.py (the original's, then the new ones)."""
 
@@ -69,34 +69,10 @@ class PretrainingDataOptions:
     output_files: tuple = option(
         help="Output TF example file (or comma-separated list of files).", flag="output_file"
     )
-    vocab_file: str = option(help="The vocabulary file that the BERT model was trained on.")
-    do_lower_case: bool = option(
-        True,
-        "Whether to lower case the input text. Should be True for uncased models and "
-        "False for cased models.",
-    )
-    do_whole_word_mask: bool = option(
-        False, "Whether to use whole word masking rather than per-WordPiece masking."
-    )
-    max_seq_length: int = option(128, "Maximum sequence length.")
-    max_predictions_per_seq: int = option(
-        20, "Maximum number of masked LM predictions per sequence."
-    )
+    tokenizer: pretraining_blocks.TokenizerOptions = group(pretraining_blocks.TokenizerOptions)
+    instances: InstanceOptions = group(InstanceOptions)
     random_seed: int = option(12345, "Random seed for data generation.")
-    dupe_factor: int = option(
-        10, "Number of times to duplicate the input data (with different masks)."
-    )
-    masked_lm_prob: float = option(0.15, "Masked LM probability.")
-    short_seq_prob: float = option(
-        0.1, "Probability of creating sequences which are shorter than the maximum length."
-    )
     # Beyond the original.
-    word_segmenter: str | None = option(
-        None,
-        "With --do_whole_word_mask: mask the pieces of each word of this segmenter "
-        f"together (one of: {', '.join(pretraining_blocks.WORD_SEGMENTERS)}; text "
-        "without ## pieces, e.g. Chinese; needs the jieba extra).",
-    )
     num_workers: int = option(
         1,
         "Processes that tokenize and make instances: this one and num_workers - 1 spawned "
@@ -124,25 +100,6 @@ class PretrainingDataOptions:
             object.__setattr__(self, name, tuple(path for path in getattr(self, name) if path))
 
     @property
-    def instance_options(self):
-        return InstanceOptions(
-            max_seq_length=self.max_seq_length,
-            max_predictions_per_seq=self.max_predictions_per_seq,
-            masked_lm_prob=self.masked_lm_prob,
-            short_seq_prob=self.short_seq_prob,
-            dupe_factor=self.dupe_factor,
-            do_whole_word_mask=self.do_whole_word_mask,
-        )
-
-    @property
-    def tokenizer_options(self):
-        return pretraining_blocks.TokenizerOptions(
-            vocab_file=self.vocab_file,
-            do_lower_case=self.do_lower_case,
-            word_segmenter=self.word_segmenter,
-        )
-
-    @property
     def summary_file(self):
         return summary_path(self.output_files[0])
 
@@ -160,7 +117,7 @@ def summary_path(output_file):
 
 def validate_options(options):
     """Raises InputError, naming the flag, for a value the algorithm cannot use."""
-    o = options
+    o, i = options, options.instances
     if not o.input_patterns:
         raise InputError("--input_file is empty: expected comma-separated files or globs")
     if not o.output_files:
@@ -170,26 +127,31 @@ def validate_options(options):
         raise InputError(f"--output_file names {', '.join(duplicates)} more than once")
     for path in o.output_files:
         check_output_file(path, "--output_file")
-    if o.max_seq_length < 5:
+    if i.max_seq_length < 5:
         raise InputError(
-            f"--max_seq_length={o.max_seq_length}: expected at least 5 "
+            f"--max_seq_length={i.max_seq_length}: expected at least 5 "
             "([CLS] A [SEP] B [SEP] with A and B of at least one token)"
         )
-    if not 1 <= o.max_predictions_per_seq <= o.max_seq_length:
+    if not 1 <= i.max_predictions_per_seq <= i.max_seq_length:
         raise InputError(
-            f"--max_predictions_per_seq={o.max_predictions_per_seq}: expected "
-            f"1 to --max_seq_length={o.max_seq_length}"
+            f"--max_predictions_per_seq={i.max_predictions_per_seq}: expected "
+            f"1 to --max_seq_length={i.max_seq_length}"
         )
-    if not 0 < o.masked_lm_prob < 1:
-        raise InputError(f"--masked_lm_prob={o.masked_lm_prob}: expected a value in (0, 1)")
-    if not 0 <= o.short_seq_prob <= 1:
-        raise InputError(f"--short_seq_prob={o.short_seq_prob}: expected a value in [0, 1]")
-    for flag in ("dupe_factor", "num_workers", "sentences_per_block", "interleave_blocks"):
-        if getattr(o, flag) < 1:
-            raise InputError(f"--{flag}={getattr(o, flag)}: expected at least 1")
-    if o.word_segmenter is not None and not o.do_whole_word_mask:
+    if not 0 < i.masked_lm_prob < 1:
+        raise InputError(f"--masked_lm_prob={i.masked_lm_prob}: expected a value in (0, 1)")
+    if not 0 <= i.short_seq_prob <= 1:
+        raise InputError(f"--short_seq_prob={i.short_seq_prob}: expected a value in [0, 1]")
+    for flag, value in (
+        ("dupe_factor", i.dupe_factor),
+        ("num_workers", o.num_workers),
+        ("sentences_per_block", o.sentences_per_block),
+        ("interleave_blocks", o.interleave_blocks),
+    ):
+        if value < 1:
+            raise InputError(f"--{flag}={value}: expected at least 1")
+    if o.tokenizer.word_segmenter is not None and not i.do_whole_word_mask:
         raise InputError(
-            f"--word_segmenter={o.word_segmenter} only affects masking: "
+            f"--word_segmenter={o.tokenizer.word_segmenter} only affects masking: "
             "pass --do_whole_word_mask too"
         )
 
@@ -207,7 +169,7 @@ def create_pretraining_data(options):
     files = expand_input_patterns(options.input_patterns)
     # Built here even for worker processes: it checks the vocab and the segmenter first.
     processor = pretraining_blocks.BlockProcessor(
-        options.tokenizer_options, options.instance_options, options.random_seed
+        options.tokenizer, options.instances, options.random_seed
     )
     start = time.monotonic()
     summary = PretrainingSummary()
@@ -247,7 +209,8 @@ def write_summary(summary, options, output_files=None):
     """Writes the summary JSON (`options.summary_file`) and logs it; the log
     names `output_files` (default: `options.output_files`)."""
     write_text_atomically(
-        options.summary_file, json.dumps(summary.to_json_dict(options.max_seq_length), indent=2)
+        options.summary_file,
+        json.dumps(summary.to_json_dict(options.instances.max_seq_length), indent=2),
     )
     _log_summary(summary, options, output_files or options.output_files)
 
@@ -310,7 +273,7 @@ def _block_results(blocks, processor, options):
         workers,
         mp_context=multiprocessing.get_context("spawn"),
         initializer=pretraining_blocks.init_worker,
-        initargs=(options.tokenizer_options, options.instance_options, options.random_seed),
+        initargs=(options.tokenizer, options.instances, options.random_seed),
     )
     pending = collections.deque()  # Futures of the workers' blocks and results made here
 
@@ -472,13 +435,13 @@ def _log_summary(summary, options, output_files):
         "Mean masked positions %.2f, random next %.1f%%, lengths %s",
         summary.mean_masked_positions,
         100 * summary.random_next_share,
-        summary.length_histogram(options.max_seq_length),
+        summary.length_histogram(options.instances.max_seq_length),
     )
     if summary.long_sentences:
         logging.info(
             "%d sentences longer than %d tokens were truncated",
             summary.long_sentences,
-            options.max_seq_length - 3,
+            options.instances.max_seq_length - 3,
         )
     if summary.skipped_lines:
         logging.warning("Skipped %d lines that are not UTF-8", summary.skipped_lines)

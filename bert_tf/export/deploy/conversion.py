@@ -27,19 +27,19 @@ def convert_saved_model(options):
             f"--output_file {options.output_file!r} already exists; pass --overwrite to replace it"
         )
     check_output_file(options.output_file, "--output_file")
-    if (options.task_name is None) != (options.data_dir is None):
+    if (options.data.task_name is None) != (options.data.data_dir is None):
         raise InputError("the dev accuracy check needs both --task_name and --data_dir")
     examples = None
-    if options.task_name is not None:
-        processor = registry.get_processor(options.task_name, **options.processor_options)
+    if options.data.task_name is not None:
+        processor = registry.get_processor(options.data.task_name, **options.data.processor_options)
         if processor.is_regression or processor.multi_label:
             raise InputError(
                 f"the dev accuracy check is for single-label classifiers; task "
                 f"{processor.name} is not one"
             )
-        examples = processor.get_dev_examples(options.data_dir)
+        examples = processor.get_dev_examples(options.data.data_dir)
     with atomic_output(options.output_file) as tmp:
-        convert(options.saved_model_dir, tmp, fmt, options.do_lower_case)
+        convert(options.saved_model_dir, tmp, fmt, options.model.do_lower_case)
         report = None if examples is None else _check_accuracy(options, tmp, fmt, examples)
     logging.info("wrote %s (%s)", options.output_file, fmt)
     return report
@@ -61,7 +61,7 @@ def _check_accuracy(options, converted, fmt, examples):
     """The report of `accuracy_check`, written beside the output file;
     InputError past --max_accuracy_drop."""
     report = accuracy_check(
-        options.saved_model_dir, converted, fmt, examples, options.do_lower_case
+        options.saved_model_dir, converted, fmt, examples, options.model.do_lower_case
     )
     drop = 100 * (report["saved_model_accuracy"] - report[f"{fmt}_accuracy"])
     report["max_accuracy_drop"] = options.max_accuracy_drop
