@@ -232,6 +232,9 @@ def test_num_classes_and_label_names_say_the_number_of_labels(tiny_config):
         bert_tf.BertClassifier(tiny_config)
     with pytest.raises(InputError, match="2 label_names for num_labels=3"):
         bert_tf.BertClassifier(tiny_config, num_classes=3, label_names=["a", "b"])
+    tagger = bert_tf.BertTokenClassifier(tiny_config, num_classes=5, use_crf=True)
+    assert (tagger.num_labels, tagger.crf.num_tags) == (5, 5)
+    assert bert_tf.BertTokenClassifier(tiny_config, label_names=["O", "B-X", "I-X"]).num_labels == 3
 
 
 def test_from_pretrained_and_raw_text_errors_name_what_is_wrong(tmp_path):

@@ -16,14 +16,13 @@ from bert_tf import checkpoints
 from bert_tf.config import BertConfig
 from bert_tf.data import features as feature_files
 from bert_tf.modeling import BertClassifier
-from bert_tf.options import ModelOptions, build, group, option
+from bert_tf.options import build, option
 from bert_tf.tasks.fine_tuning import FineTuningRunner
 from bert_tf.tasks.logits import ClassificationObjective, combine_windows, softmax
-from bert_tf.tasks.options import IN_UPDATES, ExportOptions, RunOptions
+from bert_tf.tasks.options import FineTuningOptions
 from bert_tf.tasks.run import run_task
 from bert_tf.text import tokenization
 from bert_tf.text.packing import pack_inputs
-from bert_tf.training.options import RuntimeOptions, TrainingOptions
 
 # --- 1. The data module (bert_tf/data/<task>.py) -----------------------------
 
@@ -82,12 +81,7 @@ def make_dataset(path, max_seq_length, batch_size, is_training, **kwargs):
 
 
 @dataclasses.dataclass(kw_only=True)
-class SentenceLabelOptions:
-    model: ModelOptions = group(ModelOptions)
-    run: RunOptions = group(RunOptions)
-    training: TrainingOptions = group(TrainingOptions, exclude=IN_UPDATES)
-    runtime: RuntimeOptions = group(RuntimeOptions)
-    export: ExportOptions = group(ExportOptions)
+class SentenceLabelOptions(FineTuningOptions):
     data_dir: str = option(help="Folder with train.tsv, dev.tsv and test.tsv.")
 
 

@@ -167,8 +167,6 @@ class BertClassifier(TaskModel):
         num_labels = label_count(num_labels, num_classes, label_names)
         self.num_labels = num_labels
         self.multi_label = bool(multi_label)
-        if label_names is not None and len(label_names) != num_labels:
-            raise InputError(f"{len(label_names)} label_names for num_labels={num_labels}")
         self.label_names = None if label_names is None else tuple(map(str, label_names))
         self.dropout = keras.layers.Dropout(CLASSIFIER_DROPOUT)
         self.classifier = OutputProjection(

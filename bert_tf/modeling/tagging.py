@@ -14,7 +14,7 @@ from bert_tf.modeling.crf import LinearChainCrf
 from bert_tf.modeling.layers import OutputProjection
 from bert_tf.modeling.losses import CrfLoss, TokenCrossEntropy
 from bert_tf.modeling.models import CLASSIFIER_DROPOUT
-from bert_tf.modeling.task_model import TaskModel
+from bert_tf.modeling.task_model import TaskModel, label_count
 
 COMBINE_MODES = ("concat", "sum")
 
@@ -56,7 +56,9 @@ def _crf_variables(crf):
 class BertTokenClassifier(TaskModel):
     """Encoder + dropout(0.1) + a dense layer on every token of the sequence output.
 
-    Returns float32 logits `[batch, seq, num_labels]`. TF1 names: top-level
+    Returns float32 logits `[batch, seq, num_labels]` (`num_classes`,
+    keras-hub's word, is the same; without either, one per `label_names`).
+    TF1 names: top-level
     `output_weights [num_labels, hidden]` and `output_bias`, as the
     classifier of the original run_classifier.py. With `use_crf`, the logits
     are a linear-chain CRF's emissions over each word's first piece
@@ -73,11 +75,19 @@ class BertTokenClassifier(TaskModel):
 
     text_layout = tagging_text.RAW_TEXT
 
-    def __init__(self, config, num_labels, use_crf=False, label_names=None, **kwargs):
+    def __init__(
+        self,
+        config,
+        num_labels=None,
+        use_crf=False,
+        label_names=None,
+        *,
+        num_classes=None,
+        **kwargs,
+    ):
         kwargs.setdefault("name", "bert_token_classifier")
         super().__init__(config, **kwargs)
-        if label_names is not None and len(label_names) != num_labels:
-            raise InputError(f"{len(label_names)} label_names for num_labels={num_labels}")
+        num_labels = label_count(num_labels, num_classes, label_names)
         self.label_names = None if label_names is None else tuple(map(str, label_names))
         self.num_labels = num_labels
         self.use_crf = use_crf

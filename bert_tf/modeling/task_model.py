@@ -212,15 +212,19 @@ class TaskModel(keras.Model):
 
 def label_count(num_labels, num_classes=None, label_names=None):
     """The number of labels a task model is given: `num_labels`, or
-    keras-hub's `num_classes`, or the length of `label_names`."""
+    keras-hub's `num_classes`, or the length of `label_names` (which must
+    match the others)."""
     given = {n: v for n, v in (("num_labels", num_labels), ("num_classes", num_classes)) if v}
     if len(set(given.values())) > 1:
         raise InputError(f"num_labels={num_labels} and num_classes={num_classes} differ: pass one")
-    if given:
-        return next(iter(given.values()))
-    if label_names:
-        return len(label_names)
-    raise InputError("pass num_labels (or num_classes, or label_names)")
+    count = next(iter(given.values()), None)
+    if label_names is not None:
+        if count is not None and len(label_names) != count:
+            raise InputError(f"{len(label_names)} label_names for num_labels={count}")
+        count = len(label_names)
+    if not count:
+        raise InputError("pass num_labels (or num_classes, or label_names)")
+    return count
 
 
 def accuracy():

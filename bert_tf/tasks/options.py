@@ -66,15 +66,24 @@ class ExportOptions:
 
 
 @dataclasses.dataclass(kw_only=True)
-class ClassifierOptions:
-    """The flags of the original run_classifier.py (with its defaults) and the additions."""
+class FineTuningOptions:
+    """The groups every fine-tuning script holds, with all their flags
+    (training counted in epochs). A task adds its own flags; it re-declares
+    a group field only to expose fewer of the group's flags or to change
+    their defaults or help."""
 
     model: ModelOptions = group(ModelOptions)
-    data: ClassifierDataOptions = group(ClassifierDataOptions)
     run: RunOptions = group(RunOptions)
     training: TrainingOptions = group(TrainingOptions, exclude=IN_UPDATES)
     runtime: RuntimeOptions = group(RuntimeOptions)
     export: ExportOptions = group(ExportOptions)
+
+
+@dataclasses.dataclass(kw_only=True)
+class ClassifierOptions(FineTuningOptions):
+    """The flags of the original run_classifier.py (with its defaults) and the additions."""
+
+    data: ClassifierDataOptions = group(ClassifierDataOptions)
     long_text_stride: int | None = option(
         None,
         "Split texts longer than --max_seq_length into windows this many tokens apart "
@@ -98,15 +107,12 @@ class ClassifierOptions:
 
 
 @dataclasses.dataclass(kw_only=True)
-class MultipleChoiceOptions:
+class MultipleChoiceOptions(FineTuningOptions):
     """The flags of run_multiple_choice.py (run_classifier's that apply)."""
 
-    model: ModelOptions = group(ModelOptions)
     run: RunOptions = group(
         RunOptions, help={"do_predict": "Whether to predict test.csv (writes test_results.tsv)."}
     )
-    training: TrainingOptions = group(TrainingOptions, exclude=IN_UPDATES)
-    runtime: RuntimeOptions = group(RuntimeOptions)
     export: ExportOptions = group(
         ExportOptions, help={"export_dir": "Write a SavedModel (context + endings in) here."}
     )
@@ -114,7 +120,7 @@ class MultipleChoiceOptions:
 
 
 @dataclasses.dataclass(kw_only=True)
-class NerOptions:
+class NerOptions(FineTuningOptions):
     """The flags of run_ner.py."""
 
     model: ModelOptions = group(
@@ -137,7 +143,6 @@ class NerOptions:
         exclude=IN_UPDATES,
         help={"num_train_epochs": "Training epochs (over the sentences)."},
     )
-    runtime: RuntimeOptions = group(RuntimeOptions)
     export: ExportOptions = group(
         ExportOptions, help={"export_dir": "Write a SavedModel (sentences in, tags out) here."}
     )
@@ -179,7 +184,7 @@ class NerOptions:
 
 
 @dataclasses.dataclass(kw_only=True)
-class SquadOptions:
+class SquadOptions(FineTuningOptions):
     """The flags of the original run_squad.py (with its defaults) and the
     additions. run_squad.py has no eval set of its own: --predict_file is
     scored instead, after training only."""
@@ -208,7 +213,6 @@ class SquadOptions:
         exclude=(*IN_UPDATES, "eval_batch_size"),
         help={"num_train_epochs": "Training epochs (over the questions)."},
     )
-    runtime: RuntimeOptions = group(RuntimeOptions)
     export: ExportOptions = group(
         ExportOptions, help={"export_dir": "Write a SavedModel (question + context in) here."}
     )
