@@ -261,6 +261,41 @@ def test_token_classifier_on_raw_text_equals_run_ner(model_files, tmp_path, use_
         np.testing.assert_allclose(value, float(script_results[name]), rtol=1e-5, err_msg=name)
 
 
+def cut(value, part, at):
+    """The examples before (part 0) or from (part 1) `at` of a list, a tuple
+    of lists or a dict of lists."""
+    if isinstance(value, dict):
+        return {k: cut(v, part, at) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return tuple(cut(v, part, at) for v in value)
+    return value[:at] if part == 0 else value[at:]
+
+
+@pytest.mark.large
+def test_validation_split_cuts_raw_sentences_and_questions(model_files):
+    """validation_split on raw text validates on the last examples, as
+    validation_data with them does (two word lists are two sentences, not
+    a text pair)."""
+    config = bert_tf.BertConfig.from_json_file(model_files[1])
+    runs = [
+        (bert_tf.BertTokenClassifier, {"label_names": ["O", "B-CODE"]}, *conll_sentences(2, 0), 1),
+        (bert_tf.BertSpanLabeler, {}, *squad_questions(2, 0), 1),
+    ]
+    for model_class, arguments, x, y, at in runs:
+        histories = []
+        fits = [
+            ((x, y), {"validation_split": 0.5}),
+            ((cut(x, 0, at), cut(y, 0, at)), {"validation_data": (cut(x, 1, at), cut(y, 1, at))}),
+        ]
+        for data, validation in fits:
+            keras.utils.set_random_seed(3)
+            model = model_class(config, preprocessor=preprocessor(model_files), **arguments)
+            model.compile(learning_rate=1e-3)
+            histories.append(model.fit(*data, verbose=0, **validation).history)
+        assert "val_loss" in histories[0]
+        assert histories[0] == histories[1], model_class.__name__
+
+
 def test_token_classifier_takes_strings_and_cluener_spans(model_files):
     """Strings split as the exported tagger splits them (each CJK character a
     word); CLUENER spans tag every character, as run_ner.py's cluener format."""

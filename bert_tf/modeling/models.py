@@ -307,6 +307,9 @@ class BertSpanLabeler(TaskModel):
         """Answers (`span_text.answer_columns`) as one list per question."""
         return span_text.answer_columns(y)
 
+    def takes_raw_text(self, x):
+        return span_text.is_raw(x)
+
     def _text_data(self, x, y, sample_weight, batch_size, shuffle):
         if not span_text.is_raw(x):
             return super()._text_data(x, y, sample_weight, batch_size, shuffle)

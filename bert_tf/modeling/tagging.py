@@ -1,5 +1,6 @@
 """Token tagging models (NER): fine-tuned and feature-based (BERT paper, section 5.3)."""
 
+import math
 from functools import partial
 
 import keras
@@ -133,6 +134,15 @@ class BertTokenClassifier(TaskModel):
         if self.label_names is None:
             raise InputError(f"{what} needs label_names: pass them to the model or fit it on tags")
         return self.label_names
+
+    def takes_raw_text(self, x):
+        return tagging_text.is_raw(x)
+
+    def split_raw_text(self, x, y, sample_weight, validation_split):
+        # A list of sentences (each a str or a word list): cut the list.
+        at = int(math.floor(len(x) * (1.0 - validation_split)))
+        parts = [(v, v) if v is None else (v[:at], v[at:]) for v in (x, y, sample_weight)]
+        return tuple(tuple(part[i] for part in parts) for i in (0, 1))
 
     def _text_data(self, x, y, sample_weight, batch_size, shuffle):
         if not tagging_text.is_raw(x):

@@ -129,6 +129,16 @@ class TaskModel(keras.Model):
         if self.built:
             self.optimizer.build(self.trainable_variables)
 
+    def takes_raw_text(self, x):
+        """Whether `x` is raw text (of any layout) rather than packed inputs."""
+        return text_layout(x) is not None
+
+    def split_raw_text(self, x, y, sample_weight, validation_split):
+        """Raw text `x` with its `y` and `sample_weight` -> `(training,
+        validation)`, each `(x, y, sample_weight)`: the last `validation_split`
+        of the examples validate, as Keras cuts arrays."""
+        return split_off_validation(x, y, sample_weight, validation_split)
+
     def _text_data(self, x, y, sample_weight, batch_size, shuffle):
         """Raw text -> `(dataset, None, None, None)` through the preprocessor;
         other data as it is."""
@@ -155,9 +165,9 @@ class TaskModel(keras.Model):
         **kwargs,
     ):
         y = self.label_ids(y)
-        if validation_split and validation_data is None and text_layout(x) is not None:
+        if validation_split and validation_data is None and self.takes_raw_text(x):
             # Keras splits arrays, not the dataset raw text becomes: split the text.
-            training, validation_data = split_off_validation(
+            training, validation_data = self.split_raw_text(
                 x, y, kwargs.get("sample_weight"), validation_split
             )
             x, y, kwargs["sample_weight"] = training
