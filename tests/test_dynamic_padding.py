@@ -414,9 +414,8 @@ def test_padding_multiple_defaults_to_8_and_to_16_under_xla():
     from bert_tf.tasks.model_setup import length_multiple
 
     def multiple(padding_multiple=None, jit_compile=False, dynamic_padding=True):
-        options = SimpleNamespace(
-            dynamic_padding=dynamic_padding, padding_multiple=padding_multiple
-        )
+        model = SimpleNamespace(dynamic_padding=dynamic_padding, padding_multiple=padding_multiple)
+        options = SimpleNamespace(model=model)
         return length_multiple(options, tf.distribute.get_strategy(), jit_compile)
 
     assert (multiple(), multiple(jit_compile=True)) == (8, 16)

@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from original_bert import OriginalTokenizer
 
-from bert_tf.text import graph_tokenizer, tokenization
+from bert_tf.text import tokenization
+from bert_tf.text.graph_tokenizer import BertTokenizer
 
 # Characters that exercise every rule of the basic tokenizer.
 LETTERS = "abnAB019"
@@ -118,19 +119,17 @@ GRAPH_PIECES += ["ab", "##ab", "ba", "##ba", "nab", "##ban", "##01", "19"]
 
 
 @pytest.fixture(scope="module", params=[True, False], ids=["uncased", "cased"])
-def graph_tokenizer(request, vocab_dir):
+def tokenizer_pair(request, vocab_dir):
     vocab_file = write_vocab(vocab_dir / "graph_vocab.txt", GRAPH_PIECES)
     return (
         OriginalTokenizer(vocab_file, request.param),
-        graph_tokenizer.BertTokenizer(
-            vocabulary=SPECIAL + GRAPH_PIECES, do_lower_case=request.param
-        ),
+        BertTokenizer(vocabulary=SPECIAL + GRAPH_PIECES, do_lower_case=request.param),
     )
 
 
 @settings(max_examples=25)
 @given(batch=st.lists(texts(), min_size=1, max_size=8))
-def test_in_graph_tokenizer_gives_the_originals_ids(graph_tokenizer, batch):
-    original, layer = graph_tokenizer
+def test_in_graph_tokenizer_gives_the_originals_ids(tokenizer_pair, batch):
+    original, layer = tokenizer_pair
     expected = [original.convert_tokens_to_ids(original.tokenize(t)) for t in batch]
     assert layer(tf.constant(batch)).to_list() == expected
