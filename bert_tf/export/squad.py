@@ -58,6 +58,7 @@ from bert_tf.export.common import (
     model_text_settings,
     write_archive,
 )
+from bert_tf.modeling.span_text import SpanSettings
 from bert_tf.text.packing import pack_example_windows
 from bert_tf.text.preprocessor import whitespace_words
 
@@ -65,24 +66,14 @@ _MODEL_SETTINGS = frozenset(("vocab_file", "do_lower_case"))
 
 
 @dataclasses.dataclass(frozen=True)
-class _Settings:
-    """Windowing and answer selection, as run_squad.py's flags of the same names."""
+class _Settings(SpanSettings):
+    """Windowing and answer selection (`SpanSettings`, run_squad.py's flags of
+    the same names), for windows of `max_seq_length` tokens."""
 
     max_seq_length: int = 384
-    doc_stride: int = 128
-    max_query_length: int = 64
-    max_answer_length: int = 30
-    n_best_size: int = 20
-    version_2_with_negative: bool = False
-    null_score_diff_threshold: float = 0.0
 
     def __post_init__(self):
-        for name in ("doc_stride", "max_answer_length", "n_best_size"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
-                raise InputError(f"{name}={value!r} must be a positive integer")
-        if not isinstance(self.max_query_length, int) or self.max_query_length < 0:
-            raise InputError(f"max_query_length={self.max_query_length!r} must be an integer >= 0")
+        super().__post_init__()
         if (
             not isinstance(self.max_seq_length, int)
             or self.max_seq_length <= self.max_query_length + 3
@@ -93,7 +84,8 @@ class _Settings:
             )
 
 
-_SETTING_NAMES = frozenset(field.name for field in dataclasses.fields(_Settings))
+# What answer() takes (the SavedModel answers; it does not score).
+_SETTING_NAMES = frozenset(field.name for field in dataclasses.fields(_Settings)) - {"eval_metric"}
 
 
 def _cut(chars, rows, begins, ends):
@@ -374,13 +366,13 @@ def export_span_labeler(
     check_export_dir(export_dir, overwrite)
     tokenizer, max_seq_length = _text_settings(model, vocab_file, do_lower_case, max_seq_length)
     settings = _Settings(
-        max_seq_length,
-        doc_stride,
-        max_query_length,
-        max_answer_length,
-        n_best_size,
-        version_2_with_negative,
-        null_score_diff_threshold,
+        max_seq_length=max_seq_length,
+        doc_stride=doc_stride,
+        max_query_length=max_query_length,
+        max_answer_length=max_answer_length,
+        n_best_size=n_best_size,
+        version_2_with_negative=version_2_with_negative,
+        null_score_diff_threshold=null_score_diff_threshold,
     )
     ids_spec = tf.TensorSpec([None, max_seq_length], tf.int32)
     infer = model_call(model, jit_compile)
