@@ -21,10 +21,10 @@ from bert_tf.data import tagging
 from bert_tf.data.squad import features as squad_features
 from bert_tf.errors import InputError
 from bert_tf.modeling import span_text, tagging_text
+from bert_tf.options import build
 from bert_tf.tasks.ner import TaggingObjective, run_ner
 from bert_tf.tasks.options import NerOptions, SquadOptions
 from bert_tf.tasks.squad import SquadObjective, run_squad
-from bert_tf.training.options import TrainingOptions
 
 FILLER = ["the town is old .", "a bird sang .", "it was cold .", "the road is long ."]
 CODES = ["amber", "birch", "cedar"]
@@ -103,7 +103,8 @@ def test_span_labeler_on_raw_text_equals_run_squad(model_files, tmp_path):
     # run_squad.py from the Keras weights: its training does not move them (learning rate 0).
     output_dir = str(tmp_path / "run")
     scores = run_squad(
-        SquadOptions(
+        build(
+            SquadOptions,
             vocab_file=model_files[0],
             bert_config_file=model_files[1],
             init_checkpoint=init,
@@ -115,7 +116,7 @@ def test_span_labeler_on_raw_text_equals_run_squad(model_files, tmp_path):
             max_seq_length=SEQ,
             learning_rate=0.0,
             num_train_epochs=1.0,
-            training=TrainingOptions(seed=1),
+            seed=1,
             **settings,
         )
     )
@@ -210,7 +211,8 @@ def test_token_classifier_on_raw_text_equals_run_ner(model_files, tmp_path, use_
         conll_file(data_dir / f"{name}.txt", sentences, tags)
     output_dir = str(tmp_path / "run")
     run_ner(
-        NerOptions(
+        build(
+            NerOptions,
             data_dir=str(data_dir),
             vocab_file=model_files[0],
             bert_config_file=model_files[1],
@@ -224,7 +226,7 @@ def test_token_classifier_on_raw_text_equals_run_ner(model_files, tmp_path, use_
             do_predict=True,
             learning_rate=0.0,
             num_train_epochs=1.0,
-            training=TrainingOptions(seed=2),
+            seed=2,
         )
     )
     # The same windows and labels, and the same loss on them.

@@ -9,6 +9,7 @@ from bert_tf.data.classification import class_weights as weights
 from bert_tf.data.classification import features as classifier_features
 from bert_tf.data.classification import outputs as classifier_outputs
 from bert_tf.data.classification import registry
+from bert_tf.data.classification.processor import SPLITS
 from bert_tf.errors import InputError
 from bert_tf.export import export_classifier
 from bert_tf.metrics.classification import glue_metrics, multi_label_metrics, tune_thresholds
@@ -51,7 +52,7 @@ def multi_label_eval_metrics(processor, logits, labels, thresholds):
 
 def _has_sentence_pairs(processor, data_dir):
     """Whether the task's examples have a text_b (from its first non-empty split on disk)."""
-    for split in processor.SPLITS:
+    for split in SPLITS:
         if all(os.path.exists(f) for f in processor.input_files(data_dir, split)):
             examples = processor.get_examples(data_dir, split)
             if examples:
