@@ -82,17 +82,23 @@ def _register_keras_classes():
 
 class _RegisterWhenKerasIsImported:
     """An import hook: once `keras` and `tensorflow` (which import each
-    other) are both imported, registers bert_tf's Keras classes, and removes
-    itself. `import bert_tf` must not import them itself: data worker
-    processes and the scripts' flag errors stay fast without TensorFlow."""
+    other) are both imported, and no bert_tf module is half-imported,
+    registers bert_tf's Keras classes, and removes itself. `import bert_tf`
+    must not import them itself: data worker processes and the scripts' flag
+    errors stay fast without TensorFlow. (A bert_tf module that imports
+    TensorFlow is still half-imported then; the modules registered may import
+    it in turn, so they wait for it to finish.)"""
 
     _TRIGGERS = ("keras", "tensorflow")
 
     def __init__(self):
-        self.importing = 0  # nesting depth of the two imports
+        self.importing = {"keras": 0, "bert_tf": 0}  # nesting depth of each kind of import
 
     def find_spec(self, name, path=None, target=None):
-        if name not in self._TRIGGERS:
+        kind = "keras" if name in self._TRIGGERS else None
+        if name.startswith("bert_tf."):
+            kind = "bert_tf"
+        if kind is None:
             return None
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         if spec is None or spec.loader is None:
@@ -100,12 +106,13 @@ class _RegisterWhenKerasIsImported:
         exec_module = spec.loader.exec_module  # the loader is this module's own
 
         def exec_then_register(module):
-            self.importing += 1
+            self.importing[kind] += 1
             try:
                 exec_module(module)
             finally:
-                self.importing -= 1
-            if self.importing == 0 and "keras" in sys.modules and self in sys.meta_path:
+                self.importing[kind] -= 1
+            done = not any(self.importing.values())
+            if done and "keras" in sys.modules and self in sys.meta_path:
                 sys.meta_path.remove(self)
                 _register_keras_classes()
 

@@ -61,6 +61,35 @@ def test_every_module_with_keras_classes_is_registered_with_keras():
     assert defining == set(bert_tf._KERAS_MODULES)
 
 
+# Modules that import TensorFlow and that the registered Keras modules import
+# in turn: importing one first registers the Keras classes while it is still
+# half-imported.
+FIRST_IMPORTS = ("bert_tf.data.features", "bert_tf.text.packing")
+
+
+def test_any_module_imported_first_registers_the_keras_classes():
+    code = (
+        "import sys\n"
+        "__import__(sys.argv[1])\n"
+        "import keras\n"
+        "assert 'bert_tf>BertSpanLabeler' in keras.saving.get_custom_objects()"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO), "TF_CPP_MIN_LOG_LEVEL": "3"}
+    runs = {
+        name: subprocess.Popen(
+            [sys.executable, "-c", code, name],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for name in FIRST_IMPORTS
+    }
+    for name, run in runs.items():
+        _, stderr = run.communicate(timeout=HANG_TIMEOUT)
+        assert run.returncode == 0, f"{name}: {stderr[-2000:]}"
+
+
 LOAD = """
 import json, sys
 order = sys.argv[1].split(",")
