@@ -153,7 +153,7 @@ def replace(options, **values):
     return dataclasses.replace(options, **own)
 
 
-@dataclasses.dataclass(kw_only=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class ModelOptions:
     """The model, its vocabulary and how its inputs are padded: the group of
     every script that runs a model."""

@@ -93,6 +93,31 @@ def test_options_are_built_and_replaced_by_flag_name():
         group(_Group, help={"typo": "x"})
 
 
+def test_every_scripts_options_refuse_an_assignment():
+    """A flat name of before the groups (`options.init_checkpoint = ...`) or a
+    misspelling is an error, not an attribute nothing reads."""
+    from bert_tf.tasks import options as task_options
+
+    built = build(task_options.ClassifierOptions, task_name="mrpc", data_dir="d", output_dir="o")
+    for target, name in ((built, "init_checkpoint"), (built.model, "init_checkpoint")):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(target, name, "x")
+    script_classes = [
+        value
+        for value in vars(task_options).values()
+        if isinstance(value, type) and dataclasses.is_dataclass(value)
+    ]
+    assert len(script_classes) >= 10
+    for options_class in script_classes:
+        groups = [
+            f.metadata["group"].options_class
+            for f in dataclasses.fields(options_class)
+            if "group" in f.metadata
+        ]
+        for frozen_class in (options_class, *groups):
+            assert frozen_class.__dataclass_params__.frozen, frozen_class.__name__
+
+
 def test_create_pretraining_data_flags_keep_the_original_names_and_defaults():
     flag_values = _parse(
         PretrainingDataOptions,

@@ -14,6 +14,7 @@ from shared import numpy_probabilities, options, pair_features, sentence, write_
 
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
+from bert_tf.options import replace
 from bert_tf.tasks.classifier import run_classifier
 
 SERVE = """
@@ -265,7 +266,7 @@ def test_a_checkpoint_of_another_size_stops_the_run_before_any_feature_is_writte
     write_mrpc(data_dir, random.Random(0), sizes=(8, 8, 8))
     output_dir = tmp_path / "out"
     run = options(model_files, "mrpc", data_dir, str(output_dir), do_train=True)
-    run.model.init_checkpoint = prefix
+    run = replace(run, init_checkpoint=prefix)
     with pytest.raises(
         CheckpointError,
         match=rf"bert_model.ckpt does not fit --bert_config_file {config_file}: wrong shape: "
@@ -286,7 +287,7 @@ def test_bad_inputs(model_files, tmp_path):
     ):
         run_classifier(options(model_files, "mrpc", data_dir, str(tmp_path / "o")))
     big = options(model_files, "mrpc", data_dir, str(tmp_path / "o"), do_eval=True)
-    big.model.max_seq_length = 128
+    big = replace(big, max_seq_length=128)
     with pytest.raises(
         InputError, match="--max_seq_length=128 is larger than max_position_embeddings=64"
     ):

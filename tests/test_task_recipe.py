@@ -80,7 +80,7 @@ def make_dataset(path, max_seq_length, batch_size, is_training, **kwargs):
 # --- 2. The runner (bert_tf/tasks/<task>.py) ---------------------------------
 
 
-@dataclasses.dataclass(kw_only=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class SentenceLabelOptions(FineTuningOptions):
     data_dir: str = option(help="Folder with train.tsv, dev.tsv and test.tsv.")
 

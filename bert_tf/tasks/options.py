@@ -21,7 +21,7 @@ IN_EPOCHS = ("num_train_epochs", "warmup_proportion")
 IN_UPDATES = ("num_train_steps", "num_warmup_steps")
 
 
-@dataclasses.dataclass(kw_only=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class RunOptions:
     """What a training run does and where: its modes, checkpoints and the
     evaluations during training, with the original's defaults."""
@@ -57,7 +57,7 @@ class RunOptions:
     )
 
 
-@dataclasses.dataclass(kw_only=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class ExportOptions:
     """Where a fine-tuning run writes its SavedModel."""
 
@@ -65,7 +65,7 @@ class ExportOptions:
     overwrite: bool = option(False, "Replace an existing --export_dir.")
 
 
-@dataclasses.dataclass(kw_only=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class FineTuningOptions:
     """The groups every fine-tuning script holds, with all their flags
     (training counted in epochs). A task adds its own flags; it re-declares
@@ -79,7 +79,7 @@ class FineTuningOptions:
     export: ExportOptions = group(ExportOptions)
 
 
-@dataclasses.dataclass(kw_only=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class ClassifierOptions(FineTuningOptions):
     """The flags of the original run_classifier.py (with its defaults) and the additions."""
 
@@ -106,7 +106,7 @@ class ClassifierOptions(FineTuningOptions):
     )
 
 
-@dataclasses.dataclass(kw_only=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class MultipleChoiceOptions(FineTuningOptions):
     """The flags of run_multiple_choice.py (run_classifier's that apply)."""
 
@@ -119,7 +119,7 @@ class MultipleChoiceOptions(FineTuningOptions):
     data_dir: str = option(help="Folder with SWAG's train.csv, val.csv and test.csv.")
 
 
-@dataclasses.dataclass(kw_only=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class NerOptions(FineTuningOptions):
     """The flags of run_ner.py."""
 
@@ -183,7 +183,7 @@ class NerOptions(FineTuningOptions):
     )
 
 
-@dataclasses.dataclass(kw_only=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class SquadOptions(FineTuningOptions):
     """The flags of the original run_squad.py (with its defaults) and the
     additions. run_squad.py has no eval set of its own: --predict_file is
@@ -244,7 +244,7 @@ class SquadOptions(FineTuningOptions):
     )
 
 
-@dataclasses.dataclass(kw_only=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class PretrainingOptions:
     """The flags of the original run_pretraining.py, with its defaults."""
 
@@ -264,7 +264,7 @@ class PretrainingOptions:
     )
 
 
-@dataclasses.dataclass(kw_only=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class FeatureOptions:
     """The flags of the original extract_features.py, `output_format`, and
     how the model runs (`runtime`): nothing is trained."""
@@ -291,7 +291,7 @@ class FeatureOptions:
     )
 
 
-@dataclasses.dataclass(kw_only=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class ExportModelOptions:
     """export_model.py's flags; the task flags name the dev set of the check."""
 

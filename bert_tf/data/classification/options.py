@@ -8,7 +8,7 @@ from bert_tf.data.classification import registry
 from bert_tf.options import option
 
 
-@dataclasses.dataclass(kw_only=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class ClassifierDataOptions:
     """Which task's files to read and how: the flags of `registry.get_processor`
     (run_classifier.py's, and export_model.py's dev-set check)."""
