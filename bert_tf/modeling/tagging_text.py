@@ -17,6 +17,7 @@ run_ner.py's eval_results.txt (`metrics.entities.eval_metrics`).
 import numpy as np
 
 from bert_tf.data import tagging
+from bert_tf.data.features import input_features
 from bert_tf.errors import InputError
 from bert_tf.text.preprocessor import split_words, window_dataset
 from bert_tf.text.tags import detect_scheme
@@ -95,11 +96,8 @@ def windows(preprocessor, found, label_names, labelled=True):
 
 
 def model_inputs(records):
-    return {
-        "input_word_ids": records["input_ids"],
-        "input_mask": records["input_mask"],
-        "input_type_ids": records["segment_ids"],
-    }
+    """The windows' records under the names the model reads (`input_features`)."""
+    return {f.model_name or f.name: records[f.name] for f in input_features(None)}
 
 
 def training_dataset(preprocessor, found, label_names, use_crf, batch_size=None, shuffle=False):
