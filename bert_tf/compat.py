@@ -42,17 +42,22 @@ def kill_pool_workers(pool):
     pool._result_queue._writer.close()
 
 
-def frozen_function(concrete_function):
-    """A concrete function with its variables as constants.
+def frozen_graph_def(concrete_function):
+    """The function's graph, inlined, with its variables as constants.
 
     TensorFlow 2.x has no public freezing API; tf2onnx needs a frozen graph
     (`tensorflow.python.framework.convert_to_constants`, unchanged since 2.2).
-    Guarded by tests/test_export_deploy.py (ONNX outputs equal the SavedModel's)."""
-    from tensorflow.python.framework.convert_to_constants import (
-        convert_variables_to_constants_v2,
-    )
+    Its public `convert_variables_to_constants_v2` also imports the frozen
+    graph into a new function, which for BERT-Base held about 9x the
+    weights in memory at once; the GraphDef alone holds them once. Guarded by
+    tests/test_export_deploy.py (ONNX outputs equal the SavedModel's)."""
+    from tensorflow.python.framework import convert_to_constants
 
-    return convert_variables_to_constants_v2(concrete_function)
+    converter_data = convert_to_constants._FunctionConverterDataInEager(
+        func=concrete_function, lower_control_flow=True, aggressive_inlining=False
+    )
+    graph_def, _ = convert_to_constants._replace_variables_by_constants(converter_data)
+    return graph_def
 
 
 @contextlib.contextmanager

@@ -79,6 +79,11 @@ def test_single_sentence_regression_export_and_overwrite(setup):
     np.testing.assert_allclose(served["predictions"].numpy(), expected, atol=2e-5)
     by_ids = loaded.signatures["serving_ids"](**{k: tf.constant(v) for k, v in inputs.items()})
     np.testing.assert_allclose(by_ids["predictions"].numpy(), expected, atol=2e-5)
+    # Each weight is stored once (Keras's `ExportArchive.track(model)` stores it twice).
+    stored = tf.train.load_checkpoint(f"{export_dir}/variables/variables")
+    shapes = stored.get_variable_to_shape_map()
+    values = sum(int(np.prod(shapes[key])) for key in shapes if key.endswith("VARIABLE_VALUE"))
+    assert values == model.count_params()
 
     # A sentence-pair classifier replaces it only with overwrite.
     pairs = BertClassifier(config, num_labels=3)

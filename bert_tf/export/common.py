@@ -104,13 +104,15 @@ def request_length_multiple(jit_compile):
     return XLA_PAD_MULTIPLE if jit_compile else 1
 
 
-def write_archive(export_dir, model, tokenizer, endpoints):
-    """Writes a SavedModel of `model` and `tokenizer` with `endpoints`
-    ({signature name: tf.function}) to a temporary directory renamed to
-    `export_dir` at the end, so that it is never left half-written; returns
-    `export_dir`."""
+def write_archive(export_dir, tokenizer, endpoints):
+    """Writes a SavedModel of `tokenizer` and `endpoints` ({signature name:
+    tf.function}, with the variables they use) to a temporary directory
+    renamed to `export_dir` at the end, so that it is never left
+    half-written; returns `export_dir`."""
     archive = keras.export.ExportArchive()
-    archive.track(model)
+    # The endpoints bring the model's variables; `track(model)` would store
+    # each of them a second time (Keras 3.15, keras-team/keras#23553: twice
+    # the size on disk and in memory wherever the SavedModel is loaded).
     archive.track(tokenizer)
     # Each step takes seconds (6-8 s for a tiny tagger on 2 cores) without a word.
     logging.info("tracing the SavedModel's signatures: %s", ", ".join(endpoints))

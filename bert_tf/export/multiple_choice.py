@@ -75,7 +75,6 @@ def export_multiple_choice(
     )
     return write_archive(
         export_dir,
-        model,
         tokenizer,
         {
             "serving_default": text_fn,

@@ -176,7 +176,7 @@ def export_tagger(
             getattr(model, "crf", None),
         )
 
-    return write_archive(export_dir, model, tokenizer, {"serving_default": serve})
+    return write_archive(export_dir, tokenizer, {"serving_default": serve})
 
 
 def entities(model_or_export, texts, labels=None, max_seq_length=None):
