@@ -34,7 +34,9 @@ SCRIPT_OPTIONS = {
     "extend_checkpoint.py": ("bert_tf.tasks.options:ExtendOptions",),
 }
 
-BEGIN = "<!-- flags: made by tests/flag_tables.py from the options dataclasses; edit the help there -->"
+BEGIN = (
+    "<!-- flags: made by tests/flag_tables.py from the options dataclasses; edit the help there -->"
+)
 END = "<!-- end of flags -->"
 
 
