@@ -4,7 +4,7 @@ STAMP := $(VENV)/.installed-test
 DEMO_STAMP := $(VENV)/.installed-demo
 DEMO_DIR ?= demo_output
 
-.PHONY: test test-large test-portable test-newest mutation bench-beam calibrate demo install constraints clean bench-peers
+.PHONY: test test-large test-portable test-newest mutation bench-beam calibrate demo docs install constraints clean bench-peers
 
 $(PY):
 	python3.11 -m venv $(VENV)
@@ -117,6 +117,17 @@ mutation: $(MUTMUT_STAMP)
 demo: $(DEMO_STAMP)
 	$(PY) demo/run_demo.py --demo_dir=$(DEMO_DIR)
 
+# The documentation site (mkdocs.yml, docs/) into site/; --strict makes a
+# broken link, nav entry or API reference an error. The API pages are read
+# from the source (griffe), so bert_tf is not imported.
+DOCS_STAMP := $(VENV)/.installed-docs
+$(DOCS_STAMP): $(PY) setup.py constraints.txt
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[docs]'
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
+
 # PyTorch peer for bench/train_vs_pytorch.py: its own venv, never used by make test.
 PEERS_VENV := .venv-peers
 PEERS_PY := $(PEERS_VENV)/bin/python
@@ -132,4 +143,4 @@ bench-peers: $(STAMP) $(PEERS_STAMP)
 	$(PY) bench/train_vs_pytorch.py --peer_python=$(PEERS_PY)
 
 clean:
-	rm -rf $(VENV) $(PEERS_VENV) $(NEWEST_VENV) $(BEAM_VENV) build *.egg-info mutants
+	rm -rf $(VENV) $(PEERS_VENV) $(NEWEST_VENV) $(BEAM_VENV) build *.egg-info mutants site

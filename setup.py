@@ -52,5 +52,12 @@ setup(
             "onnx==1.23.2",
             "onnxruntime==1.32.0",
         ],
+        # The documentation site (`make docs`: mkdocs.yml, docs/).
+        "docs": [
+            "mkdocs==1.6.1",
+            "mkdocs-material==9.8.2",
+            "mkdocstrings[python]==1.0.8",
+            "mkdocstrings-python==2.0.11",
+        ],
     },
 )

@@ -1,13 +1,24 @@
-"""The fenced code blocks of the READMEs, with the marker line that says how
-each is checked, and the commands of the shell blocks."""
+"""The fenced code blocks of the READMEs and of the documentation pages
+(docs/), with the marker line that says how each is checked, and the
+commands of the shell blocks."""
 
 import dataclasses
+import glob
 import os
 import re
 import shlex
+import textwrap
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 READMES = ("README.md", "README.zh.md")
+# Every page of the site, relative to the repository, in a stable order.
+DOCS = tuple(
+    sorted(
+        os.path.relpath(path, REPO)
+        for path in glob.glob(os.path.join(REPO, "docs", "**", "*.md"), recursive=True)
+    )
+)
+DOCUMENTS = READMES + DOCS
 NOT_RUN = "<!-- not run here: "
 RUN_BY = "<!-- run by "
 
@@ -27,7 +38,8 @@ class Block:
 
 
 def blocks(readme):
-    """Every fenced block of `readme` (a file name in the repository root)."""
+    """Every fenced block of `readme` (a path relative to the repository),
+    indented ones (in a list item) too."""
     with open(os.path.join(REPO, readme), encoding="utf-8") as f:
         lines = f.read().splitlines()
     found, section, index = [], "", 0
@@ -35,11 +47,13 @@ def blocks(readme):
         line = lines[index]
         if line.startswith("## "):
             section = line[3:].strip()
-        if line.startswith("```"):
-            end = lines.index("```", index + 1)
+        fence = re.match(r"( *)```(.*)$", line)
+        if fence:
+            indent = fence.group(1)
+            end = lines.index(indent + "```", index + 1)
             marker = lines[index - 1].strip() if index else ""
-            code = "\n".join(lines[index + 1 : end]) + "\n"
-            found.append(Block(readme, index + 1, line[3:].strip(), section, marker, code))
+            code = textwrap.dedent("\n".join(lines[index + 1 : end]) + "\n")
+            found.append(Block(readme, index + 1, fence.group(2).strip(), section, marker, code))
             index = end
         index += 1
     return found

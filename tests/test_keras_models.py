@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from conftest import HANG_TIMEOUT, minilm_dir, random_inputs
+from readme_blocks import block_in
 from shared import write_release
 
 import bert_tf
@@ -259,16 +260,20 @@ def test_from_pretrained_and_raw_text_errors_name_what_is_wrong(tmp_path):
 
 
 def readme_keras_examples():
-    with open(os.path.join(REPO, "README.md"), encoding="utf-8") as f:
-        text = f.read()
-    section = text[text.index("\n## Keras\n") :]
-    section = section[: section.index("\n## ", 1)]
-    return re.findall(r"```python\n(.*?)```", section, re.S)
+    """The Keras guide's first three examples (docs/keras.md)."""
+    return [
+        block_in("docs/keras.md", section, "import").code
+        for section in (
+            "Fine-tune and predict on raw text",
+            "The encoder and a preprocessor",
+            "Models from a config",
+        )
+    ]
 
 
 def test_readme_keras_examples_run_as_written(tmp_path, monkeypatch):
-    """The README's Keras code, on MiniLM written as a Google release in the
-    folder the README names."""
+    """The Keras guide's code, on MiniLM written as a Google release in the
+    folder the guide names."""
     monkeypatch.chdir(tmp_path)
     write_release(bert_tf.BertEncoder.from_pretrained(minilm_dir()), tmp_path)
     fit_example, encoder_example, config_example = readme_keras_examples()

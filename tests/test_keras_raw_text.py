@@ -329,7 +329,7 @@ def test_token_classifier_takes_strings_and_cluener_spans(model_files):
 
 
 def run_readme_block(readme, section, release_name, tmp_path, monkeypatch):
-    """Runs the README block of `section` that fine-tunes a span labeler, on
+    """Runs the block of `readme`'s `section` that fine-tunes a span labeler, on
     MiniLM written as the Google release the block names."""
     monkeypatch.chdir(tmp_path)
     write_release(bert_tf.BertEncoder.from_pretrained(minilm_dir()), tmp_path, release_name)
@@ -341,8 +341,8 @@ def run_readme_block(readme, section, release_name, tmp_path, monkeypatch):
 @pytest.mark.large
 def test_readme_raw_text_examples_run_as_written(tmp_path, monkeypatch):
     names = run_readme_block(
-        "README.md",
-        "Keras: answers and entities from raw text",
+        "docs/keras.md",
+        "Answers and entities from raw text",
         "uncased_L-12_H-768_A-12",
         tmp_path,
         monkeypatch,
@@ -356,7 +356,11 @@ def test_readme_raw_text_examples_run_as_written(tmp_path, monkeypatch):
 @pytest.mark.large
 def test_chinese_readme_raw_text_example_runs_as_written(tmp_path, monkeypatch):
     names = run_readme_block(
-        "README.zh.md", "在 Python / Keras 中使用", "chinese_L-12_H-768_A-12", tmp_path, monkeypatch
+        "docs/zh/getting_started.md",
+        "在 Python / Keras 中使用",
+        "chinese_L-12_H-768_A-12",
+        tmp_path,
+        monkeypatch,
     )
     assert names["answers"][0]["answer"] in names["x"][1][0]
     assert {"loss", "F1", "EM"} <= set(names["scores"])

@@ -1,5 +1,6 @@
-"""The READMEs' code blocks: each is run by a test or says why it cannot be
-run here, and every script command in them uses flags the script defines."""
+"""The code blocks of the READMEs and the documentation pages (docs/): each
+is run by a test or says why it cannot be run here, and every script command
+in them uses flags the script defines."""
 
 import ast
 import importlib
@@ -12,7 +13,16 @@ import xml.etree.ElementTree as ElementTree
 
 import pytest
 from conftest import minilm_dir
-from readme_blocks import NOT_RUN, READMES, REPO, RUN_BY, block_in, blocks, commands, optional_flags
+from readme_blocks import (
+    DOCUMENTS,
+    NOT_RUN,
+    REPO,
+    RUN_BY,
+    block_in,
+    blocks,
+    commands,
+    optional_flags,
+)
 from shared import write_release
 
 # Apache Beam's pipeline options, which create_pretraining_data.py passes on to Beam.
@@ -29,7 +39,7 @@ BEAM_OPTIONS = {
 
 
 def every_block():
-    return [block for readme in READMES for block in blocks(readme)]
+    return [block for document in DOCUMENTS for block in blocks(document)]
 
 
 def test_every_block_is_run_by_a_test_or_says_why_not():
@@ -159,14 +169,19 @@ def write_corpus(folder):
 @pytest.mark.large
 def test_pretraining_data_and_vocab_commands_run_as_written(tmp_path):
     write_corpus(tmp_path / "corpus")
-    vocab = block_in("README.md", "Scripts", "python build_vocab.py")
+    vocab = block_in("docs/scripts/build_vocab.md", "", "python build_vocab.py")
     run_commands(vocab, tmp_path)
     assert (tmp_path / "vocab.txt").read_text(encoding="utf-8").splitlines()[:1] == ["[PAD]"]
-    (tmp_path / "data").mkdir()
-    records = block_in("README.md", "Scripts", "--output_file=data/train.tfrecord-0,")
-    run_commands(records, tmp_path)
-    for name in ("train.tfrecord-0", "train.tfrecord-1"):
-        assert (tmp_path / "data" / name).stat().st_size > 0, name
+    for document, section in (
+        ("docs/scripts/create_pretraining_data.md", ""),
+        ("README.md", "The five commands used most"),
+    ):
+        data = tmp_path / "data"
+        data.mkdir()
+        run_commands(block_in(document, section, "--output_file=data/train.tfrecord-0,"), tmp_path)
+        for name in ("train.tfrecord-0", "train.tfrecord-1"):
+            assert (data / name).stat().st_size > 0, f"{document}: {name}"
+        data.rename(tmp_path / f"data_{len(section)}")
 
 
 @pytest.fixture(scope="module")
@@ -180,7 +195,9 @@ def minilm_encoder():
 def test_extend_checkpoint_commands_run_as_written(tmp_path, minilm_encoder):
     write_release(minilm_encoder, tmp_path)
     (tmp_path / "domain_words.txt").write_text("covid\nremdesivir\n", encoding="utf-8")
-    run_commands(block_in("README.md", "Scripts", "python extend_checkpoint.py"), tmp_path)
+    run_commands(
+        block_in("docs/scripts/extend_checkpoint.md", "", "extend_checkpoint.py"), tmp_path
+    )
     unused = (tmp_path / "uncased_domain" / "vocab.txt").read_text(encoding="utf-8").splitlines()
     assert unused[1:3] == ["covid", "remdesivir"]  # [unused0], [unused1] replaced
     appended = (tmp_path / "uncased_covid" / "vocab.txt").read_text(encoding="utf-8").splitlines()
@@ -193,17 +210,18 @@ def test_extend_checkpoint_commands_run_as_written(tmp_path, minilm_encoder):
 def test_chinese_readme_keras_example_runs_as_written(tmp_path, monkeypatch, minilm_encoder):
     monkeypatch.chdir(tmp_path)
     write_release(minilm_encoder, tmp_path, "chinese_L-12_H-768_A-12")
-    example = block_in("README.zh.md", "在 Python / Keras 中使用", "BertClassifier")
+    example = block_in("docs/zh/getting_started.md", "在 Python / Keras 中使用", "BertClassifier")
     names = {}
     exec(example.code, names)
     assert names["classifier"].predict(["今天天气真好。"], verbose=0).shape == (1, 2)
 
 
 def test_every_bert_tf_name_the_docs_give_exists():
-    """`bert_tf.x.y` in the READMEs' and CONTRIBUTING's code spans is a module or
-    a module's attribute, and each `from bert_tf... import ...` imports."""
+    """`bert_tf.x.y` in the code spans of the READMEs, the documentation pages
+    and CONTRIBUTING is a module or a module's attribute, and each `from
+    bert_tf... import ...` imports."""
     missing = []
-    for document in (*READMES, "CONTRIBUTING.md"):
+    for document in (*DOCUMENTS, "CONTRIBUTING.md"):
         with open(os.path.join(REPO, document), encoding="utf-8") as f:
             text = f.read()
         prose = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
@@ -236,7 +254,7 @@ def resolves(dotted):
 
 
 def test_every_export_function_imports_from_bert_tf_export():
-    """README: "every `bert_tf.export` function (`export_classifier`, ...)"."""
+    """docs/keras.md: "every `bert_tf.export` function (`export_classifier`, ...)"."""
     import bert_tf.export
 
     package = os.path.join(REPO, "bert_tf", "export")

@@ -283,8 +283,9 @@ class BertTokenizer(keras.layers.Layer):
     def tokenize_with_offsets(self, words):
         """Words -> WordPiece ids and where each token lies in its word.
 
-        Args: words: tf.string `[n]`, each without whitespace (e.g. a
-          context's words), tokenized one by one as `call` tokenizes texts.
+        Args:
+          words: tf.string `[n]`, each without whitespace (e.g. a context's
+            words), tokenized one by one as `call` tokenizes texts.
         Returns:
           (ids, begins, ends), int32 RaggedTensors `[n, (tokens)]`: token j
           of word i spells `words[i]`'s code points `begins[i, j]` to
