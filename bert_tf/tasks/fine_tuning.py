@@ -53,17 +53,27 @@ class FineTuningRunner(TaskRunner):
     epoch_of = "num_examples"
 
     make_dataset = None
+    # A sweep (`tasks.sweep`): the mode whose file holds a run's dev metrics.
+    sweeps = True
+    dev_results = ("do_eval", "eval_results.txt")
 
     def __init__(self, options):
         super().__init__(options)
         self.tokenizer = None
         self.train_file = None  # the train split's FeatureFile, with do_train
         self.feature_paths = []  # every feature file a dataset was made of
+        # Where the feature files are cached; a sweep's runs share its folder.
+        self.features_dir = options.run.output_dir
 
     def split_features(self, split, pad_to):
         """The split's `FeatureFile`, its examples padded with padding rows
         to a multiple of `pad_to` (None: no padding rows)."""
         raise NotImplementedError
+
+    def dev_metric(self):
+        """The dev metric (a `--keep_best_checkpoint` spec) a sweep compares
+        runs by unless --sweep_metric names one (called after `validate`)."""
+        return "eval_accuracy"
 
     def read_inputs(self):
         """Work after the tokenizer is made, before any feature file (e.g.

@@ -13,6 +13,7 @@ import dataclasses
 from bert_tf.data.classification import registry
 from bert_tf.data.classification.options import ClassifierDataOptions
 from bert_tf.options import REQUIRED, ModelOptions, group, option
+from bert_tf.tasks.sweep.options import SweepOptions
 from bert_tf.training.options import RuntimeOptions, TrainingOptions
 
 # The two schedules of `TrainingOptions`: fine-tuning's is in epochs,
@@ -77,6 +78,7 @@ class FineTuningOptions:
     training: TrainingOptions = group(TrainingOptions, exclude=IN_UPDATES)
     runtime: RuntimeOptions = group(RuntimeOptions)
     export: ExportOptions = group(ExportOptions)
+    sweep: SweepOptions = group(SweepOptions)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
