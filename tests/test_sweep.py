@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from conftest import HANG_TIMEOUT
 from script_runs import REPO, ScriptServer
-from shared import assert_one_error, numpy_probabilities, pair_features, write_mrpc
+from shared import numpy_probabilities, pair_features, write_mrpc
 from step_pause import wait_for_pause
 
 from bert_tf.errors import InputError
@@ -379,3 +379,159 @@ def test_a_folder_named_best_that_is_not_the_link_is_an_error(model_files, tmp_p
     (tmp_path / "out" / "best").mkdir(parents=True)
     with pytest.raises(InputError, match="best is not a sweep's link"):
         _sweep(model_files, str(tmp_path / "out"), StandInRuns())
+
+
+# -- end to end: run_classifier.py on a tiny MRPC ------------------------------
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    server = ScriptServer(str(tmp_path_factory.mktemp("runs")))
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def mrpc(tmp_path_factory):
+    """(data_dir, rows): 32 train pairs (4 steps an epoch at batch 8), 16 dev, 8 test."""
+    path = str(tmp_path_factory.mktemp("mrpc"))
+    return path, write_mrpc(path, random.Random(0), sizes=(32, 16, 8))
+
+
+# Learning rates x epochs, 1 restart: runs of 4 and 8 steps, a checkpoint every 4.
+FOLDERS = ["lr0.001_bs8_ep1_r0", "lr0.001_bs8_ep2_r0", "lr0.003_bs8_ep1_r0", "lr0.003_bs8_ep2_r0"]
+
+
+def sweep_flags(model_files, data_dir, output_dir, *more):
+    vocab, config = model_files
+    return [
+        "--task_name=MRPC",
+        f"--data_dir={data_dir}",
+        f"--vocab_file={vocab}",
+        f"--bert_config_file={config}",
+        f"--output_dir={output_dir}",
+        "--max_seq_length=32",
+        "--train_batch_size=8",
+        "--learning_rates=1e-3,3e-3",
+        "--num_train_epochs_grid=1,2",
+        "--sweep_metric=eval_loss",
+        "--save_checkpoints_steps=4",
+        "--steps_per_loop=2",
+        "--seed=1",
+        "--do_train",
+        "--do_eval",
+        *more,
+    ]
+
+
+@pytest.fixture(scope="module")
+def whole_sweep(server, model_files, mrpc, tmp_path_factory):
+    """`(output_dir, export_dir, Finished)` of a 2 x 2 sweep with --do_predict and --export_dir."""
+    root = tmp_path_factory.mktemp("sweep")
+    out, export_dir = str(root / "out"), str(root / "export")
+    finished = server.run(
+        CLASSIFIER,
+        *sweep_flags(model_files, mrpc[0], out, "--do_predict", f"--export_dir={export_dir}"),
+    )
+    assert finished.status == 0, finished.stderr[-3000:]
+    return out, export_dir, finished
+
+
+def _summary(out):
+    with open(os.path.join(out, summary.JSON_FILE)) as f:
+        return json.load(f)
+
+
+@pytest.mark.large
+def test_a_sweep_summarises_its_runs_and_predicts_and_exports_from_the_best(
+    whole_sweep, model_files, mrpc
+):
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401  (the exported model's ops)
+
+    out, export_dir, finished = whole_sweep
+    losses = {folder: _eval_loss(os.path.join(out, folder)) for folder in FOLDERS}
+    result = _summary(out)
+    assert [run["run"] for row in result["configurations"] for run in row["runs"]] == FOLDERS
+    for row in result["configurations"]:
+        (run,) = row["runs"]
+        assert run["value"] == losses[run["run"]] == row["mean"] == row["min"] == row["max"]
+        assert row["std"] == 0.0 and run["seed"] == 1
+    with open(os.path.join(out, summary.TSV_FILE)) as f:
+        rows = [line.split("\t") for line in f.read().splitlines()[1:]]
+    assert [float(row[5]) for row in rows] == [losses[folder] for folder in FOLDERS]
+    chosen = min(losses, key=losses.get)
+    assert result["chosen"]["run"] == chosen and os.readlink(os.path.join(out, "best")) == chosen
+    assert [row[-1] for row in rows] == [str(int(folder == chosen)) for folder in FOLDERS]
+    assert f"chosen: {chosen} (eval_loss {losses[chosen]:.4f})" in finished.stderr
+    # Each configuration trained as long as its flags say.
+    for folder in FOLDERS:
+        steps = 4 * int(folder.split("_ep")[1][0])
+        assert tf.train.latest_checkpoint(os.path.join(out, folder)).endswith(f"ckpt-{steps}")
+    # The feature files: written once, in the sweep's folder.
+    for split in ("train", "eval", "predict"):
+        assert finished.stderr.count(f"Writing {out}/{split}.tf_record") == 1, split
+    assert glob.glob(os.path.join(out, "*", "*.tf_record")) == []
+
+    vocab, config = model_files
+    _, data = mrpc
+    test = pair_features(vocab, data["test"], 32)
+    expected = {
+        folder: numpy_probabilities(
+            tf.train.latest_checkpoint(os.path.join(out, folder)), config, test
+        )
+        for folder in FOLDERS
+    }
+    predicted = np.loadtxt(os.path.join(out, "best", "test_results.tsv"), ndmin=2)
+    np.testing.assert_allclose(predicted, expected[chosen], atol=1e-5)
+    for folder in set(FOLDERS) - {chosen}:
+        assert np.abs(predicted - expected[folder]).max() > 1e-3, folder
+        assert not os.path.exists(os.path.join(out, folder, "test_results.tsv"))
+    served = tf.saved_model.load(export_dir).signatures["serving_ids"](
+        **{k: tf.constant(v) for k, v in test.items()}
+    )
+    np.testing.assert_allclose(served["probabilities"].numpy(), expected[chosen], atol=1e-5)
+
+    import matplotlib.image
+
+    pixels = matplotlib.image.imread(os.path.join(out, plot.PNG_FILE))
+    assert pixels.ndim == 3 and min(pixels.shape[:2]) > 100
+
+
+@pytest.mark.large
+def test_a_killed_sweep_started_again_reads_its_finished_runs(
+    server, whole_sweep, model_files, mrpc, tmp_path
+):
+    """Killed (SIGKILL) in its second run, past that run's step-4
+    checkpoint: started again it reads the first run, resumes the second
+    from its checkpoint and gives the uninterrupted sweep's summary."""
+    out, marker = str(tmp_path / "out"), str(tmp_path / "paused")
+    flags = sweep_flags(model_files, mrpc[0], out)
+    running = server.start(CLASSIFIER, *flags, pause=(4, marker))
+    try:
+        wait_for_pause(marker, running.ended, running.stderr, HANG_TIMEOUT)
+    finally:
+        os.kill(running.pid, signal.SIGKILL)
+        running.wait()
+    first, second = (os.path.join(out, folder) for folder in FOLDERS[:2])
+    assert os.path.exists(os.path.join(first, runs.RUN_FILE))
+    assert not os.path.exists(os.path.join(second, runs.RUN_FILE))
+    assert not os.path.exists(os.path.join(out, summary.JSON_FILE))
+    results = os.path.join(first, "eval_results.txt")
+    before = os.stat(results).st_mtime_ns
+
+    again = server.run(CLASSIFIER, *flags)
+    assert again.status == 0, again.stderr[-3000:]
+    assert f"sweep: {FOLDERS[0]} finished before" in again.stderr
+    assert f"sweep: running {FOLDERS[0]}" not in again.stderr
+    assert f"resumed from {second}/model.ckpt-4 at step 4" in again.stderr
+    assert os.stat(results).st_mtime_ns == before
+    for split in ("train", "eval"):
+        assert f"Reusing {out}/{split}.tf_record" in again.stderr
+        assert f"Writing {out}/{split}.tf_record" not in again.stderr
+    whole, resumed = _summary(whole_sweep[0]), _summary(out)
+    assert resumed["chosen"]["run"] == whole["chosen"]["run"]
+    for a, b in zip(whole["configurations"], resumed["configurations"]):
+        assert b["configuration"] == a["configuration"]
+        for key in ("mean", "min", "max"):
+            assert b[key] == pytest.approx(a[key], rel=1e-5), (a["configuration"], key)
