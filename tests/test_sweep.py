@@ -19,9 +19,9 @@ from shared import numpy_probabilities, pair_features, write_mrpc
 from step_pause import wait_for_pause
 
 from bert_tf.errors import InputError
-from bert_tf.options import build
+from bert_tf.options import build, replace
 from bert_tf.tasks.fine_tuning import FineTuningRunner
-from bert_tf.tasks.options import ClassifierOptions
+from bert_tf.tasks.options import ClassifierOptions, SquadOptions
 from bert_tf.tasks.sweep import plot, runs, summary
 from bert_tf.tasks.sweep.options import Configuration, configurations, restart_seed
 
@@ -239,8 +239,12 @@ class StandInRuns:
         if options.run.do_train:
             t = options.training
             loss = t.learning_rate * 1e4 + t.train_batch_size / 64 + options.runtime.seed / 10
-            with open(os.path.join(folder, "eval_results.txt"), "w") as f:
-                f.write(f"eval_accuracy = 0.5\neval_loss = {loss}\nglobal_step = 3\n")
+            _, results_file = runner.dev_results
+            with open(os.path.join(folder, results_file), "w") as f:
+                if results_file.endswith(".json"):  # SQuAD's scores of --predict_file
+                    json.dump({"exact_match": 50.0, "f1": 100 - loss}, f)
+                else:
+                    f.write(f"eval_accuracy = 0.5\neval_loss = {loss}\nglobal_step = 3\n")
         return {}
 
 
@@ -354,6 +358,54 @@ def test_a_killed_sweep_redoes_no_finished_run_and_gives_the_same_summary(model_
     # Another seed in the same folder: the finished runs are not this sweep's.
     with pytest.raises(InputError, match="lr3e-05_bs32_ep3_r0 holds a run of .*'seed': 3"):
         _sweep(model_files, killed, StandInRuns(), seed=4)
+
+
+class StandInSquadRunner(FineTuningRunner):
+    """A task without an eval split: --predict_file's scores compare runs."""
+
+    dev_results = ("do_predict", "eval_results.json")
+
+    def dev_metric(self):
+        return "f1"
+
+
+@pytest.mark.parametrize("export", [True, False])
+def test_a_task_scored_on_its_predictions_predicts_in_each_run(model_files, tmp_path, export):
+    vocab, config = model_files
+    out, export_dir = str(tmp_path / "out"), str(tmp_path / "export")
+    given = build(
+        SquadOptions,
+        train_file="train.json",
+        predict_file="dev.json",
+        vocab_file=vocab,
+        bert_config_file=config,
+        output_dir=out,
+        do_train=True,
+        do_predict=True,
+        learning_rates=("3e-5", "1e-5"),
+        seed=0,
+        export_dir=export_dir if export else None,
+    )
+    runner = StandInSquadRunner(given)
+    runs.check(runner)
+    stand_in = StandInRuns()
+    metrics = runs.run_sweep(runner, stand_in)
+    trained = stand_in.calls[:2]
+    for call in trained:
+        assert (call.options.run.do_train, call.options.run.do_predict) == (True, True)
+        assert call.options.export.export_dir is None
+    # The higher f1 (lower stand-in loss): 1e-5.
+    assert _summary(out)["chosen"]["run"] == "lr1e-05_bs32_ep3_r0"
+    assert metrics == {"exact_match": 50.0, "f1": 100 - 0.1 - 0.5}
+    if export:  # only the export is left to do: each run predicted already
+        (last,) = stand_in.calls[2:]
+        assert last.options.run.output_dir == os.path.join(out, "lr1e-05_bs32_ep3_r0")
+        assert (last.options.run.do_train, last.options.run.do_predict) == (False, False)
+        assert last.options.export.export_dir == export_dir
+    else:
+        assert len(stand_in.calls) == 2
+    with pytest.raises(InputError, match="compares runs on the dev set: add --do_predict"):
+        runs.check(StandInSquadRunner(replace(given, do_predict=False)))
 
 
 @pytest.mark.parametrize(

@@ -96,9 +96,8 @@ def _run_options(runner, configuration, seed, folder):
         output_dir=os.path.join(options.run.output_dir, folder),
         export_dir=None,
     )
-    return dataclasses.replace(
-        run, run=dataclasses.replace(run.run, do_predict=False, **{mode: True})
-    )
+    modes = {"do_predict": False, mode: True}
+    return dataclasses.replace(run, run=dataclasses.replace(run.run, **modes))
 
 
 def _settings(configuration, seed):
