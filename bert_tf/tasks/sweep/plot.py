@@ -23,7 +23,7 @@ def draw(summary, path):
 
     rows = summary["configurations"]
     chosen = summary["chosen"]
-    figure = Figure(figsize=(1.2 + 0.9 * len(rows), 3.6), dpi=80, layout="constrained")
+    figure = Figure(figsize=(2.0 + 0.9 * len(rows), 3.6), dpi=80, layout="constrained")
     FigureCanvasAgg(figure)
     axes = figure.add_subplot()
     positions = range(len(rows))
@@ -38,8 +38,9 @@ def draw(summary, path):
     low, high = min(values), max(values)
     margin = (high - low) * 0.2 or 0.05
     axes.set_ylim(low - margin, high + margin)
-    axes.set_xticks(list(positions), [row["configuration"] for row in rows], rotation=30)
-    axes.set_ylabel(summary["metric"])
-    axes.set_title(f"dev {summary['metric']}: restarts (dots), mean (bars), chosen (ring)")
+    names = [row["configuration"] for row in rows]
+    axes.set_xticks(list(positions), names, rotation=30, ha="right", fontsize="small")
+    axes.set_ylabel(f"dev {summary['metric']}")
+    axes.set_title("dots: restarts, bars: mean, ring: chosen", fontsize="small")
     with atomic_output(path) as tmp:
         figure.savefig(tmp, format="png")
