@@ -71,7 +71,7 @@ class FineTuningOptions:
     """The groups every fine-tuning script holds, with all their flags
     (training counted in epochs). A task adds its own flags; it re-declares
     a group field only to expose fewer of the group's flags or to change
-    their defaults or help."""
+    their defaults or help. `sweep`: a grid of such runs (`tasks.sweep`)."""
 
     model: ModelOptions = group(ModelOptions)
     run: RunOptions = group(RunOptions)

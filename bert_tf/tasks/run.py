@@ -101,8 +101,8 @@ def run_task(runner):
     (`tasks.sweep`: a grid or restarts) is checked here, then runs each of
     its runs through this function; it returns the chosen run's dev metrics."""
     if runner.sweeps and runner.options.sweep.is_sweep:
-        _checked(runner)
         sweep_runs.check(runner)
+        _checked(runner)
         return sweep_runs.run_sweep(runner, run_task)
     metrics = _run(runner)
     for what, path in runner.written:

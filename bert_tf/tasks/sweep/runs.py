@@ -27,7 +27,7 @@ BEST_LINK = "best"
 
 
 def check(runner):
-    """The sweep's own checks of `runner.options`, before any run."""
+    """The sweep's own checks of `runner.options`, before the run's (`tasks.run`)."""
     options = runner.options
     mode, _ = runner.dev_results
     output_dir = options.run.output_dir
@@ -46,27 +46,26 @@ def check(runner):
             f"--output_dir={output_dir}: {best} is not a sweep's link to its chosen run; "
             "expected a new folder or a sweep's"
         )
-    MetricChoice.parse(options.sweep.sweep_metric or runner.dev_metric(), "--sweep_metric")
 
 
 def run_sweep(runner, run_task):
     """Runs (or reads) every run of the sweep `runner.options` describe with
     `run_task(runner)`, writes the summary and links the chosen run; returns
-    its dev metrics. `runner` is checked (`tasks.run`) but not run: each run
-    gets a new runner of its class."""
+    its dev metrics. `runner` is checked (`check`, then `tasks.run`'s checks
+    and `validate`) but not run: each run gets a new runner of its class."""
     options = runner.options
     sweep, output_dir = options.sweep, options.run.output_dir
     choice = MetricChoice.parse(sweep.sweep_metric or runner.dev_metric(), "--sweep_metric")
-    files.makedirs(output_dir)
     runs, metrics, key = [], {}, None
-    for configuration in configurations(options.training, sweep):
-        for restart in range(sweep.restarts):
-            seed = restart_seed(options.runtime.seed, restart)
-            folder = f"{configuration.name}_r{restart}"
-            metrics[folder] = _run_or_read(runner, run_task, configuration, seed, folder)
-            key = key or choice.key_in(metrics[folder], "--sweep_metric")
-            value = float(metrics[folder][key])
-            runs.append(summary.Run(configuration, restart, seed, folder, value))
+    with files.folder_removed_on_error(output_dir):  # when the first run fails at once
+        for configuration in configurations(options.training, sweep):
+            for restart in range(sweep.restarts):
+                seed = restart_seed(options.runtime.seed, restart)
+                folder = f"{configuration.name}_r{restart}"
+                metrics[folder] = _run_or_read(runner, run_task, configuration, seed, folder)
+                key = key or choice.key_in(metrics[folder], "--sweep_metric")
+                value = float(metrics[folder][key])
+                runs.append(summary.Run(configuration, restart, seed, folder, value))
     result = summary.summarise(runs, key, choice.lower_is_better, sweep.select)
     logging.info("%s", "\n".join(summary.table(result)))
     for path in summary.write_results(output_dir, result):
