@@ -13,7 +13,8 @@ A task supplies what only it decides (CONTRIBUTING.md has the recipe):
   `predict_split` of the eval split;
 * `write_predictions(predictions)`: the prediction files of the predict split;
 
-and, where it has them, `validate()`, `read_inputs()` and `export(model)`.
+and, where it has them, `validate()`, `read_inputs()`, `export(model)` and
+`dev_metric()` (what a sweep compares runs by).
 The runner does the rest: the tokenizer, every split's features before
 training, the epoch schedule, the datasets (with dynamic padding and
 grouping by length), and predict-then-score for eval.
@@ -53,7 +54,8 @@ class FineTuningRunner(TaskRunner):
     epoch_of = "num_examples"
 
     make_dataset = None
-    # A sweep (`tasks.sweep`): the mode whose file holds a run's dev metrics.
+    # A sweep (`tasks.sweep`) runs fine-tuning tasks; it reads each run's
+    # dev metrics from this file, written by this mode.
     sweeps = True
     dev_results = ("do_eval", "eval_results.txt")
 
