@@ -38,7 +38,11 @@ setup(
             "scikit-learn==1.9.1",
             "jieba==0.42.1",
             "seqeval==1.2.2",
+            "matplotlib==3.11.2",
         ],
+        # The picture of a sweep (--learning_rates, --restarts, ...):
+        # sweep_results.png; without it a sweep writes its tables only.
+        "plot": ["matplotlib==3.11.2"],
         "jieba": ["jieba==0.42.1"],
         # --runner of create_pretraining_data.py and build_vocab.py. It needs
         # protobuf<7, pillow<13, pyarrow<26 and python-dateutil<3 (as

@@ -185,9 +185,19 @@ CLASSIFIER_DATA = {
     "text_b_column": None,
     "xnli_language": None,
 }
+# A sweep's flags (new: one ordinary run unless one is set), on every fine-tuning script.
+SWEEP = {
+    "learning_rates": [],
+    "train_batch_sizes": [],
+    "num_train_epochs_grid": [],
+    "restarts": 1,
+    "select": "best",
+    "sweep_metric": None,
+}
 # The flags run_classifier.py, run_ner.py and run_multiple_choice.py share.
 FINE_TUNING = {
     **TRAINING,
+    **SWEEP,
     "bert_config_file": None,
     "vocab_file": None,
     "init_checkpoint": None,
@@ -242,6 +252,7 @@ SCRIPT_DEFAULTS = {
     "run_multiple_choice.py": {**FINE_TUNING, "do_lower_case": None},
     "run_squad.py": {
         **TRAINING,
+        **SWEEP,
         "bert_config_file": None,
         "vocab_file": None,
         "init_checkpoint": None,

@@ -31,7 +31,8 @@ LAYERS = [
 SHARED = {
     "data": {"features", "tfrecord"},
     "export": {"common"},
-    "tasks": {"model_setup", "runner", "run", "fine_tuning", "logits", "options"},
+    # sweep: `run.run_task` hands a sweep to it, `options` holds its flags.
+    "tasks": {"model_setup", "runner", "run", "fine_tuning", "logits", "options", "sweep"},
 }
 
 

@@ -28,6 +28,9 @@ from bert_tf.tasks.run import run_task
 
 THRESHOLDS_FILE = "thresholds.json"
 DEFAULT_THRESHOLD = 0.5
+# A sweep's default dev metric by `DataProcessor.metric` where it is not
+# eval_accuracy: what CoLA's and STS-B's results are compared by.
+_MAIN_METRICS = {"matthews": "matthews_corr", "pearson_spearman": "pearson"}
 
 
 def eval_metrics(processor, logits, labels):
@@ -102,6 +105,11 @@ class ClassifierRunner(FineTuningRunner):
         if options.threshold is not None and not 0 < options.threshold < 1:
             raise InputError(f"--threshold must be between 0 and 1, got {options.threshold}")
 
+    def dev_metric(self):
+        if self.processor.multi_label:
+            return "micro_f1"
+        return _MAIN_METRICS.get(self.processor.metric, "eval_accuracy")
+
     def read_inputs(self):
         options, processor = self.options, self.processor
         labels = processor.read_labels(options.data.data_dir)
@@ -126,7 +134,7 @@ class ClassifierRunner(FineTuningRunner):
             self.processor,
             options.data.data_dir,
             split,
-            options.run.output_dir,
+            self.features_dir,
             options.model.max_seq_length,
             self.tokenizer,
             vocab_file=options.model.vocab_file,

@@ -13,7 +13,8 @@ A task supplies what only it decides (CONTRIBUTING.md has the recipe):
   `predict_split` of the eval split;
 * `write_predictions(predictions)`: the prediction files of the predict split;
 
-and, where it has them, `validate()`, `read_inputs()` and `export(model)`.
+and, where it has them, `validate()`, `read_inputs()`, `export(model)` and
+`dev_metric()` (what a sweep compares runs by).
 The runner does the rest: the tokenizer, every split's features before
 training, the epoch schedule, the datasets (with dynamic padding and
 grouping by length), and predict-then-score for eval.
@@ -53,17 +54,28 @@ class FineTuningRunner(TaskRunner):
     epoch_of = "num_examples"
 
     make_dataset = None
+    # A sweep (`tasks.sweep`) runs fine-tuning tasks; it reads each run's
+    # dev metrics from this file, written by this mode.
+    sweeps = True
+    dev_results = ("do_eval", "eval_results.txt")
 
     def __init__(self, options):
         super().__init__(options)
         self.tokenizer = None
         self.train_file = None  # the train split's FeatureFile, with do_train
         self.feature_paths = []  # every feature file a dataset was made of
+        # Where the feature files are cached; a sweep's runs share its folder.
+        self.features_dir = options.run.output_dir
 
     def split_features(self, split, pad_to):
         """The split's `FeatureFile`, its examples padded with padding rows
         to a multiple of `pad_to` (None: no padding rows)."""
         raise NotImplementedError
+
+    def dev_metric(self):
+        """The dev metric (a `--keep_best_checkpoint` spec) a sweep compares
+        runs by unless --sweep_metric names one (called after `validate`)."""
+        return "eval_accuracy"
 
     def read_inputs(self):
         """Work after the tokenizer is made, before any feature file (e.g.

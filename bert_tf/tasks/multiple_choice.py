@@ -38,7 +38,7 @@ class MultipleChoiceRunner(FineTuningRunner):
         options = self.options
         return mc_data.ensure_swag_features(
             options.data_dir,
-            options.run.output_dir,
+            self.features_dir,
             split,
             self.tokenizer,
             vocab_file=options.model.vocab_file,

@@ -134,13 +134,16 @@ class NerRunner(FineTuningRunner):
         """The documents of a split's file."""
         return tagging.read_data(self.input_file(split), self.options.data_format, self.scheme)
 
+    def dev_metric(self):
+        return "f1"
+
     def split_features(self, split, pad_to, documents=None):
         options = self.options
         path = self.input_file(split)
         if documents is None:
             documents = self.read_split(split)
         return tagging.ensure_tagging_features(
-            options.run.output_dir,
+            self.features_dir,
             split,
             path,
             documents,

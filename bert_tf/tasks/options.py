@@ -13,6 +13,7 @@ import dataclasses
 from bert_tf.data.classification import registry
 from bert_tf.data.classification.options import ClassifierDataOptions
 from bert_tf.options import REQUIRED, ModelOptions, group, option
+from bert_tf.tasks.sweep.options import SweepOptions
 from bert_tf.training.options import RuntimeOptions, TrainingOptions
 
 # The two schedules of `TrainingOptions`: fine-tuning's is in epochs,
@@ -70,13 +71,14 @@ class FineTuningOptions:
     """The groups every fine-tuning script holds, with all their flags
     (training counted in epochs). A task adds its own flags; it re-declares
     a group field only to expose fewer of the group's flags or to change
-    their defaults or help."""
+    their defaults or help. `sweep`: a grid of such runs (`tasks.sweep`)."""
 
     model: ModelOptions = group(ModelOptions)
     run: RunOptions = group(RunOptions)
     training: TrainingOptions = group(TrainingOptions, exclude=IN_UPDATES)
     runtime: RuntimeOptions = group(RuntimeOptions)
     export: ExportOptions = group(ExportOptions)
+    sweep: SweepOptions = group(SweepOptions)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -31,6 +31,7 @@ from bert_tf.tasks.model_setup import (
     warm_start,
     with_model_text,
 )
+from bert_tf.tasks.sweep import runs as sweep_runs
 from bert_tf.training import distribution
 from bert_tf.training.best_checkpoint import BestCheckpoint, MetricChoice
 from bert_tf.training.loop import LoopConfig, Trainer, write_results
@@ -96,14 +97,21 @@ def run_task(runner):
     """Runs a task's train / eval / predict / export as its options say;
     returns the eval metrics (empty without do_eval). An error before
     training leaves `--output_dir` as it was (not there, or without what the
-    run added); a later one leaves no empty folder it made."""
+    run added); a later one leaves no empty folder it made. A sweep
+    (`tasks.sweep`: a grid or restarts) is checked here, then runs each of
+    its runs through this function; it returns the chosen run's dev metrics."""
+    if runner.sweeps and runner.options.sweep.is_sweep:
+        sweep_runs.check(runner)
+        _checked(runner)
+        return sweep_runs.run_sweep(runner, run_task)
     metrics = _run(runner)
     for what, path in runner.written:
         print(f"{what}: {path}")
     return metrics
 
 
-def _run(runner):
+def _checked(runner):
+    """Checks the options before any work; returns the model's config."""
     if runner.reads_text:
         runner.options = with_model_text(runner.options, runner.default_lower_case)
     options = runner.options
@@ -111,6 +119,12 @@ def _run(runner):
     runner.validate()
     config = load_model_config(options)
     _check_weights_exist(options)
+    return config
+
+
+def _run(runner):
+    config = _checked(runner)
+    options = runner.options
     with files.folder_removed_on_error(options.run.output_dir):
         with files.new_entries_removed_on_error(options.run.output_dir):
             runner.prepare(config)

@@ -19,6 +19,8 @@ class TaskRunner:
     # --do_lower_case nor the model says one.
     reads_text = False
     default_lower_case = True
+    # Whether the options hold a `sweep` group (`tasks.sweep`): fine-tuning tasks.
+    sweeps = False
 
     def __init__(self, options):
         self.options = options

@@ -49,6 +49,8 @@ class SquadRunner(FineTuningRunner):
     make_dataset = staticmethod(squad_features.make_dataset)
     pads_dynamically = False
     batch_size_options = ("train_batch_size", "predict_batch_size")
+    # --predict_file is the dev set: its scores are what a sweep compares.
+    dev_results = ("do_predict", EVAL_RESULTS_FILE)
 
     def __init__(self, options):
         super().__init__(options)
@@ -78,6 +80,9 @@ class SquadRunner(FineTuningRunner):
         for name in ("doc_stride", "max_query_length", "n_best_size", "max_answer_length"):
             if getattr(options, name) < 1:
                 raise InputError(f"--{name} must be >= 1, got {getattr(options, name)}")
+
+    def dev_metric(self):
+        return "F1" if self.options.eval_metric == "cmrc2018" else "f1"
 
     def prepare(self, config):
         # The predict file's windows are made when predicting: post-processing
@@ -119,7 +124,7 @@ class SquadRunner(FineTuningRunner):
                 return self._windows(self._read(path, is_training), is_training)
 
         return squad_features.ensure_squad_features(
-            options.run.output_dir,
+            self.features_dir,
             split,
             windows,
             input_file=path,
@@ -225,5 +230,5 @@ def run_squad(options):
     """Fine-tunes and/or predicts as the flags say; returns the scores of the
     predictions (empty unless the predict file has answers)."""
     runner = SquadRunner(options)
-    run_task(runner)
-    return runner.eval_results
+    # A sweep returns its chosen run's scores.
+    return run_task(runner) or runner.eval_results
