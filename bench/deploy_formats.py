@@ -49,8 +49,7 @@ flags.DEFINE_list("configs", ["minilm", "base"], f"Model sizes: {', '.join(SIZES
 flags.DEFINE_list(
     "formats",
     list(FORMATS),
-    "Formats to time (saved_model always). tf2onnx needs about 60x the weights in "
-    "memory: BERT-Base's ONNX conversion needs over 24 GB.",
+    "Formats to time (saved_model always).",
 )
 flags.DEFINE_list("batch_sizes", ["1", "32"], "Batch sizes.")
 flags.DEFINE_integer("seq_length", 128, "Sequence length.")
