@@ -1,4 +1,4 @@
-"""Builds a WordPiece vocab file from raw text files.
+r"""Builds a WordPiece vocab file from raw text files.
 
 Usage:
   python build_vocab.py --input_file='corpus/*.txt' --vocab_size=30522 \

@@ -1,4 +1,4 @@
-"""Creates masked-LM / next-sentence pre-training TFRecords from raw text.
+r"""Creates masked-LM / next-sentence pre-training TFRecords from raw text.
 
 The original google-research/bert flags, defaults and output schema, plus
 parallel workers and streaming (see bert_tf/data/pretraining/writer.py).
