@@ -4,7 +4,7 @@ STAMP := $(VENV)/.installed-test
 DEMO_STAMP := $(VENV)/.installed-demo
 DEMO_DIR ?= demo_output
 
-.PHONY: test test-large test-portable test-newest mutation bench-beam calibrate demo docs install constraints clean bench-peers
+.PHONY: test test-large test-wheel test-portable test-newest mutation bench-beam calibrate demo docs install constraints clean bench-peers
 
 $(PY):
 	python3.11 -m venv $(VENV)
@@ -44,6 +44,11 @@ test: $(STAMP)
 # The large tier alone: learning tests and the other end-to-end runs.
 test-large: $(STAMP)
 	$(PYTEST) tests --run-large -m "large or learning" --durations=15
+
+# The wheel alone (part of test-large): built from this checkout, installed
+# with constraints.txt into a fresh venv outside it, every command run there.
+test-wheel: $(STAMP)
+	$(PY) -m pytest -q tests/test_wheel.py --run-large
 
 # The tests whose floats depend on the CPU's kernels (`numerics`, both tiers),
 # again with oneDNN's AVX2 kernels and with Eigen's: the settings "avx2" and

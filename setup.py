@@ -1,12 +1,28 @@
 """bert_tf: Google's original BERT tooling on TensorFlow 2 / Keras 3."""
 
+import pathlib
+
 from setuptools import find_packages, setup
+
+# One command per module of bert_tf/scripts: bert_tf/scripts/run_classifier.py
+# is `bert-tf-run-classifier` (prefixed, so that it meets no other package's
+# command), the same as `python -m bert_tf.scripts.run_classifier`.
+SCRIPTS = sorted(
+    path.stem
+    for path in (pathlib.Path(__file__).parent / "bert_tf" / "scripts").glob("*.py")
+    if path.stem != "__init__"
+)
 
 setup(
     name="bert_tf",
     version="0.1.0",
     description="BERT pre-training, fine-tuning and export on TensorFlow 2 / Keras 3",
     packages=find_packages(include=["bert_tf", "bert_tf.*"]),
+    entry_points={
+        "console_scripts": [
+            f"bert-tf-{name.replace('_', '-')} = bert_tf.scripts.{name}:run" for name in SCRIPTS
+        ],
+    },
     # The versions the code supports; the exact set `make test` runs is in
     # constraints.txt, and `make test-newest` tries the newest allowed here.
     python_requires=">=3.11,<3.14",

@@ -59,8 +59,16 @@ def _parse_flags(argv, known_only=False):
         sys.exit(0 if e.code == 1 else e.code)
     except flags.Error as e:
         message = "; ".join(line.strip() for line in str(e).splitlines() if line.strip())
-        print(f"error: {message} (see {argv[0]} --help)", file=sys.stderr)
+        print(f"error: {message} (see {_command(argv[0])} --help)", file=sys.stderr)
         sys.exit(2)
+
+
+def _command(program):
+    """How the user started this process: `python -m bert_tf.scripts.run_classifier`
+    for a module run with -m (whose `program`, sys.argv[0], is its file), else
+    `program`."""
+    spec = getattr(sys.modules["__main__"], "__spec__", None)
+    return f"python -m {spec.name}" if spec is not None else program
 
 
 def run_main(main, known_only=False):
@@ -93,6 +101,20 @@ def run_main(main, known_only=False):
             sys.exit(128 + signum)
 
     app.run(wrapped, flags_parser=functools.partial(_parse_flags, known_only=known_only))
+
+
+def run_script(main, doc, *options_classes, known_only=False):
+    """Runs a bert_tf script, whichever way it was started (`python
+    run_classifier.py` in a checkout, `python -m bert_tf.scripts.run_classifier`,
+    the `bert-tf-run-classifier` command): defines the flags of
+    `options_classes` and runs `main` under `run_main`. `--help` shows `doc`
+    and lists the flags, which absl takes from the `__main__` module's
+    docstring and the flags filed under `sys.argv[0]`; a console script's
+    `__main__` is a stub without either."""
+    sys.modules["__main__"].__doc__ = doc
+    for options_class in options_classes:
+        define_flags(options_class, module_name=sys.argv[0])
+    run_main(main, known_only=known_only)
 
 
 def file_error_message(error, flag_values):

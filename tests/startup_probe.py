@@ -4,6 +4,8 @@ imported absl and nothing of TensorFlow, runs the script as `__main__`.
 
     cd REPO && python tests/startup_probe.py '[["run_classifier.py", ["--help"]], ...]'
 
+A script named `-m bert_tf.scripts.run_classifier` runs as `python -m` runs it.
+
 prints one JSON object per run: `status` (the exit status), `stdout`,
 `stderr` and `imported`, which of tensorflow and keras were imported when
 the script exited.
@@ -23,11 +25,15 @@ WATCHED = ("tensorflow", "keras")
 
 
 def exit_status_of(script):
-    """Runs `script` as `__main__` (with the current sys.argv) and returns
+    """Runs `script` (a path, or `-m module`) as `__main__` (with the current
+    sys.argv; for a module, its file as sys.argv[0]) and returns
     the exit status `python script` would have, stdout and stderr flushed."""
     code = 0
     try:
-        runpy.run_path(script, run_name="__main__")
+        if script.startswith("-m "):  # python -m module
+            runpy.run_module(script[3:], run_name="__main__", alter_sys=True)
+        else:
+            runpy.run_path(script, run_name="__main__")
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     except BaseException:  # what the interpreter would print and exit 1 for

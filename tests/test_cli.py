@@ -4,6 +4,7 @@
 import dataclasses
 import os
 import runpy
+import sys
 
 import pytest
 from absl import flags
@@ -387,15 +388,17 @@ SCRIPT_DEFAULTS = {
 
 
 def script_flag_defaults(script, monkeypatch):
-    """`{flag: default}` as `script`'s module code defines its flags, onto a fresh
-    FlagValues (cli's define functions default to the global one)."""
+    """`{flag: default}` as `script`, run as `__main__`, defines its flags, onto
+    a fresh FlagValues (cli's define functions default to the global one);
+    `run_main`, which would parse them and run the script, does nothing."""
     flag_values = flags.FlagValues()
     defaults = tuple(flag_values if d is flags.FLAGS else d for d in cli.define_flags.__defaults__)
     monkeypatch.setattr(cli.define_flags, "__defaults__", defaults)
-    module = "flags_of_" + script[: -len(".py")]
-    runpy.run_path(os.path.join(REPO, script), run_name=module)
-    own_global_flags = flags.FLAGS.flags_by_module_dict().get(module)
-    assert not own_global_flags, f"{script} defines flags past bert_tf.cli's functions"
+    monkeypatch.setattr(cli, "run_main", lambda main, known_only=False: None)
+    monkeypatch.setattr(sys.modules["__main__"], "__doc__", None)  # run_script sets it
+    global_flags = set(flags.FLAGS)
+    runpy.run_path(os.path.join(REPO, script), run_name="__main__")
+    assert set(flags.FLAGS) == global_flags, f"{script} defines flags past bert_tf.cli's functions"
     return {name: flag_values[name].default for name in flag_values}
 
 

@@ -26,6 +26,7 @@ LAYERS = [
     ["export"],
     ["tasks", "extract"],
     ["cli"],
+    ["scripts"],
 ]
 # Units of these packages that the package's other units may import.
 SHARED = {

@@ -21,12 +21,17 @@ SCRIPTS = sorted(
     if os.path.basename(path) != "setup.py"
 )
 TRAINING_SCRIPTS = [s for s in SCRIPTS if s.startswith("run_")]
+# Each script as `python -m bert_tf.scripts.<script>` (what the installed
+# `bert-tf-<script>` command runs too: tests/test_wheel.py).
+MODULES = {script: f"-m bert_tf.scripts.{script[: -len('.py')]}" for script in SCRIPTS}
 # Flags these scripts do not define are Beam's pipeline options, so
 # --bogus_flag is no error there: their required --input_file is missing.
 BEAM_SCRIPTS = ("build_vocab.py", "create_pretraining_data.py")
 RUNS = {
     **{(script, "--bogus_flag=1"): (script, ["--bogus_flag=1"]) for script in SCRIPTS},
     **{(script, "--help"): (script, ["--help"]) for script in SCRIPTS},
+    **{(module, "--help"): (module, ["--help"]) for module in MODULES.values()},
+    **{(module, "--bogus_flag=1"): (module, ["--bogus_flag=1"]) for module in MODULES.values()},
     ("run_classifier.py", "--helpfull"): ("run_classifier.py", ["--helpfull"]),
     ("run_classifier.py", "--dtype=float16"): (
         "run_classifier.py",
@@ -69,9 +74,9 @@ def test_a_bad_flag_is_one_error_line_before_tensorflow_is_imported(runs, script
     assert imported == [], f"{script} imported {imported} before parsing its flags"
 
 
-def _own_flags(finished, script):
-    """The flag names `--help` lists under the script's own heading."""
-    own = finished.stdout.split(f"\n{script}:\n", 1)[1]
+def _own_flags(finished, heading):
+    """The flag names `--help` lists under `heading`: the script's as typed."""
+    own = finished.stdout.split(f"\n{heading}:\n", 1)[1]
     own = re.split(r"^\S", own, maxsplit=1, flags=re.M)[0]  # up to the next heading
     return re.findall(r"^  --(?:\[no\])?(\w+):", own, flags=re.M)
 
@@ -98,4 +103,25 @@ def test_helpfull_exits_0_and_lists_absls_flags_too(runs):
 def test_a_bad_flag_value_is_found_before_tensorflow_is_imported(runs):
     finished, imported = runs["run_classifier.py", "--dtype=float16"]
     assert_one_error(finished, "--dtype 'float16'")
+    assert imported == []
+
+
+def _module_file(script):
+    return os.path.join(REPO, "bert_tf", "scripts", script)
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_python_m_runs_the_script_with_the_same_help_and_flag_errors(runs, script):
+    by_path, _ = runs[script, "--help"]
+    finished, imported = runs[MODULES[script], "--help"]
+    assert finished.status == 0, finished.stderr[-3000:]
+    assert imported == [], f"{MODULES[script]} imported {imported} for --help"
+    # python -m's sys.argv[0] is the module's file, which absl files the flags under.
+    assert _own_flags(finished, _module_file(script)) == _own_flags(by_path, script)
+    usage = by_path.stdout.split("\nflags:\n", 1)[0]
+    assert finished.stdout.split("\nflags:\n", 1)[0] == usage
+    assert f"python -m bert_tf.scripts.{script[: -len('.py')]} --flag=value" in usage
+    finished, imported = runs[MODULES[script], "--bogus_flag=1"]
+    named = "input_file" if script in BEAM_SCRIPTS else "bogus_flag"
+    assert_one_error(finished, named, f"(see python -m bert_tf.scripts.{script[:-3]} --help)")
     assert imported == []

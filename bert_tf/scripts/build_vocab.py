@@ -1,0 +1,43 @@
+r"""Builds a WordPiece vocab file from raw text files.
+
+Usage:
+  python build_vocab.py --input_file='corpus/*.txt' --vocab_size=30522 \
+      --do_lower_case=true --output_file=vocab.txt
+
+With --runner, the words are counted by an Apache Beam pipeline (the same
+vocabulary); the flags this script does not define are Beam's pipeline
+options, e.g. --runner=DirectRunner --direct_num_workers=2.
+
+Run it as (the same flags each way):
+  bert-tf-build-vocab --flag=value ...
+  python -m bert_tf.scripts.build_vocab --flag=value ...
+  python build_vocab.py --flag=value ...   (in a checkout)
+"""
+
+from absl import flags
+
+from bert_tf.beam import BeamOptions, beam_options
+from bert_tf.cli import options_from_flags, run_script
+from bert_tf.text import vocab
+from bert_tf.text.vocab_beam import build_vocab_with_beam
+
+FLAGS = flags.FLAGS
+
+
+def main(argv):
+    options = options_from_flags(vocab.VocabOptions, FLAGS)
+    on_beam = beam_options(FLAGS.runner, argv)
+    if on_beam.runner is None:
+        vocab.build_vocab(options)
+    else:
+        build_vocab_with_beam(options, on_beam)
+    print(f"vocabulary: {FLAGS.output_file}")
+
+
+def run():
+    """The `bert-tf-build-vocab` command: parses the flags, then runs `main`."""
+    run_script(main, __doc__, vocab.VocabOptions, BeamOptions, known_only=True)
+
+
+if __name__ == "__main__":
+    run()
