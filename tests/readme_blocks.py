@@ -18,7 +18,8 @@ DOCS = tuple(
         for path in glob.glob(os.path.join(REPO, "docs", "**", "*.md"), recursive=True)
     )
 )
-DOCUMENTS = READMES + DOCS
+# examples/README.md: the examples folder's page (not on the site).
+DOCUMENTS = READMES + DOCS + ("examples/README.md",)
 NOT_RUN = "<!-- not run here: "
 RUN_BY = "<!-- run by "
 
