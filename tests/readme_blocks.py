@@ -1,13 +1,16 @@
 """The fenced code blocks of the READMEs and of the documentation pages
-(docs/), with the marker line that says how each is checked, and the
-commands of the shell blocks."""
+(docs/), with the marker line that says how each is checked, the commands
+of the shell blocks, and the flags each script defines."""
 
 import dataclasses
 import glob
 import os
 import re
 import shlex
+import subprocess
+import sys
 import textwrap
+import xml.etree.ElementTree as ElementTree
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 READMES = ("README.md", "README.zh.md")
@@ -92,3 +95,30 @@ def optional_flags(code):
     joined = re.sub(r"\\\n\s*", " ", code)
     optional = " ".join(re.findall(r"\[([^\n]*?)\](?=\s|$)", joined))
     return re.findall(r"--(\w+)", optional)
+
+
+def script_flags(scripts, own_only=False):
+    """{script: its flag names} from absl's --helpxml, one process each, in
+    parallel; `own_only`: without absl's own flags (--helpfull, --v, ...)."""
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    running = {
+        script: subprocess.Popen(
+            [sys.executable, script, "--helpxml"],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for script in scripts
+    }
+    found = {}
+    for script, process in running.items():
+        stdout, stderr = process.communicate(timeout=120)
+        assert stdout.startswith("<?xml"), f"{script} --helpxml: {stderr[-2000:]}"
+        found[script] = {
+            flag.findtext("name")
+            for flag in ElementTree.fromstring(stdout).iter("flag")
+            if not (own_only and flag.findtext("file").startswith("absl."))
+        }
+    return found

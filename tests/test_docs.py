@@ -4,13 +4,10 @@ heading on it). `make docs` checks the site's own links (mkdocs --strict)."""
 
 import os
 import re
-import subprocess
-import sys
 import unicodedata
-import xml.etree.ElementTree as ElementTree
 
 import flag_tables
-from readme_blocks import DOCS, READMES, REPO
+from readme_blocks import DOCS, READMES, REPO, script_flags
 
 
 def read(path):
@@ -27,36 +24,10 @@ def test_every_script_page_has_the_flag_table_its_options_make():
     assert not stale, f"out of date (python tests/flag_tables.py rewrites them): {stale}"
 
 
-def script_flags(scripts):
-    """{script: {flag names it files under its own name}} from absl's --helpxml."""
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
-    running = {
-        script: subprocess.Popen(
-            [sys.executable, script, "--helpxml"],
-            cwd=REPO,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for script in scripts
-    }
-    found = {}
-    for script, process in running.items():
-        stdout, stderr = process.communicate(timeout=120)
-        assert stdout.startswith("<?xml"), f"{script} --helpxml: {stderr[-2000:]}"
-        found[script] = {
-            flag.findtext("name")
-            for flag in ElementTree.fromstring(stdout).iter("flag")
-            if not flag.findtext("file").startswith("absl.")
-        }
-    return found
-
-
 def test_flag_tables_hold_every_flag_of_their_script():
     """The options named in flag_tables.SCRIPT_OPTIONS are all that each
     script defines: a flag added outside them would miss its table."""
-    defined = script_flags(flag_tables.SCRIPT_OPTIONS)
+    defined = script_flags(flag_tables.SCRIPT_OPTIONS, own_only=True)
     for script, names in defined.items():
         tabled = {name for name, _, _, _ in flag_tables.flags_of(script)}
         tabled |= {alias for _, alias, _, _ in flag_tables.flags_of(script) if alias}

@@ -9,7 +9,6 @@ import os
 import re
 import subprocess
 import sys
-import xml.etree.ElementTree as ElementTree
 
 import pytest
 from conftest import minilm_dir
@@ -22,6 +21,7 @@ from readme_blocks import (
     blocks,
     commands,
     optional_flags,
+    script_flags,
 )
 from shared import write_release
 
@@ -81,26 +81,11 @@ def flags_used():
 
 
 def defined_flags(scripts):
-    """Each script's flag names, from absl's --helpxml (one process each, in parallel)."""
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
-    running = {
-        script: subprocess.Popen(
-            [sys.executable, script, "--helpxml"],
-            cwd=REPO,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for script in scripts
+    """Each script's flag names, with absl's `--no<flag>` spelling of each."""
+    return {
+        script: names | {"no" + name for name in names}
+        for script, names in script_flags(scripts).items()
     }
-    defined = {}
-    for script, process in running.items():
-        stdout, stderr = process.communicate(timeout=120)
-        assert stdout.startswith("<?xml"), f"{script} --helpxml: {stderr[-2000:]}"
-        names = {flag.findtext("name") for flag in ElementTree.fromstring(stdout).iter("flag")}
-        defined[script] = names | {"no" + name for name in names}
-    return defined
 
 
 def test_readme_commands_use_only_flags_their_scripts_define():
