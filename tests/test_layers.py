@@ -31,7 +31,7 @@ LAYERS = [
 SHARED = {
     "data": {"features", "tfrecord"},
     "export": {"common"},
-    "tasks": {"model_setup", "runner", "run", "fine_tuning", "logits", "options"},
+    "tasks": {"model_setup", "runner", "run", "fine_tuning", "logits", "options", "distillation"},
 }
 
 

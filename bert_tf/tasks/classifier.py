@@ -1,20 +1,23 @@
 """Sentence (pair) classification and regression: what `run_classifier.py` runs."""
 
+import json
 import os
 
 import numpy as np
 from absl import logging
 
+from bert_tf.config import checkpoint_folder
 from bert_tf.data.classification import class_weights as weights
 from bert_tf.data.classification import features as classifier_features
 from bert_tf.data.classification import outputs as classifier_outputs
-from bert_tf.data.classification import registry
+from bert_tf.data.classification import registry, unlabeled
 from bert_tf.data.classification.processor import SPLITS
 from bert_tf.errors import InputError
 from bert_tf.export import export_classifier
 from bert_tf.metrics.classification import glue_metrics, multi_label_metrics, tune_thresholds
 from bert_tf.modeling import BertClassifier
-from bert_tf.tasks.fine_tuning import FineTuningRunner
+from bert_tf.tasks.distillation import Distilling
+from bert_tf.tasks.fine_tuning import FineTuningRunner, epoch_schedule
 from bert_tf.tasks.logits import (
     ClassificationObjective,
     MultiLabelObjective,
@@ -222,6 +225,92 @@ class ClassifierRunner(FineTuningRunner):
         )
 
 
+class DistillingClassifierRunner(Distilling, ClassifierRunner):
+    """Classification distilled from `--teacher`, on the train set and the
+    `--unlabeled_file` text (whose labels the teacher gives)."""
+
+    def __init__(self, options):
+        super().__init__(options)
+        self.unlabeled_file = None  # its FeatureFile, with do_train
+
+    @staticmethod
+    def labelled(features):
+        return unlabeled.is_labelled(features["label_ids"])
+
+    def read_inputs(self):
+        super().read_inputs()
+        self._check_teacher_labels()
+
+    def _teacher_fingerprint(self):
+        """The fingerprint of the teacher run's train features, or None."""
+        folder = checkpoint_folder(self.options.distillation.teacher)
+        path = classifier_features.cached_features_file(folder, "train") + ".json"
+        if not os.path.exists(path):
+            return None
+        with open(path) as f:
+            return json.load(f).get("fingerprint")
+
+    def _check_teacher_labels(self):
+        fingerprint = self._teacher_fingerprint()
+        labels = [] if self.processor.is_regression else list(self.processor.get_labels())
+        if fingerprint is not None and fingerprint.get("labels") != labels:
+            raise InputError(
+                f"--teacher={self.options.distillation.teacher} was trained on the labels "
+                f"{fingerprint.get('labels')}, not {labels}"
+            )
+
+    def teacher_vocab_file(self):
+        fingerprint = self._teacher_fingerprint()
+        path = fingerprint and fingerprint.get("vocab_file", [None])[0]
+        return path if path and os.path.exists(path) else None
+
+    def prepare(self, config):
+        super().prepare(config)
+        d, options = self.options.distillation, self.options
+        if d.unlabeled_file and options.run.do_train:
+            self.unlabeled_file = unlabeled.ensure_unlabeled_features(
+                unlabeled.split_paths(d.unlabeled_file),
+                options.run.output_dir,
+                options.model.max_seq_length,
+                self.tokenizer,
+                vocab_file=options.model.vocab_file,
+                do_lower_case=options.model.do_lower_case,
+                is_regression=self.processor.is_regression,
+                num_multi_labels=len(self.processor.get_labels())
+                if self.processor.multi_label
+                else 0,
+                long_text_stride=options.long_text_stride,
+            )
+
+    def _train_files(self):
+        extra = [self.unlabeled_file] if self.unlabeled_file else []
+        return [self.train_file, *extra]
+
+    def train_schedule(self):
+        if self.unlabeled_file is None:
+            return super().train_schedule()
+        num_features = sum(f.num_features for f in self._train_files())
+        schedule = epoch_schedule(num_features, self.options)
+        logging.info(
+            "training on %d labelled and %d unlabelled features for %d steps",
+            self.train_file.num_features,
+            self.unlabeled_file.num_features,
+            schedule[0],
+        )
+        return schedule
+
+    def train_dataset_fn(self):
+        paths = [f.path for f in self._train_files()]
+        self.feature_paths.extend(p for p in paths if p not in self.feature_paths)
+        return self.dataset_fn(
+            self.make_dataset,
+            paths,
+            self.options.training.train_batch_size,
+            True,
+            **self.dataset_arguments(),
+        )
+
+
 def run_classifier(options):
     """Fine-tunes, evaluates, predicts and exports as the flags say.
 
@@ -229,4 +318,5 @@ def run_classifier(options):
     checkpoints, cached features (`train.tf_record`, ...), multi-label `thresholds.json`,
     `eval_results.txt`, `test_results.tsv` and the GLUE or CLUE submission file.
     """
-    return run_task(ClassifierRunner(options))
+    distilling = options.distillation.teacher is not None
+    return run_task((DistillingClassifierRunner if distilling else ClassifierRunner)(options))

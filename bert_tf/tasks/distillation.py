@@ -1,0 +1,172 @@
+"""Task distillation on the fine-tuning skeleton (`DistillationOptions`).
+
+`Distilling` goes before a task's runner class (`class X(Distilling,
+ClassifierRunner)`): the model the run trains, checkpoints, evaluates and
+exports is the student; the teacher, a fine-tuned model of the same task,
+labels and vocabulary, is loaded frozen beside it and gives its outputs in
+each train step (`training.distillation.DistillationObjective`). The student
+is the run's model (`--bert_config_file` / `--init_checkpoint`) or, with
+`--student_num_layers`, the teacher cut to fewer layers and started from
+them (DistilBERT's initialisation).
+"""
+
+import dataclasses
+import re
+
+from absl import logging
+
+from bert_tf import checkpoints, files
+from bert_tf.config import BertConfig, config_file_beside
+from bert_tf.errors import CheckpointError, InputError
+from bert_tf.tasks.model_setup import check_model_fits, config_file_of
+from bert_tf.text import tokenization
+from bert_tf.text.model_text import vocab_file_beside
+from bert_tf.training.distillation import DistillationObjective
+
+_LAYER = re.compile(r"^bert/encoder/layer_(\d+)/")
+
+
+def chosen_layers(teacher_layers, student_layers):
+    """The teacher's layer each student layer starts from: evenly spaced,
+    the top one always (12 -> 6: 1, 3, 5, 7, 9, 11; 6 -> 3: 1, 3, 5)."""
+    return [(i + 1) * teacher_layers // student_layers - 1 for i in range(student_layers)]
+
+
+def student_weights(weights, layers):
+    """The teacher's `{tf1_name: ndarray}` for a student of `layers`
+    (`chosen_layers`): student layer i gets teacher layer `layers[i]`,
+    everything outside the layers (embeddings, pooler, head) as it is."""
+    source = {teacher: student for student, teacher in enumerate(layers)}
+    chosen = {}
+    for name, value in weights.items():
+        match = _LAYER.match(name)
+        if match is None:
+            chosen[name] = value
+        elif int(match.group(1)) in source:
+            rest = name[match.end() :]
+            chosen[f"bert/encoder/layer_{source[int(match.group(1))]}/{rest}"] = value
+    return chosen
+
+
+def _same_vocab(a, b):
+    return tokenization.load_vocab(a) == tokenization.load_vocab(b)
+
+
+def check_distillation_options(options):
+    """InputError for a bad flag of `DistillationOptions`, before any work."""
+    d = options.distillation
+    if not d.temperature > 0:
+        raise InputError(f"--temperature must be > 0, got {d.temperature}")
+    if not 0 <= d.distillation_weight <= 1:
+        raise InputError(f"--distillation_weight must be in [0, 1], got {d.distillation_weight}")
+    if d.student_num_layers is not None:
+        if d.student_num_layers < 1:
+            raise InputError(f"--student_num_layers must be >= 1, got {d.student_num_layers}")
+        if options.model.init_checkpoint:
+            raise InputError(
+                "--student_num_layers starts the student from the teacher's layers: "
+                "leave out --init_checkpoint"
+            )
+    if d.teacher_config_file and not files.exists(d.teacher_config_file):
+        raise InputError(f"--teacher_config_file: no such file {d.teacher_config_file!r}")
+    try:
+        checkpoints.resolve_checkpoint_prefix(d.teacher)
+    except CheckpointError as e:
+        raise InputError(f"--teacher: {e}") from None
+    if not options.run.do_train:
+        logging.info("--teacher without --do_train: only the student is used")
+
+
+class Distilling:
+    """Distillation hooks of a `FineTuningRunner` (listed before it in the
+    bases). A task sets `labelled(features)` (float32 `[batch]`, 1 on an
+    example with a label) when its unlabelled examples need masking."""
+
+    labelled = None
+
+    def __init__(self, options):
+        super().__init__(options)
+        self.teacher = None
+        self.teacher_config = None
+
+    def validate(self):
+        super().validate()
+        check_distillation_options(self.options)
+
+    def _teacher_config_file(self):
+        d = self.options.distillation
+        path = d.teacher_config_file or config_file_beside(d.teacher)
+        if path:
+            return path
+        if d.student_num_layers:
+            return config_file_of(self.options)
+        raise InputError(
+            f"--teacher_config_file is needed: --teacher={d.teacher} has no config beside it"
+        )
+
+    def model_config(self):
+        d = self.options.distillation
+        self.teacher_config = BertConfig.from_json_file(self._teacher_config_file())
+        if d.student_num_layers is None:
+            config = super().model_config()
+        else:
+            if d.student_num_layers > self.teacher_config.num_hidden_layers:
+                raise InputError(
+                    f"--student_num_layers={d.student_num_layers}: the teacher has only "
+                    f"{self.teacher_config.num_hidden_layers} layers"
+                )
+            config = dataclasses.replace(
+                self.teacher_config, num_hidden_layers=d.student_num_layers
+            )
+            check_model_fits(self.options, config, f"--teacher={d.teacher}'s config")
+        self._check_vocab(config)
+        return config
+
+    def _check_vocab(self, config):
+        d, vocab_file = self.options.distillation, self.options.model.vocab_file
+        teacher_vocab = vocab_file_beside(d.teacher) or self.teacher_vocab_file()
+        if config.vocab_size != self.teacher_config.vocab_size or (
+            teacher_vocab and vocab_file and not _same_vocab(teacher_vocab, vocab_file)
+        ):
+            raise InputError(
+                f"--vocab_file {vocab_file}: the student's vocabulary differs from "
+                f"--teacher={d.teacher}'s ({teacher_vocab or 'its config'}); the student "
+                "learns from the teacher's outputs on the same tokens"
+            )
+
+    def teacher_vocab_file(self):
+        """The vocab the teacher was fine-tuned with where its run says it (None: unknown)."""
+        return None
+
+    def build_model(self, config):
+        d = self.options.distillation
+        teacher = super().build_model(self.teacher_config)
+        try:
+            checkpoints.load_checkpoint(teacher, d.teacher)
+        except CheckpointError as e:
+            raise InputError(
+                f"--teacher={d.teacher} is not a model of this task and labels: {e}"
+            ) from None
+        teacher.trainable = False
+        self.teacher = teacher
+        logging.info("teacher %s: %d layers", d.teacher, self.teacher_config.num_hidden_layers)
+        return super().build_model(config)
+
+    def objective(self):
+        d = self.options.distillation
+        return DistillationObjective(
+            self.teacher, super().objective(), d.temperature, d.distillation_weight, self.labelled
+        )
+
+    def initial_weights(self, model):
+        d = self.options.distillation
+        if d.student_num_layers is None:
+            return super().initial_weights(model)
+        layers = chosen_layers(self.teacher_config.num_hidden_layers, d.student_num_layers)
+
+        def start_from_teacher():
+            weights = student_weights(checkpoints.read_weights(d.teacher), layers)
+            checkpoints.load_weights(model, weights, source=d.teacher)
+            logging.info("student: the teacher's layers %s", layers)
+
+        return start_from_teacher
