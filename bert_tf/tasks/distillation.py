@@ -69,6 +69,9 @@ def check_distillation_options(options):
             )
     if d.teacher_config_file and not files.exists(d.teacher_config_file):
         raise InputError(f"--teacher_config_file: no such file {d.teacher_config_file!r}")
+    for path in (d.unlabeled_file or "").split(","):
+        if path.strip() and not files.exists(path.strip()):
+            raise InputError(f"--unlabeled_file: no such file {path.strip()!r}")
     try:
         checkpoints.resolve_checkpoint_prefix(d.teacher)
     except CheckpointError as e:
