@@ -101,6 +101,7 @@ def test_a_student_cut_from_the_teacher_starts_from_its_top_layer(teacher, tmp_p
         np.testing.assert_array_equal(student[name], taught[name], err_msg=name)
 
 
+@pytest.mark.large
 def test_distillation_writes_the_fine_tuning_outputs_and_resumes_like_an_uninterrupted_run(
     teacher, tmp_path
 ):

@@ -17,7 +17,7 @@ from bert_tf.export import export_classifier
 from bert_tf.metrics.classification import glue_metrics, multi_label_metrics, tune_thresholds
 from bert_tf.modeling import BertClassifier
 from bert_tf.tasks.distillation import Distilling
-from bert_tf.tasks.fine_tuning import FineTuningRunner, epoch_schedule
+from bert_tf.tasks.fine_tuning import FineTuningRunner
 from bert_tf.tasks.logits import (
     ClassificationObjective,
     MultiLabelObjective,
@@ -229,10 +229,6 @@ class DistillingClassifierRunner(Distilling, ClassifierRunner):
     """Classification distilled from `--teacher`, on the train set and the
     `--unlabeled_file` text (whose labels the teacher gives)."""
 
-    def __init__(self, options):
-        super().__init__(options)
-        self.unlabeled_file = None  # its FeatureFile, with do_train
-
     @staticmethod
     def labelled(features):
         return unlabeled.is_labelled(features["label_ids"])
@@ -264,50 +260,18 @@ class DistillingClassifierRunner(Distilling, ClassifierRunner):
         path = fingerprint and fingerprint.get("vocab_file", [None])[0]
         return path if path and os.path.exists(path) else None
 
-    def prepare(self, config):
-        super().prepare(config)
-        d, options = self.options.distillation, self.options
-        if d.unlabeled_file and options.run.do_train:
-            self.unlabeled_file = unlabeled.ensure_unlabeled_features(
-                unlabeled.split_paths(d.unlabeled_file),
-                options.run.output_dir,
-                options.model.max_seq_length,
-                self.tokenizer,
-                vocab_file=options.model.vocab_file,
-                do_lower_case=options.model.do_lower_case,
-                is_regression=self.processor.is_regression,
-                num_multi_labels=len(self.processor.get_labels())
-                if self.processor.multi_label
-                else 0,
-                long_text_stride=options.long_text_stride,
-            )
-
-    def _train_files(self):
-        extra = [self.unlabeled_file] if self.unlabeled_file else []
-        return [self.train_file, *extra]
-
-    def train_schedule(self):
-        if self.unlabeled_file is None:
-            return super().train_schedule()
-        num_features = sum(f.num_features for f in self._train_files())
-        schedule = epoch_schedule(num_features, self.options)
-        logging.info(
-            "training on %d labelled and %d unlabelled features for %d steps",
-            self.train_file.num_features,
-            self.unlabeled_file.num_features,
-            schedule[0],
-        )
-        return schedule
-
-    def train_dataset_fn(self):
-        paths = [f.path for f in self._train_files()]
-        self.feature_paths.extend(p for p in paths if p not in self.feature_paths)
-        return self.dataset_fn(
-            self.make_dataset,
+    def unlabeled_features(self, paths):
+        options, processor = self.options, self.processor
+        return unlabeled.ensure_unlabeled_features(
             paths,
-            self.options.training.train_batch_size,
-            True,
-            **self.dataset_arguments(),
+            options.run.output_dir,
+            options.model.max_seq_length,
+            self.tokenizer,
+            vocab_file=options.model.vocab_file,
+            do_lower_case=options.model.do_lower_case,
+            is_regression=processor.is_regression,
+            num_multi_labels=len(processor.get_labels()) if processor.multi_label else 0,
+            long_text_stride=options.long_text_stride,
         )
 
 

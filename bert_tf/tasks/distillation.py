@@ -18,6 +18,7 @@ from absl import logging
 from bert_tf import checkpoints, files
 from bert_tf.config import BertConfig, config_file_beside
 from bert_tf.errors import CheckpointError, InputError
+from bert_tf.tasks.fine_tuning import epoch_schedule
 from bert_tf.tasks.model_setup import check_model_fits, config_file_of
 from bert_tf.text import tokenization
 from bert_tf.text.model_text import vocab_file_beside
@@ -91,6 +92,12 @@ class Distilling:
         super().__init__(options)
         self.teacher = None
         self.teacher_config = None
+        self.unlabeled_file = None  # its FeatureFile, with do_train
+
+    def unlabeled_features(self, paths):
+        """The `FeatureFile` of the unlabelled text files `paths`, records of
+        the train set's schema without labels."""
+        raise InputError("--unlabeled_file: this task reads no unlabelled text")
 
     def validate(self):
         super().validate()
@@ -173,3 +180,38 @@ class Distilling:
             logging.info("student: the teacher's layers %s", layers)
 
         return start_from_teacher
+
+    def prepare(self, config):
+        super().prepare(config)
+        paths = [p.strip() for p in (self.options.distillation.unlabeled_file or "").split(",")]
+        if any(paths) and self.options.run.do_train:
+            self.unlabeled_file = self.unlabeled_features([p for p in paths if p])
+
+    def _train_files(self):
+        return [self.train_file, *([self.unlabeled_file] if self.unlabeled_file else [])]
+
+    def train_schedule(self):
+        if self.unlabeled_file is None:
+            return super().train_schedule()
+        size = sum(getattr(f, self.epoch_of) for f in self._train_files())
+        schedule = epoch_schedule(size, self.options)
+        logging.info(
+            "training on %d labelled and %d unlabelled %s for %d steps",
+            getattr(self.train_file, self.epoch_of),
+            getattr(self.unlabeled_file, self.epoch_of),
+            self.epoch_of.removeprefix("num_"),
+            schedule[0],
+        )
+        return schedule
+
+    def train_dataset_fn(self):
+        """Batches of the train set and the unlabelled text, shuffled together."""
+        paths = [f.path for f in self._train_files()]
+        self.feature_paths.extend(p for p in paths if p not in self.feature_paths)
+        return self.dataset_fn(
+            self.make_dataset,
+            paths,
+            self.options.training.train_batch_size,
+            True,
+            **self.dataset_arguments(),
+        )

@@ -160,6 +160,14 @@ class MultipleChoiceOptions(FineTuningOptions):
 class NerOptions(FineTuningOptions):
     """The flags of run_ner.py."""
 
+    distillation: DistillationOptions = group(
+        DistillationOptions,
+        help={
+            "unlabeled_file": "With --teacher: comma-separated files of unlabelled sentences "
+            "(one a line, words split by spaces; --data_format=chars: each character) that the "
+            "teacher tags, trained on with the train set."
+        },
+    )
     model: ModelOptions = group(
         ModelOptions,
         help={
@@ -226,6 +234,13 @@ class SquadOptions(FineTuningOptions):
     additions. run_squad.py has no eval set of its own: --predict_file is
     scored instead, after training only."""
 
+    distillation: DistillationOptions = group(
+        DistillationOptions,
+        help={
+            "unlabeled_file": "With --teacher: a SQuAD JSON file of questions on contexts "
+            "(answers not read) that the teacher answers, trained on with --train_file."
+        },
+    )
     model: ModelOptions = group(
         ModelOptions,
         defaults={"max_seq_length": 384},
