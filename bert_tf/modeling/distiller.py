@@ -117,13 +117,10 @@ class Distiller(keras.Model):
                 results.update(value if isinstance(value, dict) else {metric.name: value})
         return results
 
-    def _prepared(self, x, y, sample_weight, batch_size, shuffle):
-        # The student's own raw-text path (its preprocessor and text layout).
-        y = self.student.label_ids(y)
-        return self.student._text_data(x, y, sample_weight, batch_size, shuffle)
-
     def fit(self, x=None, y=None, batch_size=None, *, sample_weight=None, shuffle=True, **kwargs):
-        x, y, sample_weight, batch_size = self._prepared(x, y, sample_weight, batch_size, shuffle)
+        x, y, sample_weight, batch_size = self.student.text_data(
+            x, y, sample_weight, batch_size, shuffle
+        )
         if isinstance(x, tf.data.Dataset):
             shuffle = False
         return super().fit(
@@ -131,7 +128,9 @@ class Distiller(keras.Model):
         )
 
     def evaluate(self, x=None, y=None, batch_size=None, *, sample_weight=None, **kwargs):
-        x, y, sample_weight, batch_size = self._prepared(x, y, sample_weight, batch_size, False)
+        x, y, sample_weight, batch_size = self.student.text_data(
+            x, y, sample_weight, batch_size, False
+        )
         return super().evaluate(x, y, batch_size=batch_size, sample_weight=sample_weight, **kwargs)
 
     def predict(self, x, batch_size=None, **kwargs):
