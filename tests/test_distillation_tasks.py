@@ -13,6 +13,7 @@ import pytest
 import tensorflow as tf
 from shared import tiny_model_files
 
+from bert_tf.errors import InputError
 from bert_tf.options import build
 from bert_tf.tasks.ner import run_ner
 from bert_tf.tasks.options import NerOptions, SquadOptions
@@ -200,3 +201,21 @@ def test_squad_distillation_runs_end_to_end_and_resumes(tmp_path):
     last = int(tf.train.latest_checkpoint(out).rsplit("-", 1)[1])
     assert last == (40 + 24) // 8  # one window a question here, 8 a batch
     assert assert_resumes(out, last, 4, run) == scores
+
+
+def test_a_ner_teacher_of_other_labels_is_an_error_before_any_feature(ner_setup, tmp_path):
+    vocab, config, data, teacher, _ = ner_setup
+    out = str(tmp_path / "student")
+    with pytest.raises(InputError, match=r"was trained on the labels \['O', 'B-LOC', 'B-PER'\]"):
+        run_ner(
+            ner_options(
+                vocab,
+                config,
+                data,
+                out,
+                teacher=teacher,
+                student_num_layers=1,
+                labels="O,B-PER,B-LOC",
+            )
+        )
+    assert not os.path.exists(os.path.join(out, "train.tf_record"))

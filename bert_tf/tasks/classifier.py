@@ -1,12 +1,10 @@
 """Sentence (pair) classification and regression: what `run_classifier.py` runs."""
 
-import json
 import os
 
 import numpy as np
 from absl import logging
 
-from bert_tf.config import checkpoint_folder
 from bert_tf.data.classification import class_weights as weights
 from bert_tf.data.classification import features as classifier_features
 from bert_tf.data.classification import outputs as classifier_outputs
@@ -233,32 +231,8 @@ class DistillingClassifierRunner(Distilling, ClassifierRunner):
     def labelled(features):
         return unlabeled.is_labelled(features["label_ids"])
 
-    def read_inputs(self):
-        super().read_inputs()
-        self._check_teacher_labels()
-
-    def _teacher_fingerprint(self):
-        """The fingerprint of the teacher run's train features, or None."""
-        folder = checkpoint_folder(self.options.distillation.teacher)
-        path = classifier_features.cached_features_file(folder, "train") + ".json"
-        if not os.path.exists(path):
-            return None
-        with open(path) as f:
-            return json.load(f).get("fingerprint")
-
-    def _check_teacher_labels(self):
-        fingerprint = self._teacher_fingerprint()
-        labels = [] if self.processor.is_regression else list(self.processor.get_labels())
-        if fingerprint is not None and fingerprint.get("labels") != labels:
-            raise InputError(
-                f"--teacher={self.options.distillation.teacher} was trained on the labels "
-                f"{fingerprint.get('labels')}, not {labels}"
-            )
-
-    def teacher_vocab_file(self):
-        fingerprint = self._teacher_fingerprint()
-        path = fingerprint and fingerprint.get("vocab_file", [None])[0]
-        return path if path and os.path.exists(path) else None
+    def fingerprint_labels(self):
+        return [] if self.processor.is_regression else list(self.processor.get_labels())
 
     def unlabeled_features(self, paths):
         options, processor = self.options, self.processor

@@ -11,12 +11,14 @@ them (DistilBERT's initialisation).
 """
 
 import dataclasses
+import json
+import os
 import re
 
 from absl import logging
 
 from bert_tf import checkpoints, files
-from bert_tf.config import BertConfig, config_file_beside
+from bert_tf.config import BertConfig, checkpoint_folder, config_file_beside
 from bert_tf.errors import CheckpointError, InputError
 from bert_tf.tasks.fine_tuning import epoch_schedule
 from bert_tf.tasks.model_setup import check_model_fits, config_file_of
@@ -24,6 +26,9 @@ from bert_tf.text import tokenization
 from bert_tf.text.model_text import vocab_file_beside
 from bert_tf.training.distillation import DistillationObjective
 
+# The train features of a fine-tuning run (every task's name for them), whose
+# fingerprint says the teacher's labels and vocab.
+TRAIN_FEATURES = "train.tf_record"
 _LAYER = re.compile(r"^bert/encoder/layer_(\d+)/")
 
 
@@ -144,9 +149,34 @@ class Distilling:
                 "learns from the teacher's outputs on the same tokens"
             )
 
+    def fingerprint_labels(self):
+        """The task's labels as its train features' fingerprint lists them
+        (None: the task has none)."""
+        return None
+
+    def _teacher_fingerprint(self):
+        """The fingerprint of the teacher run's train features (None: not a run folder)."""
+        folder = checkpoint_folder(self.options.distillation.teacher)
+        path = os.path.join(folder, TRAIN_FEATURES + ".json")
+        if not os.path.exists(path):
+            return None
+        with open(path) as f:
+            return json.load(f).get("fingerprint")
+
     def teacher_vocab_file(self):
         """The vocab the teacher was fine-tuned with where its run says it (None: unknown)."""
-        return None
+        fingerprint = self._teacher_fingerprint() or {}
+        stamp = fingerprint.get("vocab_file") or fingerprint.get("vocab") or [None]
+        return stamp[0] if stamp[0] and os.path.exists(stamp[0]) else None
+
+    def read_inputs(self):
+        super().read_inputs()
+        fingerprint, labels = self._teacher_fingerprint(), self.fingerprint_labels()
+        if fingerprint and labels is not None and fingerprint.get("labels") != labels:
+            raise InputError(
+                f"--teacher={self.options.distillation.teacher} was trained on the labels "
+                f"{fingerprint.get('labels')}, not {labels}"
+            )
 
     def build_model(self, config):
         d = self.options.distillation

@@ -242,6 +242,9 @@ class DistillingNerRunner(Distilling, NerRunner):
     """NER distilled from `--teacher`: each token's tag distribution, on the
     train set and the `--unlabeled_file` sentences (tagged by the teacher)."""
 
+    def fingerprint_labels(self):
+        return list(self.labels)
+
     def unlabeled_features(self, paths):
         options = self.options
         return tagging.ensure_unlabeled_features(
