@@ -272,3 +272,58 @@ def test_a_teacher_of_other_labels_another_task_or_vocab_is_one_error(server, te
     finished = server.run(CLASSIFIER, *script_flags(teacher, out), f"--vocab_file={other_vocab}")
     assert_one_error(finished, "--vocab_file", "vocabulary differs from --teacher")
     assert not os.path.exists(out)
+
+
+@pytest.mark.large
+@pytest.mark.parametrize("kind", ["regression", "multi_label"])
+def test_regression_and_multi_label_distil_on_unlabelled_text(kind, tmp_path):
+    """Their unlabelled records carry NaN labels, masked out of the label
+    loss: a NaN reaching the loss would stop the run (not finite)."""
+    vocab, config = tiny_model_files(str(tmp_path), [*SPECIAL, *WORDS])
+    rng = random.Random(0)
+
+    def text():
+        return " ".join(rng.choice(WORDS) for _ in range(6))
+
+    def label(words):
+        if kind == "regression":
+            return str(words.count("good") * 1.5)
+        return "|".join(w for w in ("good", "bad") if w in words) or "none"
+
+    for split, count in (("train", 48), ("dev", 16)):
+        rows = [text() for _ in range(count)]
+        (tmp_path / f"{split}.tsv").write_text(
+            "sentence\tlabel\n" + "".join(f"{t}\t{label(t)}\n" for t in rows)
+        )
+    unlabelled = tmp_path / "unlabelled.txt"
+    unlabelled.write_text("".join(text() + "\n" for _ in range(40)))
+    task = (
+        {"regression": True}
+        if kind == "regression"
+        else {"multi_label": True, "labels": ("good", "bad", "none"), "label_delimiter": "|"}
+    )
+
+    def run(output_dir, **more):
+        return run_classifier(
+            replace(
+                options((vocab, config), "generic", str(tmp_path), str(tmp_path / output_dir)),
+                text_a_column="sentence",
+                label_column="label",
+                num_train_epochs=2.0,
+                do_train=True,
+                do_eval=True,
+                **task,
+                **more,
+            )
+        )
+
+    run("teacher")
+    metrics = run(
+        "student",
+        teacher=str(tmp_path / "teacher"),
+        teacher_config_file=config,
+        student_num_layers=1,
+        unlabeled_file=str(unlabelled),
+    )
+    assert metrics["global_step"] == int((48 + 40) / 16 * 2)
+    assert np.isfinite(metrics["eval_loss"])
