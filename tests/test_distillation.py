@@ -231,6 +231,12 @@ def test_bad_distillation_flags_are_one_error_before_any_work(
     assert not os.path.exists(os.path.join(out, "model.ckpt-1.index"))
 
 
+def test_distillation_flags_without_a_teacher_are_one_error(server, teacher, tmp_path):
+    flags = [f for f in script_flags(teacher, str(tmp_path / "out")) if "teacher" not in f]
+    finished = server.run(CLASSIFIER, *flags, "--unlabeled_file=more.txt")
+    assert_one_error(finished, "--unlabeled_file is for distillation: add --teacher")
+
+
 def test_a_teacher_of_other_labels_another_task_or_vocab_is_one_error(server, teacher, tmp_path):
     (vocab, config), data_dir, teacher_dir, _ = teacher
     out = str(tmp_path / "out")

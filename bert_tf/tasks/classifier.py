@@ -14,7 +14,7 @@ from bert_tf.errors import InputError
 from bert_tf.export import export_classifier
 from bert_tf.metrics.classification import glue_metrics, multi_label_metrics, tune_thresholds
 from bert_tf.modeling import BertClassifier
-from bert_tf.tasks.distillation import Distilling
+from bert_tf.tasks.distillation import Distilling, distilling
 from bert_tf.tasks.fine_tuning import FineTuningRunner
 from bert_tf.tasks.logits import (
     ClassificationObjective,
@@ -256,5 +256,5 @@ def run_classifier(options):
     checkpoints, cached features (`train.tf_record`, ...), multi-label `thresholds.json`,
     `eval_results.txt`, `test_results.tsv` and the GLUE or CLUE submission file.
     """
-    distilling = options.distillation.teacher is not None
-    return run_task((DistillingClassifierRunner if distilling else ClassifierRunner)(options))
+    distilled = distilling(options)
+    return run_task((DistillingClassifierRunner if distilled else ClassifierRunner)(options))

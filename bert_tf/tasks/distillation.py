@@ -86,6 +86,17 @@ def check_distillation_options(options):
         logging.info("--teacher without --do_train: only the student is used")
 
 
+def distilling(options):
+    """Whether the options ask for distillation (`--teacher`); the flags
+    that only distillation reads are an InputError without it."""
+    d = options.distillation
+    if d.teacher is None:
+        for name in ("teacher_config_file", "student_num_layers", "unlabeled_file"):
+            if getattr(d, name) is not None:
+                raise InputError(f"--{name} is for distillation: add --teacher")
+    return d.teacher is not None
+
+
 class Distilling:
     """Distillation hooks of a `FineTuningRunner` (listed before it in the
     bases). A task sets `labelled(features)` (float32 `[batch]`, 1 on an

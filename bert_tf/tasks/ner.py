@@ -36,7 +36,7 @@ from bert_tf.modeling.tagging import (
     decode_tags,
     word_losses,
 )
-from bert_tf.tasks.distillation import Distilling
+from bert_tf.tasks.distillation import Distilling, distilling
 from bert_tf.tasks.fine_tuning import FineTuningRunner, pass_name
 from bert_tf.tasks.model_setup import parse_layers
 from bert_tf.tasks.run import run_task
@@ -262,5 +262,5 @@ class DistillingNerRunner(Distilling, NerRunner):
 def run_ner(options):
     """Trains, evaluates, predicts and exports as `options` (a NerOptions)
     say; returns the eval metrics (empty without do_eval)."""
-    distilling = options.distillation.teacher is not None
-    return run_task((DistillingNerRunner if distilling else NerRunner)(options))
+    distilled = distilling(options)
+    return run_task((DistillingNerRunner if distilled else NerRunner)(options))

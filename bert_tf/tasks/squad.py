@@ -22,7 +22,7 @@ from bert_tf.files import write_text_atomically
 from bert_tf.metrics import squad_scoring as scoring
 from bert_tf.modeling import BertSpanLabeler
 from bert_tf.modeling.losses import SPAN_LOSS_WEIGHTS, span_losses
-from bert_tf.tasks.distillation import Distilling
+from bert_tf.tasks.distillation import Distilling, distilling
 from bert_tf.tasks.fine_tuning import FineTuningRunner
 from bert_tf.tasks.run import run_task
 from bert_tf.text import tokenization
@@ -252,7 +252,7 @@ class DistillingSquadRunner(Distilling, SquadRunner):
 def run_squad(options):
     """Fine-tunes and/or predicts as the flags say; returns the scores of the
     predictions (empty unless the predict file has answers)."""
-    distilling = options.distillation.teacher is not None
-    runner = (DistillingSquadRunner if distilling else SquadRunner)(options)
+    distilled = distilling(options)
+    runner = (DistillingSquadRunner if distilled else SquadRunner)(options)
     run_task(runner)
     return runner.eval_results
