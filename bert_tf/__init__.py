@@ -32,6 +32,7 @@ __all__ = [
     "BertPreprocessor",
     "ExtendOptions",
     "extend_checkpoint",
+    "Distiller",
     *_MODELS,
 ]
 
@@ -46,6 +47,7 @@ _LAZY = {
     "BertPreprocessor": "bert_tf.text.preprocessor",
     "ExtendOptions": "bert_tf.tasks.options",
     "extend_checkpoint": "bert_tf.checkpoints.surgery",
+    "Distiller": "bert_tf.modeling.distiller",
     **{name: "bert_tf.modeling" for name in _MODELS},
 }
 

@@ -226,9 +226,19 @@ FINE_TUNING = {
     "padding_multiple": None,
     "group_by_length": False,
 }
+# The distillation flags of run_classifier.py, run_ner.py and run_squad.py (new here).
+DISTILLATION = {
+    "teacher": None,
+    "teacher_config_file": None,
+    "student_num_layers": None,
+    "temperature": 2.0,
+    "distillation_weight": 0.5,
+    "unlabeled_file": None,
+}
 SCRIPT_DEFAULTS = {
     "run_classifier.py": {
         **FINE_TUNING,
+        **DISTILLATION,
         **CLASSIFIER_DATA,
         "task_name": None,
         "do_lower_case": None,
@@ -239,6 +249,7 @@ SCRIPT_DEFAULTS = {
     },
     "run_ner.py": {
         **FINE_TUNING,
+        **DISTILLATION,
         "do_lower_case": None,  # else False: no run_ner.py in the original
         "combine": "concat",
         "data_format": "conll",
@@ -254,6 +265,7 @@ SCRIPT_DEFAULTS = {
     "run_squad.py": {
         **TRAINING,
         **SWEEP,
+        **DISTILLATION,
         "bert_config_file": None,
         "vocab_file": None,
         "init_checkpoint": None,

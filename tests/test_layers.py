@@ -32,8 +32,18 @@ LAYERS = [
 SHARED = {
     "data": {"features", "tfrecord"},
     "export": {"common"},
-    # sweep: `run.run_task` hands a sweep to it, `options` holds its flags.
-    "tasks": {"model_setup", "runner", "run", "fine_tuning", "logits", "options", "sweep"},
+    # sweep: `run.run_task` hands a sweep to it, `options` holds its flags;
+    # distillation: the teacher-and-student runner every distilling task mixes in.
+    "tasks": {
+        "model_setup",
+        "runner",
+        "run",
+        "fine_tuning",
+        "logits",
+        "options",
+        "sweep",
+        "distillation",
+    },
 }
 
 

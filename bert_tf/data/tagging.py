@@ -60,6 +60,7 @@ RECORD_FILES = {
     "eval": "eval.tf_record",
     "predict": "predict.tf_record",
 }
+UNLABELED_RECORD_FILE = "unlabeled.tf_record"
 _CACHE_VERSION = 1
 
 
@@ -408,7 +409,7 @@ def _record_writer(
             for sentence, windows in document_windows(
                 document, tokenizer, max_seq_length, document_context
             ):
-                tag_ids = [label_map[tag] for tag in sentence.tags]
+                tag_ids = [IGNORE if tag is None else label_map[tag] for tag in sentence.tags]
                 for packed, labelled in windows:
                     writer.write(
                         schema.serialize(
@@ -481,6 +482,62 @@ def ensure_tagging_features(
             pad_examples_to_multiple_of,
         ),
     )
+
+
+def read_unlabeled(paths, data_format):
+    """Unlabelled text for distillation, each file one document: a sentence
+    a line (blank lines skipped), its words split on whitespace (`chars`:
+    each character not a space is a word), every tag None (no label)."""
+    documents = []
+    for path in paths:
+        if not exists(path):
+            raise InputError(f"--unlabeled_file: no such file {path!r}")
+        with open_file(path) as f:
+            lines = f.read().splitlines()
+        sentences = []
+        for number, line in enumerate(lines, start=1):
+            words = tuple("".join(line.split())) if data_format == "chars" else tuple(line.split())
+            if words:
+                sentences.append(Sentence(words, (None,) * len(words), (number,) * len(words)))
+        if sentences:
+            documents.append(sentences)
+    if not documents:
+        raise InputError(f"--unlabeled_file {','.join(paths)}: no text in it")
+    return documents
+
+
+def ensure_unlabeled_features(
+    output_dir,
+    paths,
+    data_format,
+    tokenizer,
+    *,
+    vocab_file,
+    do_lower_case,
+    max_seq_length,
+    document_context,
+):
+    """Writes (or reuses) `output_dir/unlabeled.tf_record`: the windows of
+    the unlabelled files' sentences (`read_unlabeled`), every label_id
+    IGNORE; returns its `FeatureFile`."""
+    path = os.path.join(output_dir, UNLABELED_RECORD_FILE)
+    fingerprint = {
+        "version": _CACHE_VERSION,
+        "inputs": [file_stamp(p) for p in paths],
+        "data_format": data_format,
+        "vocab": file_stamp(vocab_file),
+        "do_lower_case": do_lower_case,
+        "max_seq_length": max_seq_length,
+        "document_context": document_context,
+    }
+
+    def write_records(writer):
+        documents = read_unlabeled(paths, data_format)
+        return _record_writer(
+            path, documents, (), tokenizer, max_seq_length, document_context, None
+        )(writer)
+
+    return feature_files.ensure_feature_file(path, fingerprint, write_records)
 
 
 def make_dataset(

@@ -220,6 +220,137 @@ class NextSentenceLoss(HeadLoss):
         return _scaled(-_label_log_probs(y_pred, labels), sample_weight)
 
 
+def _check_temperature(temperature):
+    if not temperature > 0:
+        raise ValueError(f"the temperature must be > 0, got {temperature}")
+    return float(temperature)
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class SoftmaxDistillation(HeadLoss):
+    """Knowledge distillation (Hinton et al. 2015): `T^2 * KL(softmax(t / T)
+    || softmax(s / T))` over the last axis, the teacher's logits `t` as
+    `y_true`, the student's `s` as `y_pred`, both `[batch, n]` (averaged
+    over the examples) or, `per_token`, `[batch, seq, n]` (averaged over the
+    tokens a `sample_weight` `[batch, seq]` marks with 1; all without one)."""
+
+    def __init__(self, temperature=1.0, per_token=False, name="distillation", **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.temperature = _check_temperature(temperature)
+        self.per_token = bool(per_token)
+
+    def errors(self, y_true, y_pred, sample_weight=None):
+        t = self.temperature
+        teacher = tf.nn.log_softmax(tf.cast(y_true, tf.float32) / t, axis=-1)
+        student = tf.nn.log_softmax(tf.cast(y_pred, tf.float32) / t, axis=-1)
+        kl = tf.reduce_sum(tf.exp(teacher) * (teacher - student), axis=-1) * (t * t)
+        if self.per_token and sample_weight is not None:
+            return kl * tf.cast(sample_weight, tf.float32)
+        return kl if self.per_token else _scaled(kl, sample_weight)
+
+    def counts(self, y_true, sample_weight=None):
+        if not self.per_token:
+            return super().counts(y_true, sample_weight)
+        if sample_weight is None:
+            return tf.ones(tf.shape(y_true)[:2], tf.float32)
+        return tf.cast(sample_weight, tf.float32)
+
+    def normalise(self, error_sum, count):
+        return error_sum / tf.maximum(count, 1.0) if self.per_token else error_sum / count
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "temperature": self.temperature,
+            "per_token": self.per_token,
+        }
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class SigmoidDistillation(HeadLoss):
+    """Multi-label distillation: each label's binary `T^2 * KL(sigmoid(t / T)
+    || sigmoid(s / T))`, averaged over the labels, then the examples;
+    teacher logits `t` (`y_true`) and student logits `s` `[batch, labels]`."""
+
+    def __init__(self, temperature=1.0, name="distillation", **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.temperature = _check_temperature(temperature)
+
+    def errors(self, y_true, y_pred, sample_weight=None):
+        t = self.temperature
+        teacher, student = tf.cast(y_true, tf.float32) / t, tf.cast(y_pred, tf.float32) / t
+        # KL = CE(p_t, student) - CE(p_t, teacher): both from logits, stable.
+        p = tf.sigmoid(teacher)
+        kl = tf.nn.sigmoid_cross_entropy_with_logits(
+            p, student
+        ) - tf.nn.sigmoid_cross_entropy_with_logits(p, teacher)
+        return _scaled(tf.reduce_mean(kl, axis=1) * (t * t), sample_weight)
+
+    def get_config(self):
+        return {**super().get_config(), "temperature": self.temperature}
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class SquaredDistillation(HeadLoss):
+    """Regression distillation: `(s - t)^2` of the student's output `s`
+    (`y_pred`) to the teacher's `t` (`y_true`), both `[batch, 1]`, averaged
+    over the examples (no temperature: there is no distribution to soften)."""
+
+    def __init__(self, name="distillation", **kwargs):
+        super().__init__(name=name, **kwargs)
+
+    def errors(self, y_true, y_pred, sample_weight=None):
+        difference = tf.cast(y_pred, tf.float32) - tf.cast(y_true, tf.float32)
+        return _scaled(tf.reduce_mean(tf.square(difference), axis=-1), sample_weight)
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class LabelledOnly(HeadLoss):
+    """A per-example loss over the labelled examples only: `sample_weight`
+    `[batch]` is 1 on an example with a label and 0 on one without (text the
+    teacher labels), whose `y_true` is then ignored; the loss is the
+    labelled examples' mean (0 in a batch without any)."""
+
+    def __init__(self, loss=None, name=None, **kwargs):
+        loss = keras.losses.deserialize(loss) if isinstance(loss, dict) else loss
+        super().__init__(name=name or loss.name, **kwargs)
+        self.loss = loss
+
+    def _mask(self, sample_weight):
+        return tf.cast(tf.reshape(sample_weight, [-1]), tf.float32)
+
+    def errors(self, y_true, y_pred, sample_weight=None):
+        labelled = self._mask(sample_weight)
+        shape = tf.concat([tf.shape(labelled), tf.ones([tf.rank(y_true) - 1], tf.int32)], 0)
+        present = tf.reshape(labelled, shape) > 0
+        y_true = tf.where(present, y_true, tf.zeros_like(y_true))
+        return tf.where(labelled > 0, self.loss.errors(y_true, y_pred), 0.0)
+
+    def counts(self, y_true, sample_weight=None):
+        return self._mask(sample_weight)
+
+    def normalise(self, error_sum, count):
+        return error_sum / tf.maximum(count, 1.0)
+
+    def get_config(self):
+        return {**super().get_config(), "loss": keras.losses.serialize(self.loss)}
+
+
+def distillation_loss(label_loss, temperature):
+    """The distillation loss that goes with a head's `label_loss`: softmax
+    (per token for token tagging), sigmoid (multi-label) or squared error
+    (regression)."""
+    if isinstance(label_loss, SquaredError):
+        return SquaredDistillation()
+    if isinstance(label_loss, SigmoidCrossEntropy):
+        return SigmoidDistillation(temperature)
+    if isinstance(label_loss, TokenCrossEntropy):
+        return SoftmaxDistillation(temperature, per_token=True)
+    if isinstance(label_loss, SoftmaxCrossEntropy):
+        return SoftmaxDistillation(temperature, name=f"{label_loss.name}_distillation")
+    raise ValueError(f"no distillation loss for {type(label_loss).__name__}")
+
+
 def classification_loss(num_labels, class_weights=None):
     """run_classifier.py's loss: softmax cross-entropy; `num_labels=1`:
     squared error (regression)."""

@@ -139,6 +139,12 @@ class TaskModel(keras.Model):
         of the examples validate, as Keras cuts arrays."""
         return split_off_validation(x, y, sample_weight, validation_split)
 
+    def text_data(self, x, y=None, sample_weight=None, batch_size=None, shuffle=False):
+        """`(x, y, sample_weight, batch_size)` as this model's `fit` takes
+        them: raw text through the preprocessor (one dataset, label names as
+        ids), other data as it is (what a `Distiller` of it trains on)."""
+        return self._text_data(x, self.label_ids(y), sample_weight, batch_size, shuffle)
+
     def _text_data(self, x, y, sample_weight, batch_size, shuffle):
         """Raw text -> `(dataset, None, None, None)` through the preprocessor;
         other data as it is."""

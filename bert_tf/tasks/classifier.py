@@ -8,12 +8,13 @@ from absl import logging
 from bert_tf.data.classification import class_weights as weights
 from bert_tf.data.classification import features as classifier_features
 from bert_tf.data.classification import outputs as classifier_outputs
-from bert_tf.data.classification import registry
+from bert_tf.data.classification import registry, unlabeled
 from bert_tf.data.classification.processor import SPLITS
 from bert_tf.errors import InputError
 from bert_tf.export import export_classifier
 from bert_tf.metrics.classification import glue_metrics, multi_label_metrics, tune_thresholds
 from bert_tf.modeling import BertClassifier
+from bert_tf.tasks.distillation import Distilling, distilling
 from bert_tf.tasks.fine_tuning import FineTuningRunner
 from bert_tf.tasks.logits import (
     ClassificationObjective,
@@ -230,6 +231,32 @@ class ClassifierRunner(FineTuningRunner):
         )
 
 
+class DistillingClassifierRunner(Distilling, ClassifierRunner):
+    """Classification distilled from `--teacher`, on the train set and the
+    `--unlabeled_file` text (whose labels the teacher gives)."""
+
+    @staticmethod
+    def labelled(features):
+        return unlabeled.is_labelled(features["label_ids"])
+
+    def fingerprint_labels(self):
+        return [] if self.processor.is_regression else list(self.processor.get_labels())
+
+    def unlabeled_features(self, paths):
+        options, processor = self.options, self.processor
+        return unlabeled.ensure_unlabeled_features(
+            paths,
+            options.run.output_dir,
+            options.model.max_seq_length,
+            self.tokenizer,
+            vocab_file=options.model.vocab_file,
+            do_lower_case=options.model.do_lower_case,
+            is_regression=processor.is_regression,
+            num_multi_labels=len(processor.get_labels()) if processor.multi_label else 0,
+            long_text_stride=options.long_text_stride,
+        )
+
+
 def run_classifier(options):
     """Fine-tunes, evaluates, predicts and exports as the flags say.
 
@@ -237,4 +264,5 @@ def run_classifier(options):
     checkpoints, cached features (`train.tf_record`, ...), multi-label `thresholds.json`,
     `eval_results.txt`, `test_results.tsv` and the GLUE or CLUE submission file.
     """
-    return run_task(ClassifierRunner(options))
+    distilled = distilling(options)
+    return run_task((DistillingClassifierRunner if distilled else ClassifierRunner)(options))

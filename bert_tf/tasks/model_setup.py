@@ -58,15 +58,24 @@ def with_model_text(options, default_lower_case=True):
 def load_bert_config(options):
     """Reads the model's config (`config_file_of`) and checks
     `--max_seq_length` against it."""
-    path = config_file_of(options)
-    config = BertConfig.from_json_file(path)
+    config = BertConfig.from_json_file(config_file_of(options))
+    _check_length_fits(options, config, config_source(options))
+    return config
+
+
+def _check_length_fits(options, config, source):
     if options.model.max_seq_length > config.max_position_embeddings:
         raise InputError(
             f"--max_seq_length={options.model.max_seq_length} is larger than "
-            f"max_position_embeddings={config.max_position_embeddings} of "
-            f"{config_source(options)}"
+            f"max_position_embeddings={config.max_position_embeddings} of {source}"
         )
-    return config
+
+
+def check_model_fits(options, config, source):
+    """Checks `--max_seq_length` and `--vocab_file` against a `config` that
+    did not come from `ModelOptions` (`source` names it in the message)."""
+    _check_length_fits(options, config, source)
+    _check_vocab_fits(options, config, source)
 
 
 def check_model_options(options):
@@ -80,13 +89,13 @@ def load_model_config(options):
     against it: `--max_seq_length`, the vocab's size, the shapes in
     `--init_checkpoint`'s index. Returns the config."""
     config = load_bert_config(options)
-    _check_vocab_fits(options, config)
+    _check_vocab_fits(options, config, config_source(options))
     if options.model.init_checkpoint:
         checkpoints.check_fits_config(options.model.init_checkpoint, config, config_source(options))
     return config
 
 
-def _check_vocab_fits(options, config):
+def _check_vocab_fits(options, config, source):
     """A vocab with more tokens than the model's embedding rows would fail deep
     in the model on the first unknown id; say so before any work."""
     if not options.model.vocab_file:
@@ -95,7 +104,7 @@ def _check_vocab_fits(options, config):
     if size > config.vocab_size:
         raise InputError(
             f"--vocab_file {options.model.vocab_file} has {size} tokens, more than "
-            f"vocab_size={config.vocab_size} of {config_source(options)}: "
+            f"vocab_size={config.vocab_size} of {source}: "
             "they are not the same model's"
         )
 

@@ -36,6 +36,7 @@ from bert_tf.modeling.tagging import (
     decode_tags,
     word_losses,
 )
+from bert_tf.tasks.distillation import Distilling, distilling
 from bert_tf.tasks.fine_tuning import FineTuningRunner, pass_name
 from bert_tf.tasks.model_setup import parse_layers
 from bert_tf.tasks.run import run_task
@@ -240,7 +241,29 @@ class NerRunner(FineTuningRunner):
         )
 
 
+class DistillingNerRunner(Distilling, NerRunner):
+    """NER distilled from `--teacher`: each token's tag distribution, on the
+    train set and the `--unlabeled_file` sentences (tagged by the teacher)."""
+
+    def fingerprint_labels(self):
+        return list(self.labels)
+
+    def unlabeled_features(self, paths):
+        options = self.options
+        return tagging.ensure_unlabeled_features(
+            options.run.output_dir,
+            paths,
+            options.data_format,
+            self.tokenizer,
+            vocab_file=options.model.vocab_file,
+            do_lower_case=options.model.do_lower_case,
+            max_seq_length=options.model.max_seq_length,
+            document_context=options.document_context,
+        )
+
+
 def run_ner(options):
     """Trains, evaluates, predicts and exports as `options` (a NerOptions)
     say; returns the eval metrics (empty without do_eval)."""
-    return run_task(NerRunner(options))
+    distilled = distilling(options)
+    return run_task((DistillingNerRunner if distilled else NerRunner)(options))

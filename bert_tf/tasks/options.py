@@ -67,6 +67,42 @@ class ExportOptions:
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
+class DistillationOptions:
+    """Task distillation (`tasks.distillation`): the model the run trains is
+    the student, taught by a fine-tuned `--teacher` of the same task."""
+
+    teacher: str | None = option(
+        None,
+        "Distil: a fine-tuned model of this task and these labels (a run's --output_dir, "
+        "or a checkpoint) whose outputs the trained model (the student) learns from.",
+    )
+    teacher_config_file: str | None = option(
+        None,
+        "The teacher's config (default: the one beside --teacher, else the model's with "
+        "--student_num_layers).",
+    )
+    student_num_layers: int | None = option(
+        None,
+        "With --teacher: the student is the teacher cut to this many layers, each started "
+        "from one of the teacher's, evenly spaced up to the top one (instead of "
+        "--init_checkpoint / --bert_config_file).",
+    )
+    temperature: float = option(
+        2.0, "With --teacher: the softmax temperature T of the soft targets."
+    )
+    distillation_weight: float = option(
+        0.5,
+        "With --teacher: the weight of the loss to the teacher's outputs (times T^2); the "
+        "labels' loss weighs 1 minus it.",
+    )
+    unlabeled_file: str | None = option(
+        None,
+        "With --teacher: comma-separated files of unlabelled text (one example a line; "
+        "text_a<TAB>text_b for pairs) that the teacher labels, trained on with the train set.",
+    )
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class FineTuningOptions:
     """The groups every fine-tuning script holds, with all their flags
     (training counted in epochs). A task adds its own flags; it re-declares
@@ -86,6 +122,7 @@ class ClassifierOptions(FineTuningOptions):
     """The flags of the original run_classifier.py (with its defaults) and the additions."""
 
     data: ClassifierDataOptions = group(ClassifierDataOptions)
+    distillation: DistillationOptions = group(DistillationOptions)
     long_text_stride: int | None = option(
         None,
         "Split texts longer than --max_seq_length into windows this many tokens apart "
@@ -125,6 +162,14 @@ class MultipleChoiceOptions(FineTuningOptions):
 class NerOptions(FineTuningOptions):
     """The flags of run_ner.py."""
 
+    distillation: DistillationOptions = group(
+        DistillationOptions,
+        help={
+            "unlabeled_file": "With --teacher: comma-separated files of unlabelled sentences "
+            "(one a line, words split by spaces; --data_format=chars: each character) that the "
+            "teacher tags, trained on with the train set."
+        },
+    )
     model: ModelOptions = group(
         ModelOptions,
         help={
@@ -191,6 +236,13 @@ class SquadOptions(FineTuningOptions):
     additions. run_squad.py has no eval set of its own: --predict_file is
     scored instead, after training only."""
 
+    distillation: DistillationOptions = group(
+        DistillationOptions,
+        help={
+            "unlabeled_file": "With --teacher: a SQuAD JSON file of questions on contexts "
+            "(answers not read) that the teacher answers, trained on with --train_file."
+        },
+    )
     model: ModelOptions = group(
         ModelOptions,
         defaults={"max_seq_length": 384},

@@ -27,7 +27,6 @@ from bert_tf.options import flag_names
 from bert_tf.tasks.model_setup import (
     check_model_options,
     length_multiple,
-    load_model_config,
     warm_start,
     with_model_text,
 )
@@ -117,7 +116,7 @@ def _checked(runner):
     options = runner.options
     _check_shared_options(options)
     runner.validate()
-    config = load_model_config(options)
+    config = runner.model_config()
     _check_weights_exist(options)
     return config
 
@@ -194,11 +193,7 @@ def _train_and_use(runner, config):
             else None
         )
         if options.run.do_train:
-            init_fn = (
-                (lambda: warm_start(model, options.model.init_checkpoint))
-                if options.model.init_checkpoint
-                else None
-            )
+            init_fn = runner.initial_weights(model)
             evaluation = _evaluation_during_training(
                 runner, trainer, num_train_steps, best, eval_writer
             )

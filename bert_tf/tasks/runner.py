@@ -3,6 +3,8 @@ task: `fine_tuning.FineTuningRunner`)."""
 
 from absl import logging
 
+from bert_tf.tasks.model_setup import load_model_config, warm_start
+
 
 class TaskRunner:
     """What a task supplies to `run_task`. `self.options` holds the option
@@ -46,6 +48,18 @@ class TaskRunner:
 
     def validate(self):
         """Checks the options before any work (raise InputError)."""
+
+    def model_config(self):
+        """The model's `BertConfig` (after `validate`), checked against the
+        other files the options name (`model_setup.load_model_config`)."""
+        return load_model_config(self.options)
+
+    def initial_weights(self, model):
+        """Training's `init_fn`: sets the model's weights when there is no
+        checkpoint to resume; None keeps them as initialised. Default: the
+        warm start from `--init_checkpoint`, if given."""
+        checkpoint = self.options.model.init_checkpoint
+        return (lambda: warm_start(model, checkpoint)) if checkpoint else None
 
     def prepare(self, config):
         """Work before the strategy: read inputs, write feature files."""

@@ -11,6 +11,7 @@ with `--eval_metric=cmrc2018` CMRC 2018's, for CMRC 2018 and DRCD).
 import json
 import os
 
+import tensorflow as tf
 from absl import logging
 
 from bert_tf.data.squad import features as squad_features
@@ -21,12 +22,17 @@ from bert_tf.files import write_text_atomically
 from bert_tf.metrics import squad_scoring as scoring
 from bert_tf.modeling import BertSpanLabeler
 from bert_tf.modeling.losses import SPAN_LOSS_WEIGHTS, span_losses
+from bert_tf.tasks.distillation import Distilling, distilling
 from bert_tf.tasks.fine_tuning import FineTuningRunner
 from bert_tf.tasks.run import run_task
 from bert_tf.text import tokenization
 from bert_tf.training.objectives import HeadObjective
 
 EVAL_RESULTS_FILE = "eval_results.json"
+
+
+# The answer positions of a question without an answer read (the teacher gives it).
+UNLABELLED_POSITION = -1
 
 
 class SquadObjective(HeadObjective):
@@ -226,9 +232,32 @@ def _warn_if_chinese(examples):
         )
 
 
+class DistillingSquadRunner(Distilling, SquadRunner):
+    """SQuAD distilled from `--teacher`: the start and end distributions, on
+    the train set and the questions of an `--unlabeled_file` (SQuAD JSON
+    whose answers, if any, are not read)."""
+
+    @staticmethod
+    def labelled(features):
+        return tf.cast(features["start_positions"] >= 0, tf.float32)
+
+    def unlabeled_features(self, paths):
+        if len(paths) > 1:
+            raise InputError("--unlabeled_file: run_squad.py reads one SQuAD JSON file")
+
+        def windows():
+            examples = self._read(paths[0], is_training=False)
+            for window in self._windows(examples, is_training=False):
+                window.start_position = window.end_position = UNLABELLED_POSITION
+                yield window
+
+        return self._features(paths[0], "unlabeled", is_training=True, windows=windows)
+
+
 def run_squad(options):
     """Fine-tunes and/or predicts as the flags say; returns the scores of the
     predictions (empty unless the predict file has answers)."""
-    runner = SquadRunner(options)
+    distilled = distilling(options)
+    runner = (DistillingSquadRunner if distilled else SquadRunner)(options)
     # A sweep returns its chosen run's scores.
     return run_task(runner) or runner.eval_results
