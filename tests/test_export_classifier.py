@@ -84,6 +84,8 @@ def test_single_sentence_regression_export_and_overwrite(setup):
     shapes = stored.get_variable_to_shape_map()
     values = sum(int(np.prod(shapes[key])) for key in shapes if key.endswith("VARIABLE_VALUE"))
     assert values == model.count_params()
+    assert sum(int(np.prod(v.shape)) for v in loaded.variables) == model.count_params()
+    assert len(loaded.trainable_variables) == len(model.trainable_variables)
 
     # A sentence-pair classifier replaces it only with overwrite.
     pairs = BertClassifier(config, num_labels=3)

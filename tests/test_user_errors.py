@@ -1078,7 +1078,7 @@ def test_a_saved_model_export_says_what_its_long_steps_do(tmp_path, caplog):
     model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
     serve = tf.function(lambda x: model(x), input_signature=[tf.TensorSpec([None, 2])])
     caplog.set_level("INFO", logger="absl")
-    write_archive(str(tmp_path / "export"), tf.Module(), {"serving_default": serve})
+    write_archive(str(tmp_path / "export"), model, tf.Module(), {"serving_default": serve})
     lines = [record.getMessage() for record in caplog.records]
     tracing = [i for i, line in enumerate(lines) if line.startswith("tracing")]
     writing = [i for i, line in enumerate(lines) if line.startswith("writing the SavedModel")]

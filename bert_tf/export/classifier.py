@@ -124,6 +124,7 @@ def export_classifier(
         text_fn = tf.function(lambda text_a: classify_text(text_a), input_signature=[text_spec])
     return write_archive(
         export_dir,
+        model,
         tokenizer,
         {
             "serving_default": text_fn,

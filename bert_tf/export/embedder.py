@@ -62,6 +62,7 @@ def export_embedder(
     ids_spec = tf.TensorSpec([None, max_seq_length], tf.int32)
     return write_archive(
         export_dir,
+        model,
         tokenizer,
         {
             "serving_default": tf.function(

@@ -75,6 +75,7 @@ def export_multiple_choice(
     )
     return write_archive(
         export_dir,
+        model,
         tokenizer,
         {
             "serving_default": text_fn,

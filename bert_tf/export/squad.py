@@ -389,6 +389,7 @@ def export_span_labeler(
 
     return write_archive(
         export_dir,
+        model,
         tokenizer,
         {
             "serving_default": _answer_function(infer, tokenizer, settings),
