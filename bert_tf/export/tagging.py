@@ -78,9 +78,11 @@ def sentence_pieces(tokenizer, text):
 def labelled_positions(input_mask, example_ids, starts, row_starts, is_first):
     """Where each word is predicted: its first sub-token, in its max-context window.
 
-    Args: input_mask int32 `[windows, seq]`; example_ids, starts int32
-      `[windows]` (from `pack_example_windows`); row_starts int32 `[batch]`
-      each sentence's first token among all tokens; is_first bool `[all tokens]`.
+    Args:
+      input_mask: int32 `[windows, seq]`.
+      example_ids, starts: int32 `[windows]` (from `pack_example_windows`).
+      row_starts: int32 `[batch]`, each sentence's first token among all tokens.
+      is_first: bool `[all tokens]`.
     Returns:
       (chosen bool `[windows, seq]`, token int32 `[windows, seq]` the token
       at each position among all tokens, valid where chosen).
