@@ -246,7 +246,7 @@ class DistillingClassifierRunner(Distilling, ClassifierRunner):
         options, processor = self.options, self.processor
         return unlabeled.ensure_unlabeled_features(
             paths,
-            options.run.output_dir,
+            self.features_dir,
             options.model.max_seq_length,
             self.tokenizer,
             vocab_file=options.model.vocab_file,

@@ -251,7 +251,7 @@ class DistillingNerRunner(Distilling, NerRunner):
     def unlabeled_features(self, paths):
         options = self.options
         return tagging.ensure_unlabeled_features(
-            options.run.output_dir,
+            self.features_dir,
             paths,
             options.data_format,
             self.tokenizer,
