@@ -1,16 +1,24 @@
-"""PyTorch peer for bench/train_vs_pytorch.py: Hugging Face BertForPreTraining.
+"""PyTorch peer for bench/train_vs_pytorch.py and bench/bfloat16_cpu.py: Hugging Face BERT.
 
 Runs in the peers' virtualenv (`make bench-peers`), never imports bert_tf.
-Random init from the same bert_config.json (no download); the masked-LM head
-runs on the masked positions only; AdamW (weight decay 0.01, epsilon 1e-6)
-with global-norm clipping at 1.0, dropout 0.1, as bert_tf's step.
+Random init from the same bert_config.json (no download).
+
+- `train`: BertForPreTraining; the masked-LM head runs on the masked
+  positions only; AdamW (weight decay 0.01, epsilon 1e-6) with global-norm
+  clipping at 1.0, dropout 0.1, as bert_tf's step.
+- `infer`: BertModel's pooled output, in `torch.inference_mode`.
+
+With `bfloat16`, the forward pass runs under `torch.autocast("cpu",
+torch.bfloat16)`: matmuls in bfloat16, float32 weights and optimizer, as
+Keras's `mixed_bfloat16`.
 
 Protocol: prints `ready <first step seconds>`, then for each line `N` read
 from stdin runs N steps and prints their total seconds.
 
-    python bench/torch_peer.py CONFIG_JSON BATCH_NPZ
+    python bench/torch_peer.py CONFIG_JSON BATCH_NPZ [train|infer] [float32|bfloat16]
 """
 
+import contextlib
 import json
 import sys
 import time
@@ -18,6 +26,12 @@ import time
 import numpy as np
 import torch
 import transformers
+
+
+def autocast(dtype):
+    if dtype == "bfloat16":
+        return torch.autocast("cpu", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
 
 
 def build(config_path):
@@ -30,7 +44,7 @@ def build(config_path):
     return model
 
 
-def step_fn(model, batch):
+def step_fn(model, batch, dtype):
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01, eps=1e-6)
     tensors = {k: torch.from_numpy(v) for k, v in batch.items()}
     ids = tensors["input_word_ids"].long()
@@ -42,16 +56,18 @@ def step_fn(model, batch):
     nsp_labels = tensors["next_sentence_labels"][:, 0].long()
 
     def step():
-        sequence, pooled = model.bert(
-            ids, attention_mask=mask, token_type_ids=types, return_dict=False
-        )[:2]
-        index = positions[:, :, None].expand(-1, -1, sequence.shape[-1])
-        logits = model.cls.predictions(torch.gather(sequence, 1, index))
+        with autocast(dtype):
+            sequence, pooled = model.bert(
+                ids, attention_mask=mask, token_type_ids=types, return_dict=False
+            )[:2]
+            index = positions[:, :, None].expand(-1, -1, sequence.shape[-1])
+            logits = model.cls.predictions(torch.gather(sequence, 1, index)).float()
+            nsp_logits = model.cls.seq_relationship(pooled).float()
         token_loss = torch.nn.functional.cross_entropy(
             logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), reduction="none"
         )
         mlm = (token_loss * weights.reshape(-1)).sum() / (weights.sum() + 1e-5)
-        nsp = torch.nn.functional.cross_entropy(model.cls.seq_relationship(pooled), nsp_labels)
+        nsp = torch.nn.functional.cross_entropy(nsp_logits, nsp_labels)
         loss = mlm + nsp
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -62,10 +78,25 @@ def step_fn(model, batch):
     return step
 
 
-def main(config_path, batch_path):
+def forward_fn(model, batch, dtype):
+    model.bert.eval()
+    ids, mask, types = (
+        torch.from_numpy(batch[k]).long()
+        for k in ("input_word_ids", "input_mask", "input_type_ids")
+    )
+
+    def forward():
+        with torch.inference_mode(), autocast(dtype):
+            return model.bert(ids, attention_mask=mask, token_type_ids=types)[1].float()
+
+    return forward
+
+
+def main(config_path, batch_path, mode="train", dtype="float32"):
     torch.manual_seed(0)
     start = time.perf_counter()
-    step = step_fn(build(config_path), dict(np.load(batch_path)))
+    make = {"train": step_fn, "infer": forward_fn}[mode]
+    step = make(build(config_path), dict(np.load(batch_path)), dtype)
     step()
     print(f"ready {time.perf_counter() - start:.3f}", flush=True)
     for line in sys.stdin:
@@ -77,4 +108,4 @@ def main(config_path, batch_path):
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:3])
+    main(*sys.argv[1:5])

@@ -14,7 +14,6 @@ rounds and the bert_tf / PyTorch ratio.
 
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -24,6 +23,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np  # noqa: E402
 from absl import app, flags  # noqa: E402
 from pretraining_step import bench_config, bert_tf_step, make_batch  # noqa: E402
+from workers import Worker  # noqa: E402
 
 flags.DEFINE_string(
     "peer_python", ".venv-peers/bin/python", "Python of the virtualenv with torch and transformers."
@@ -54,28 +54,6 @@ def bert_tf_worker(config_path, batch_path):
         start = time.perf_counter()
         run(int(line))
         print(f"{time.perf_counter() - start:.6f}", flush=True)
-
-
-class Worker:
-    """A benchmark process that times `steps` steps per request."""
-
-    def __init__(self, command):
-        self.process = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-        )
-        line = self.process.stdout.readline().split()
-        if not line or line[0] != "ready":
-            raise RuntimeError(f"{command[0]} did not start: {line}")
-        self.first_step = float(line[1])
-
-    def time(self, steps):
-        self.process.stdin.write(f"{steps}\n")
-        self.process.stdin.flush()
-        return float(self.process.stdout.readline())
-
-    def close(self):
-        self.process.stdin.close()
-        self.process.wait()
 
 
 def main(argv):

@@ -22,7 +22,7 @@ from bert_tf import cli
 from bert_tf.errors import InputError
 from bert_tf.optimization import OPTIMIZERS, BertAdam, create_optimizer
 from bert_tf.options import group
-from bert_tf.training import distribution
+from bert_tf.training import cpu_bfloat16, distribution
 from bert_tf.training.options import OPTIMIZER_NAMES, RuntimeOptions, TrainingOptions
 
 # Floats that depend on the CPU's kernels: also run by `make test-portable`.
@@ -121,6 +121,47 @@ def test_mixed_float16_on_tpu_is_an_input_error(float32_policy_after):
         distribution.set_precision_policy("mixed_float16", tpu_strategy)
     assert distribution.set_precision_policy("mixed_bfloat16", tpu_strategy) is False
     assert keras.config.dtype_policy().name == "mixed_bfloat16"
+
+
+SAPPHIRE_RAPIDS = "fpu avx2 avx512f avx512_vnni avx512_bf16 amx_bf16 amx_tile"
+EPYC_ROME = "fpu avx2 fma sha_ni"
+GRAVITON3 = "fp asimd bf16 i8mm sve"
+
+
+@pytest.mark.parametrize(
+    "flags_line, isa, native",
+    [
+        (f"flags\t\t: {SAPPHIRE_RAPIDS}", "", True),
+        (f"flags\t\t: {SAPPHIRE_RAPIDS}", "AVX512_CORE_VNNI", False),
+        (f"flags\t\t: {SAPPHIRE_RAPIDS}", "avx2", False),
+        (f"flags\t\t: {SAPPHIRE_RAPIDS}", "AVX512_CORE_AMX", True),
+        (f"flags\t\t: {EPYC_ROME}", "", False),
+        (f"Features\t: {GRAVITON3}", "", True),
+        ("processor\t: 0", "", None),
+    ],
+)
+def test_native_bfloat16_reads_the_cpu_flags_and_onednn_isa(tmp_path, flags_line, isa, native):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(f"processor\t: 0\nmodel name\t: a CPU with bf16 in its name\n{flags_line}\n")
+    environ = {"ONEDNN_MAX_CPU_ISA": isa} if isa else {}
+    assert cpu_bfloat16.native_bfloat16(str(cpuinfo), environ) is native
+    assert cpu_bfloat16.native_bfloat16(str(tmp_path / "missing"), {}) is None
+
+
+@pytest.mark.parametrize("native, warned", [(False, True), (True, False), (None, False)])
+def test_mixed_bfloat16_warns_on_a_cpu_without_bfloat16(float32_policy_after, native, warned):
+    strategy = tf.distribute.get_strategy()
+    with (
+        mock.patch.object(distribution, "native_bfloat16", return_value=native),
+        mock.patch.object(distribution.logging, "warning") as warning,
+    ):
+        distribution.set_precision_policy("mixed_bfloat16", strategy)
+        distribution.set_precision_policy("float32", strategy)
+        tpu_strategy = mock.Mock(spec=tf.distribute.TPUStrategy)
+        distribution.set_precision_policy("mixed_bfloat16", tpu_strategy)
+    assert warning.call_count == warned
+    if warned:
+        assert "without bfloat16 instructions" in warning.call_args[0][0]
 
 
 def test_precision_policy_and_loss_scaling(float32_policy_after):

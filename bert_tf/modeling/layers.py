@@ -32,14 +32,16 @@ def dense(units, config, name, activation=None):
     )
 
 
-def fused_gelu_dense(layer, rows):
-    """`layer(rows)` for a Dense layer with the original gelu and rows
-    `[n, in]`, written as MatMul + BiasAdd + tanh-gelu, the pattern Grappler's
+def fused_gelu_dense(layer, x):
+    """`layer(x)` for a Dense layer with the original gelu, written as
+    MatMul + BiasAdd + tanh-gelu on rows `[n, in]`, the pattern Grappler's
     remapper fuses into one oneDNN op on CPU. Its rounding differs from
-    `layer(rows)` (by about 5e-7), so only inference uses it."""
+    `layer(x)` (by about 5e-7), so only inference uses it."""
+    rows = tf.reshape(x, [-1, x.shape[-1]])
     kernel = ops.cast(layer.kernel, rows.dtype)
     bias = ops.cast(layer.bias, rows.dtype)
-    return tf.nn.gelu(tf.nn.bias_add(tf.matmul(rows, kernel), bias), approximate=True)
+    expanded = tf.nn.gelu(tf.nn.bias_add(tf.matmul(rows, kernel), bias), approximate=True)
+    return tf.reshape(expanded, tf.concat([tf.shape(x)[:-1], [layer.units]], 0))
 
 
 class ConfigLayer(keras.layers.Layer):
@@ -57,6 +59,9 @@ class ConfigLayer(keras.layers.Layer):
 class BertEmbeddings(ConfigLayer):
     """Word + position + token-type embeddings, then LayerNorm and dropout.
 
+    The rows are gathered and summed in float32 under mixed precision too
+    (`autocast=False`: no bfloat16 copy of the tables each step).
+
     Call: `(input_word_ids, input_type_ids)`, both int `[batch, seq]` ->
     `[batch, seq, hidden]`. `seq` must not exceed `max_position_embeddings`.
     """
@@ -70,15 +75,22 @@ class BertEmbeddings(ConfigLayer):
         c = self.config
         init = initializer(c)
         self.word_embeddings = self.add_weight(
-            shape=(c.vocab_size, c.hidden_size), initializer=init, name="word_embeddings"
+            shape=(c.vocab_size, c.hidden_size),
+            initializer=init,
+            name="word_embeddings",
+            autocast=False,
         )
         self.token_type_embeddings = self.add_weight(
-            shape=(c.type_vocab_size, c.hidden_size), initializer=init, name="token_type_embeddings"
+            shape=(c.type_vocab_size, c.hidden_size),
+            initializer=init,
+            name="token_type_embeddings",
+            autocast=False,
         )
         self.position_embeddings = self.add_weight(
             shape=(c.max_position_embeddings, c.hidden_size),
             initializer=init,
             name="position_embeddings",
+            autocast=False,
         )
         self.layer_norm.build((None, None, c.hidden_size))
 
@@ -189,7 +201,7 @@ class TransformerBlock(ConfigLayer):
             hidden = tokens.first(hidden)
         attended = self.dropout(self.attention_output(context), training=training)
         attended = ops.cast(self.attention_layer_norm(attended + hidden), self.compute_dtype)
-        if self.intermediate.activation is gelu and tokens.rows and not training:
+        if self.intermediate.activation is gelu and not training:
             expanded = self.output_dense(fused_gelu_dense(self.intermediate, attended))
         else:
             expanded = self.output_dense(self.intermediate(attended))
