@@ -124,35 +124,37 @@ def test_mixed_float16_on_tpu_is_an_input_error(float32_policy_after):
 
 
 SAPPHIRE_RAPIDS = "fpu avx2 avx512f avx512_vnni avx512_bf16 amx_bf16 amx_tile"
+EPYC_GENOA = "fpu avx2 avx512f avx512_vnni avx512_bf16"
 EPYC_ROME = "fpu avx2 fma sha_ni"
 GRAVITON3 = "fp asimd bf16 i8mm sve"
 
 
 @pytest.mark.parametrize(
-    "flags_line, isa, native",
+    "flags_line, isa, fast",
     [
         (f"flags\t\t: {SAPPHIRE_RAPIDS}", "", True),
-        (f"flags\t\t: {SAPPHIRE_RAPIDS}", "AVX512_CORE_VNNI", False),
-        (f"flags\t\t: {SAPPHIRE_RAPIDS}", "avx2", False),
         (f"flags\t\t: {SAPPHIRE_RAPIDS}", "AVX512_CORE_AMX", True),
+        (f"flags\t\t: {SAPPHIRE_RAPIDS}", "AVX512_CORE_BF16", False),
+        (f"flags\t\t: {SAPPHIRE_RAPIDS}", "avx2", False),
+        (f"flags\t\t: {EPYC_GENOA}", "", False),
         (f"flags\t\t: {EPYC_ROME}", "", False),
-        (f"Features\t: {GRAVITON3}", "", True),
-        ("processor\t: 0", "", None),
+        (f"Features\t: {GRAVITON3}", "", None),
+        ("processor\t: 0", "AVX2", None),
     ],
 )
-def test_native_bfloat16_reads_the_cpu_flags_and_onednn_isa(tmp_path, flags_line, isa, native):
+def test_fast_bfloat16_needs_amx_that_onednn_may_use(tmp_path, flags_line, isa, fast):
     cpuinfo = tmp_path / "cpuinfo"
-    cpuinfo.write_text(f"processor\t: 0\nmodel name\t: a CPU with bf16 in its name\n{flags_line}\n")
+    cpuinfo.write_text(f"processor\t: 0\nmodel name\t: amx_bf16 in a name\n{flags_line}\n")
     environ = {"ONEDNN_MAX_CPU_ISA": isa} if isa else {}
-    assert cpu_bfloat16.native_bfloat16(str(cpuinfo), environ) is native
-    assert cpu_bfloat16.native_bfloat16(str(tmp_path / "missing"), {}) is None
+    assert cpu_bfloat16.fast_bfloat16(str(cpuinfo), environ) is fast
+    assert cpu_bfloat16.fast_bfloat16(str(tmp_path / "missing"), {}) is None
 
 
-@pytest.mark.parametrize("native, warned", [(False, True), (True, False), (None, False)])
-def test_mixed_bfloat16_warns_on_a_cpu_without_bfloat16(float32_policy_after, native, warned):
+@pytest.mark.parametrize("fast, warned", [(False, True), (True, False), (None, False)])
+def test_mixed_bfloat16_warns_on_a_cpu_without_amx(float32_policy_after, fast, warned):
     strategy = tf.distribute.get_strategy()
     with (
-        mock.patch.object(distribution, "native_bfloat16", return_value=native),
+        mock.patch.object(distribution, "fast_bfloat16", return_value=fast),
         mock.patch.object(distribution.logging, "warning") as warning,
     ):
         distribution.set_precision_policy("mixed_bfloat16", strategy)
@@ -161,7 +163,7 @@ def test_mixed_bfloat16_warns_on_a_cpu_without_bfloat16(float32_policy_after, na
         distribution.set_precision_policy("mixed_bfloat16", tpu_strategy)
     assert warning.call_count == warned
     if warned:
-        assert "without bfloat16 instructions" in warning.call_args[0][0]
+        assert "without AMX" in warning.call_args[0][0]
 
 
 def test_precision_policy_and_loss_scaling(float32_policy_after):

@@ -1,32 +1,42 @@
-"""Whether this CPU runs bfloat16 matrix products natively.
+"""Whether this CPU runs `mixed_bfloat16` faster than float32.
 
-oneDNN's bfloat16 kernels use AVX512_BF16 or AMX on x86 (BF16 on Arm);
-without them TensorFlow converts every bfloat16 value to float32 and back,
-and `mixed_bfloat16` trains and predicts slower than float32
-(docs/performance.md, "bfloat16 on the CPU").
+On x86 it does with AMX (Intel Sapphire Rapids and later), where oneDNN's
+bfloat16 matrix products run at several times the float32 rate. Without AMX
+it is slower: with AVX512_BF16 alone (bf16 dot products, no tiles) BERT-Base
+trained at about half its float32 speed, and with neither TensorFlow emulates
+bfloat16 at a third to a quarter (docs/performance.md, "bfloat16 on the CPU").
 """
 
 import os
 
-# ONEDNN_MAX_CPU_ISA values that hide the bfloat16 instructions from oneDNN.
+# ONEDNN_MAX_CPU_ISA values that hide AMX from oneDNN.
 HIDING_ISAS = frozenset(
-    {"SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX2_VNNI_2", "AVX512_CORE", "AVX512_CORE_VNNI"}
+    {
+        "SSE41",
+        "AVX",
+        "AVX2",
+        "AVX2_VNNI",
+        "AVX2_VNNI_2",
+        "AVX512_CORE",
+        "AVX512_CORE_VNNI",
+        "AVX512_CORE_BF16",
+        "AVX512_CORE_FP16",
+    }
 )
-BFLOAT16_FLAGS = frozenset({"avx512_bf16", "amx_bf16", "bf16"})
 
 
-def native_bfloat16(cpuinfo="/proc/cpuinfo", environ=None):
-    """True or False from the CPU's flags (and `ONEDNN_MAX_CPU_ISA`); None
-    where the flags cannot be read (not Linux)."""
+def fast_bfloat16(cpuinfo="/proc/cpuinfo", environ=None):
+    """True or False on an x86 CPU whose flags can be read (AMX's `amx_bf16`,
+    not hidden by `ONEDNN_MAX_CPU_ISA`); None elsewhere (Arm, not Linux)."""
     environ = os.environ if environ is None else environ
-    if environ.get("ONEDNN_MAX_CPU_ISA", "").upper() in HIDING_ISAS:
-        return False
     try:
         with open(cpuinfo) as f:
             for line in f:
                 name, _, values = line.partition(":")
-                if name.strip() in ("flags", "Features"):
-                    return not BFLOAT16_FLAGS.isdisjoint(values.split())
+                if name.strip() == "flags":
+                    if environ.get("ONEDNN_MAX_CPU_ISA", "").upper() in HIDING_ISAS:
+                        return False
+                    return "amx_bf16" in values.split()
     except OSError:
         pass
     return None
