@@ -23,14 +23,13 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
 from absl import app, flags  # noqa: E402
 from pretraining_step import bench_config, make_batch, make_inputs  # noqa: E402
-from workers import Worker  # noqa: E402
+from workers import Worker, serve  # noqa: E402
 
 flags.DEFINE_string(
     "peer_python", ".venv-peers/bin/python", "Python of the virtualenv with torch and transformers."
@@ -78,14 +77,7 @@ def bert_tf_runner(config_path, batch_path, workload, dtype):
 
 def bert_tf_worker(config_path, batch_path, workload, dtype):
     """The bert_tf side of the protocol of bench/torch_peer.py."""
-    start = time.perf_counter()
-    run = bert_tf_runner(config_path, batch_path, workload, dtype)
-    run(1)
-    print(f"ready {time.perf_counter() - start:.3f}", flush=True)
-    for line in sys.stdin:
-        start = time.perf_counter()
-        run(int(line))
-        print(f"{time.perf_counter() - start:.6f}", flush=True)
+    serve(lambda: bert_tf_runner(config_path, batch_path, workload, dtype))
 
 
 def model_config(name):

@@ -16,14 +16,13 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
 from absl import app, flags  # noqa: E402
 from pretraining_step import bench_config, bert_tf_step, make_batch  # noqa: E402
-from workers import Worker  # noqa: E402
+from workers import Worker, serve  # noqa: E402
 
 flags.DEFINE_string(
     "peer_python", ".venv-peers/bin/python", "Python of the virtualenv with torch and transformers."
@@ -44,16 +43,11 @@ def bert_tf_worker(config_path, batch_path):
     """The bert_tf side of the protocol of bench/torch_peer.py."""
     from bert_tf.config import BertConfig
 
-    start = time.perf_counter()
-    run = bert_tf_step(
-        BertConfig.from_json_file(config_path), dict(np.load(batch_path)), FLAGS.jit_compile
+    serve(
+        lambda: bert_tf_step(
+            BertConfig.from_json_file(config_path), dict(np.load(batch_path)), FLAGS.jit_compile
+        )
     )
-    run(1)
-    print(f"ready {time.perf_counter() - start:.3f}", flush=True)
-    for line in sys.stdin:
-        start = time.perf_counter()
-        run(int(line))
-        print(f"{time.perf_counter() - start:.6f}", flush=True)
 
 
 def main(argv):

@@ -1,8 +1,23 @@
 """Benchmark worker processes that time their steps on request (the protocol of
 bench/torch_peer.py: `ready <first step seconds>`, then one line of seconds per
-line `N` of steps read from stdin)."""
+line `N` of steps read from stdin): `Worker` starts one, `serve` is its side."""
 
 import subprocess
+import sys
+import time
+
+
+def serve(build):
+    """The worker's side: `build()` returns `run(steps)`; prints `ready` and the
+    seconds of the first step (building included), then times each request."""
+    start = time.perf_counter()
+    run = build()
+    run(1)
+    print(f"ready {time.perf_counter() - start:.3f}", flush=True)
+    for line in sys.stdin:
+        start = time.perf_counter()
+        run(int(line))
+        print(f"{time.perf_counter() - start:.6f}", flush=True)
 
 
 class Worker:
