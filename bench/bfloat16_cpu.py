@@ -10,8 +10,8 @@ time. Workloads: `train`, the pre-training step of bench/train_vs_pytorch.py
 `infer`, the encoder's pooled output on a batch with a quarter of padding
 (bert_tf: a tf.function over `BertEncoder`; PyTorch: `BertModel` in inference
 mode). Prints sequences/second, bfloat16's speed-up over float32 on each side,
-and bert_tf / PyTorch in bfloat16; the setting AVX512_CORE_VNNI hides
-AVX512_BF16 and AMX, AVX2 hides AVX-512 as well.
+and bert_tf / PyTorch in bfloat16. The setting AVX512_CORE_BF16 hides AMX,
+AVX512_CORE_VNNI hides AVX512_BF16 too, AVX2 all of AVX-512.
 
     python bench/bfloat16_cpu.py --peer_python=.venv-peers/bin/python \\
         [--isa=native,AVX512_CORE_VNNI] [--models=base,minilm] [--workloads=train,infer] \\
@@ -108,7 +108,7 @@ def workers(config_path, batch_path, workload, isa):
 
 
 def measure(name, workload, isa, tmp):
-    """{(side, dtype): sequences/second} and the batch size."""
+    """{(side, dtype): sequences/second} of `workload` on model `name`."""
     config = model_config(name)
     config_path, batch_path = os.path.join(tmp, "config.json"), os.path.join(tmp, "b.npz")
     config.to_json_file(config_path)
