@@ -5,7 +5,8 @@ trace (`*.xplane.pb`) and prints the op types and the single ops that took
 the most time per step, with their share of all op time. (Nested control
 flow ops such as While are left out, so each op counts once.)
 
-    python bench/profile_step.py [--config=base] [--batch_size=8] [--steps=3] [--top=15]
+    python bench/profile_step.py [--config=base] [--batch_size=8] [--steps=3] [--top=15] \
+        [--dtype=mixed_bfloat16]
 """
 
 import collections
@@ -15,6 +16,7 @@ import tempfile
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+import keras  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from absl import app, flags  # noqa: E402
 from pretraining_step import PRESETS, bench_config, bert_tf_step, make_batch  # noqa: E402
@@ -27,6 +29,7 @@ flags.DEFINE_integer("predictions", 20, "Masked positions per sequence.")
 flags.DEFINE_integer("steps", 3, "Profiled steps (after two warm-up steps).")
 flags.DEFINE_integer("top", 15, "Rows printed per table.")
 flags.DEFINE_boolean("jit_compile", False, "Compile the step with XLA.")
+flags.DEFINE_enum("dtype", "float32", ["float32", "mixed_bfloat16"], "The Keras dtype policy.")
 FLAGS = flags.FLAGS
 
 # Ops that only call other ops: their events contain those of the ops they run.
@@ -76,6 +79,7 @@ def print_table(title, totals, all_ps, steps):
 
 def main(argv):
     del argv
+    keras.mixed_precision.set_global_policy(FLAGS.dtype)
     config = bench_config(FLAGS.config)
     run = bert_tf_step(
         config,
@@ -94,7 +98,7 @@ def main(argv):
     for (_, op_type), ps in times.items():
         by_type[op_type] += ps
     print(
-        f"{FLAGS.config} batch {FLAGS.batch_size} seq {FLAGS.seq_length}, XLA "
+        f"{FLAGS.config} batch {FLAGS.batch_size} seq {FLAGS.seq_length}, {FLAGS.dtype}, XLA "
         f"{FLAGS.jit_compile}: {all_ps / 1e9 / FLAGS.steps:.0f} ms of op time per step "
         "(summed over threads)"
     )
