@@ -18,7 +18,7 @@ import tensorflow as tf
 from absl import flags
 from conftest import HANG_TIMEOUT
 
-from bert_tf import cli
+from bert_tf import accelerators, cli
 from bert_tf.errors import InputError
 from bert_tf.optimization import OPTIMIZERS, BertAdam, create_optimizer
 from bert_tf.options import group
@@ -164,6 +164,16 @@ def test_mixed_bfloat16_warns_on_a_cpu_without_amx(float32_policy_after, fast, w
     assert warning.call_count == warned
     if warned:
         assert "without AMX" in warning.call_args[0][0]
+
+
+def test_runs_on_cpu_from_the_strategys_devices():
+    assert accelerators.runs_on_cpu(tf.distribute.OneDeviceStrategy("/cpu:0"))
+    default = tf.distribute.get_strategy()  # on a GPU wherever one is visible
+    assert accelerators.runs_on_cpu(default) == (not tf.config.list_logical_devices("GPU"))
+    assert not accelerators.runs_on_cpu(mock.Mock(spec=tf.distribute.TPUStrategy))
+    on_gpus = mock.Mock(spec=tf.distribute.MirroredStrategy)
+    on_gpus.extended.worker_devices = ("/job:localhost/replica:0/task:0/device:GPU:0",)
+    assert not accelerators.runs_on_cpu(on_gpus)
 
 
 def test_precision_policy_and_loss_scaling(float32_policy_after):

@@ -12,7 +12,7 @@ import keras
 import tensorflow as tf
 from absl import logging
 
-from bert_tf.accelerators import is_tpu_strategy
+from bert_tf.accelerators import is_tpu_strategy, runs_on_cpu
 from bert_tf.errors import InputError
 from bert_tf.training.cpu_bfloat16 import fast_bfloat16
 from bert_tf.training.options import DTYPES, STRATEGY_NAMES, check_choice
@@ -99,16 +99,12 @@ def set_precision_policy(dtype, strategy):
     if dtype == "mixed_float16" and is_tpu_strategy(strategy):
         raise InputError("--dtype mixed_float16 is not supported on TPU; use mixed_bfloat16")
     keras.mixed_precision.set_dtype_policy(dtype)
-    if dtype == "mixed_bfloat16" and _on_cpu(strategy) and fast_bfloat16() is False:
+    if dtype == "mixed_bfloat16" and runs_on_cpu(strategy) and fast_bfloat16() is False:
         logging.warning(
             "--dtype=mixed_bfloat16 on a CPU without AMX: slower than float32 here; "
             "see docs/performance.md, bfloat16 on the CPU"
         )
     return dtype == "mixed_float16"
-
-
-def _on_cpu(strategy):
-    return not is_tpu_strategy(strategy) and not tf.config.list_logical_devices("GPU")
 
 
 def with_loss_scaling(optimizer, dtype):
