@@ -35,6 +35,7 @@ from bert_tf.data.features import (
 from bert_tf.errors import CheckpointError, InputError
 from bert_tf.files import atomic_output, check_output_file, open_file, remove
 from bert_tf.modeling import BertEncoder
+from bert_tf.modeling.initializers import deferred_draws
 from bert_tf.tasks.model_setup import (
     check_model_options,
     length_multiple,
@@ -178,9 +179,10 @@ def extract_features(options):
     try:
         with runtime_environment(options.runtime) as strategy:
             check_batch_divisible(options.batch_size, strategy, "batch_size")
-            with strategy.scope():
+            with strategy.scope(), deferred_draws() as draws:
                 model = LayerOutputs(config, layer_indexes)
             _load_encoder(model, options.model.init_checkpoint)
+            draws.finish()
             predictor = Predictor(strategy, model, jit_compile=options.runtime.jit_compile)
             multiple = length_multiple(options, strategy, options.runtime.jit_compile)
 

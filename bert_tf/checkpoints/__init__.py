@@ -23,6 +23,7 @@ from bert_tf import files
 from bert_tf.config import BertConfig
 from bert_tf.errors import CheckpointError
 from bert_tf.files import atomic_output
+from bert_tf.modeling import initializers
 
 # --------------------------------------------------------------------------
 # The name map: TF1 names -> this package's Keras variables.
@@ -139,13 +140,14 @@ def load_weights(model, weights, strict=True, source="checkpoint"):
     for name, var in variables.items():
         if name in weights:
             var.assign(np.asarray(weights[name], dtype=var.dtype))
+    loaded = sorted(set(variables) & set(weights))
+    initializers.mark_assigned(variables[name] for name in loaded)
     named = {id(var) for var in variables.values()}
     missing += [var.path for var in model.weights if id(var) not in named]
     if missing:
         logging.info("%s: left initialised: %s", source, ", ".join(missing))
     if unused:
         logging.info("%s: not used by the model: %s", source, ", ".join(unused))
-    loaded = sorted(set(variables) & set(weights))
     return LoadReport(loaded=loaded, left_initialised=missing, unused=unused)
 
 

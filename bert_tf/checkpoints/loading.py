@@ -6,6 +6,7 @@ from absl import logging
 from bert_tf import checkpoints
 from bert_tf.config import CONFIG_FILE_NAMES, BertConfig, config_file_beside
 from bert_tf.errors import CheckpointError
+from bert_tf.modeling.initializers import deferred_draws
 from bert_tf.text.graph_tokenizer import BertTokenizer
 from bert_tf.text.model_text import resolve_lower_case, vocab_file_beside
 from bert_tf.text.preprocessor import BertPreprocessor
@@ -50,8 +51,10 @@ def load_pretrained(
     (as the scripts' flag, `model_text.resolve_lower_case`).
     """
     config, weights = read_pretrained(path, bert_config_file)
-    model = model_class(config, **model_arguments)
+    with deferred_draws() as draws:
+        model = model_class(config, **model_arguments)
     report = checkpoints.load_weights(model, weights, strict=False, source=path)
+    draws.finish()
     required = ("bert/", *getattr(model_class, "required_heads", ()))
     missing = [name for name in report.left_initialised if name.startswith(required)]
     if missing:

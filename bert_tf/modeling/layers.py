@@ -10,6 +10,7 @@ from keras import ops
 
 from bert_tf.config import BertConfig
 from bert_tf.modeling.activations import gelu, get_activation
+from bert_tf.modeling.initializers import TruncatedNormal
 from bert_tf.modeling.token_layout import PADDED
 
 LAYER_NORM_EPSILON = 1e-12
@@ -17,8 +18,9 @@ MASK_ADDER = -10000.0
 
 
 def initializer(config):
-    """The original's truncated normal (2 stddev cut-off) with `initializer_range`."""
-    return keras.initializers.TruncatedNormal(stddev=config.initializer_range)
+    """The original's truncated normal (2 stddev cut-off) with `initializer_range`;
+    each call a new seed (one initializer per variable)."""
+    return TruncatedNormal(stddev=config.initializer_range)
 
 
 def layer_norm(name):
@@ -73,22 +75,21 @@ class BertEmbeddings(ConfigLayer):
 
     def build(self, input_shape=None):
         c = self.config
-        init = initializer(c)
         self.word_embeddings = self.add_weight(
             shape=(c.vocab_size, c.hidden_size),
-            initializer=init,
+            initializer=initializer(c),
             name="word_embeddings",
             autocast=False,
         )
         self.token_type_embeddings = self.add_weight(
             shape=(c.type_vocab_size, c.hidden_size),
-            initializer=init,
+            initializer=initializer(c),
             name="token_type_embeddings",
             autocast=False,
         )
         self.position_embeddings = self.add_weight(
             shape=(c.max_position_embeddings, c.hidden_size),
-            initializer=init,
+            initializer=initializer(c),
             name="position_embeddings",
             autocast=False,
         )
@@ -228,7 +229,7 @@ class OutputProjection(keras.layers.Layer):
         self.output_weights = self.add_weight(
             shape=(self.units, input_shape[-1]),
             name="output_weights",
-            initializer=keras.initializers.TruncatedNormal(stddev=self.initializer_range),
+            initializer=TruncatedNormal(stddev=self.initializer_range),
         )
         self.output_bias = self.add_weight(
             shape=(self.units,), name="output_bias", initializer="zeros"

@@ -8,6 +8,7 @@ from bert_tf import checkpoints
 from bert_tf.checkpoints.loading import read_pretrained
 from bert_tf.config import BertConfig
 from bert_tf.modeling import BertEncoder, BertPretrainingModel
+from bert_tf.modeling.initializers import deferred_draws
 
 
 @dataclasses.dataclass
@@ -32,10 +33,11 @@ def from_pretrained(init_checkpoint, bert_config_file=None):
     Loading is strict: every variable must match.
     """
     config, weights = read_pretrained(init_checkpoint, bert_config_file)
-    if any(name.startswith("cls/predictions/") for name in weights):
-        model = BertPretrainingModel(config)
-        checkpoints.load_weights(model, weights, source=init_checkpoint)
+    has_heads = any(name.startswith("cls/predictions/") for name in weights)
+    with deferred_draws() as draws:
+        model = BertPretrainingModel(config) if has_heads else BertEncoder(config)
+    checkpoints.load_weights(model, weights, source=init_checkpoint)
+    draws.finish()
+    if has_heads:
         return PretrainedBert(config, model.encoder, model)
-    encoder = BertEncoder(config)
-    checkpoints.load_weights(encoder, weights, source=init_checkpoint)
-    return PretrainedBert(config, encoder, None)
+    return PretrainedBert(config, model, None)

@@ -22,6 +22,7 @@ from bert_tf.data.features import damaged_file_error
 from bert_tf.errors import InputError
 from bert_tf.export.common import check_export_dir
 from bert_tf.files import check_output_dir
+from bert_tf.modeling import initializers
 from bert_tf.optimization import create_optimizer
 from bert_tf.options import flag_names
 from bert_tf.tasks.model_setup import (
@@ -146,7 +147,7 @@ def _train_and_use(runner, config):
         if runner.pads_dynamically:
             runner.length_multiple = length_multiple(options, strategy, runtime.jit_compile)
         num_train_steps, optimizer = 1, None
-        with strategy.scope():
+        with strategy.scope(), initializers.deferred_draws() as draws:
             model = runner.build_model(config)
             if options.run.do_train:
                 num_train_steps, num_warmup_steps = runner.train_schedule()
@@ -193,7 +194,13 @@ def _train_and_use(runner, config):
             else None
         )
         if options.run.do_train:
-            init_fn = runner.initial_weights(model)
+            warm_start_fn = runner.initial_weights(model)
+
+            def init_fn():  # when there is no checkpoint to resume
+                if warm_start_fn is not None:
+                    warm_start_fn()
+                draws.finish()
+
             evaluation = _evaluation_during_training(
                 runner, trainer, num_train_steps, best, eval_writer
             )
@@ -207,6 +214,7 @@ def _train_and_use(runner, config):
                 runner.wrote("checkpoint", trainer.checkpoints.latest())
         elif not trainer.checkpoints.restore_latest() and not (best and best.record):
             warm_start(model, options.model.init_checkpoint)  # _check_weights_exist: there is one
+            draws.finish()
         if best is not None and best.restore():
             runner.wrote("best checkpoint", best.prefix)
         metrics = {}

@@ -28,6 +28,7 @@ from bert_tf.checkpoints import (
 )
 from bert_tf.errors import CheckpointError
 from bert_tf.files import write_text_atomically
+from bert_tf.modeling import initializers
 
 OPTIMIZER_PREFIX = "optimizer/"
 STATE_FILE = "checkpoint"
@@ -137,6 +138,7 @@ class CheckpointManager:
             variable.assign(
                 np.asarray(values[name], dtype=tf.as_dtype(variable.dtype).as_numpy_dtype)
             )
+        initializers.mark_assigned(variables.values())
         logging.info("resumed from %s at step %d", prefix, int(self.global_step.numpy()))
 
     def restore_latest(self):
