@@ -19,7 +19,10 @@ from absl import flags
 from conftest import HANG_TIMEOUT
 
 from bert_tf import accelerators, cli
+from bert_tf.config import preset
 from bert_tf.errors import InputError
+from bert_tf.modeling import BertEncoder
+from bert_tf.modeling.initializers import deferred_draws
 from bert_tf.optimization import OPTIMIZERS, BertAdam, create_optimizer
 from bert_tf.options import group
 from bert_tf.training import cpu_bfloat16, distribution
@@ -381,6 +384,21 @@ def _multi_replica_checks():
             for g, w in zip(got, want):
                 message = f"{kind}, loss scaling {loss_scaling}"
                 np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=message)
+
+    # Deferred random init under the strategy: every replica's copy gets the
+    # values a plain build draws.
+    def tiny_model():
+        keras.utils.set_random_seed(4)
+        return BertEncoder(preset("bert_tiny", vocab_size=50, max_position_embeddings=16))
+
+    with strategy.scope():
+        want = tiny_model()
+        with deferred_draws() as draws:
+            model = tiny_model()
+    draws.finish()
+    for got, plain in zip(model.weights, want.weights):
+        for copy in strategy.experimental_local_results(got.value):
+            np.testing.assert_array_equal(copy.numpy(), plain.numpy(), err_msg=got.path)
 
     worker_strategy = distribution.get_strategy("multi_worker_mirrored")
     assert isinstance(worker_strategy, tf.distribute.MultiWorkerMirroredStrategy)

@@ -18,8 +18,7 @@ MASK_ADDER = -10000.0
 
 
 def initializer(config):
-    """The original's truncated normal (2 stddev cut-off) with `initializer_range`;
-    each call a new seed (one initializer per variable)."""
+    """The original's truncated normal (2 stddev cut-off) with `initializer_range`."""
     return TruncatedNormal(stddev=config.initializer_range)
 
 
@@ -75,21 +74,22 @@ class BertEmbeddings(ConfigLayer):
 
     def build(self, input_shape=None):
         c = self.config
+        init = initializer(c)
         self.word_embeddings = self.add_weight(
             shape=(c.vocab_size, c.hidden_size),
-            initializer=initializer(c),
+            initializer=init,
             name="word_embeddings",
             autocast=False,
         )
         self.token_type_embeddings = self.add_weight(
             shape=(c.type_vocab_size, c.hidden_size),
-            initializer=initializer(c),
+            initializer=init,
             name="token_type_embeddings",
             autocast=False,
         )
         self.position_embeddings = self.add_weight(
             shape=(c.max_position_embeddings, c.hidden_size),
-            initializer=initializer(c),
+            initializer=init,
             name="position_embeddings",
             autocast=False,
         )
