@@ -260,13 +260,14 @@ def test_from_pretrained_and_raw_text_errors_name_what_is_wrong(tmp_path):
 
 
 def readme_keras_examples():
-    """The Keras guide's first three examples (docs/keras.md)."""
+    """The Keras guide's first examples (docs/keras.md)."""
     return [
-        block_in("docs/keras.md", section, "import").code
-        for section in (
-            "Fine-tune and predict on raw text",
-            "The encoder and a preprocessor",
-            "Models from a config",
+        block_in("docs/keras.md", section, containing).code
+        for section, containing in (
+            ("Fine-tune and predict on raw text", "import"),
+            ("The encoder and a preprocessor", "BertPreprocessor"),
+            ("The encoder and a preprocessor", "deferred_draws"),
+            ("Models from a config", "import"),
         )
     ]
 
@@ -276,7 +277,7 @@ def test_readme_keras_examples_run_as_written(tmp_path, monkeypatch):
     folder the guide names."""
     monkeypatch.chdir(tmp_path)
     write_release(bert_tf.BertEncoder.from_pretrained(minilm_dir()), tmp_path)
-    fit_example, encoder_example, config_example = readme_keras_examples()
+    fit_example, encoder_example, warm_start_example, config_example = readme_keras_examples()
     names = {}
     exec(fit_example, names)
     assert names["logits"].shape == (1, 2)
@@ -286,6 +287,12 @@ def test_readme_keras_examples_run_as_written(tmp_path, monkeypatch):
     exec(encoder_example, names)
     assert names["outputs"]["sequence_output"].shape == (1, 8, 384)
     assert names["pretrained"].pretraining_model is None  # MiniLM has no cls/ heads
+    exec(warm_start_example, names)
+    loaded = {v.path.split("/", 1)[1]: v.numpy() for v in names["pretrained"].encoder.weights}
+    head = names["classifier"].classifier.output_weights.numpy()
+    for variable in names["classifier"].encoder.weights:
+        np.testing.assert_array_equal(variable.numpy(), loaded[variable.path.split("/", 1)[1]])
+    assert head.std() > 0.01 and np.abs(head).max() <= 0.04  # drawn: truncated normal(0.02)
     names = {}
     exec(config_example, names)
     assert names["classifier"].num_labels == 3

@@ -4,10 +4,10 @@ drawing it when a checkpoint is about to overwrite the values.
 Drawing BERT-Base's 110M truncated-normal values takes about 2.5 s on a
 2-core CPU (BERT-Large: three times that); a warm start, a resumed run or
 `from_pretrained` then overwrites them. Inside `deferred_draws()` the
-variables of a `TruncatedNormal` start at zeros, a checkpoint load marks
-what it sets (`mark_assigned`), and `DeferredDraws.finish` draws the rest. The values are the ones the build would
-have drawn: each initializer's seed is fixed when it is constructed, and a
-seeded draw is stateless.
+variables of a `TruncatedNormal` start at zeros, a checkpoint load marks what
+it sets (`mark_assigned`), and `DeferredDraws.finish` draws the rest: the
+values the build would have drawn, since each initializer's seed is fixed
+when it is constructed and a seeded draw is stateless.
 """
 
 import contextlib
