@@ -377,7 +377,10 @@ def test_squad_outputs_are_pinned(model_files, calibration, monkeypatch):
             learning_rate=2e-3,
             num_train_epochs=2.0,
             save_checkpoints_steps=3,
-            seed=3,
+            # 5, not 3, since each embedding table got its own initializer
+            # (issue 41): with 3, two answers of one n-best list came 4.8e-4
+            # apart, under MIN_MARGIN. The seed leaves the records as they were.
+            seed=5,
             steps_per_loop=2,
             **settings,
         )
@@ -391,7 +394,7 @@ def test_squad_outputs_are_pinned(model_files, calibration, monkeypatch):
             do_predict=True,
             init_checkpoint=checkpoint,
             version_2_with_negative=True,
-            seed=3,
+            seed=5,
             **settings,
         )
     )
@@ -728,23 +731,25 @@ def test_extract_features_outputs_are_pinned(model_files, calibration):
 
 
 # eval_results changed on purpose when AdamW became one fused kernel per
-# variable (issue 13): the losses by <= 3e-7 relative after 6 steps.
+# variable (issue 13): the losses by <= 3e-7 relative after 6 steps; then
+# when each embedding table got its own initializer (issue 41).
 PRETRAINING_PINS = {"records": "9a9f12a7c0acd38c", "checkpoint": "9c6373a98306ee1a"}
 # eval_results.txt. Measured spread over the CPU settings default, avx2,
-# sse41 and eigen of tests/conftest.py on an AVX2-only CPU: the losses
-# 8.7e-8 (2.6e-8 relative, oneDNN's kernels against Eigen's), the rest none.
+# sse41 and eigen of tests/conftest.py on a CPU with AVX-512 and AMX (there
+# default runs oneDNN's kernels for that ISA): none.
 PRETRAINING_EVAL_RESULTS = {
     "global_step": 6,
-    "loss": 4.02975941,
-    "masked_lm_accuracy": 0.0681818182,
-    "masked_lm_loss": 3.34148485,
+    "loss": 4.02841156,
+    "masked_lm_accuracy": 0.0909090909,
+    "masked_lm_loss": 3.34495969,
     "next_sentence_accuracy": 0.75,
-    "next_sentence_loss": 0.688274562,
+    "next_sentence_loss": 0.683451871,
 }
 # test_results.tsv changed on purpose (issue 13) when eval and predict began
 # to skip padding and fuse the feed-forward gelu (probabilities by <= 3e-8),
 # then when AdamW became one fused kernel per variable (probabilities by
-# <= 7e-7, the loss by 2e-7 relative; same labels).
+# <= 7e-7, the loss by 2e-7 relative; same labels), then when each embedding
+# table got its own initializer (issue 41; same labels).
 CLASSIFIER_PINS = {
     "train.tf_record": "3c0e13bd59504619",
     "eval.tf_record": "3fae2bea86b55c48",
@@ -752,31 +757,31 @@ CLASSIFIER_PINS = {
     "MRPC.tsv": "d4c85b2c43d5aa94",
     "checkpoint": "4193f6c76f971dfb",
 }
-# Measured spread over the same four settings: the losses 4.2e-9 (6e-9
-# relative), the test probabilities 1e-7 (one step of the 7th digit of one
-# written value, under sse41).
+# Measured spread over the same four settings: the losses 3e-9 (4.3e-9
+# relative), the test probabilities 5e-8 (one float32 step of two written
+# values, one under default, one under avx2).
 CLASSIFIER_EVAL_RESULTS = {
     "acc_and_f1": 0.619230769,
     "eval_accuracy": 0.538461538,
-    "eval_loss": 0.695119367,
+    "eval_loss": 0.695666690,
     "f1": 0.7,
     "global_step": 30,
-    "loss": 0.695119367,
+    "loss": 0.695666690,
 }
 CLASSIFIER_TEST_PROBABILITIES = [
     [1 - p, p]
     for p in (
-        0.5875814,
-        0.58758646,
-        0.58758235,
-        0.5875953,
-        0.58758724,
-        0.5875769,
-        0.5875871,
-        0.5875737,
-        0.5875745,
-        0.5875806,
-        0.5875813,
+        0.5902132,
+        0.5902165,
+        0.5902159,
+        0.59021765,
+        0.5902135,
+        0.5902188,
+        0.5902139,
+        0.59020483,
+        0.5902026,
+        0.59021145,
+        0.5902097,
     )
 ]
 SQUAD_PINS = {
@@ -785,58 +790,66 @@ SQUAD_PINS = {
     "predict_v2.tf_record": "f7555d94ef1848c3",
     "checkpoint": "4793e518ef159152",
 }
-# Measured spread over the same four settings: the start logits 2.1e-7 (9.7e-7
-# relative), the end logits 1.1e-6 (8.3e-6 relative: oneDNN's AVX2 and SSE4.1
-# kernels shift every end logit by +4e-7 and -6e-7 against Eigen's), the null
-# odds 7.5e-8, the n-best probabilities 1.1e-8, the scores none. The margins
-# the texts ride on: smallest window n-best edge gap 1.8e-3, n-best score
-# step 1.9e-2, |null odds| 0.76 (each moved by 3e-8).
+# The outputs changed on purpose when each embedding table got its own
+# initializer (issue 41), and so did the test's training seed (see there).
+# Measured spread over the same four settings: the start logits 9.5e-7 (4.6e-6
+# relative: oneDNN's default, AVX2 and SSE4.1 kernels shift every start logit
+# by -4e-7, -9e-7 and -8e-7 against Eigen's), the end logits 5.8e-7 (5.5e-6
+# relative), the null odds 1.3e-7, the n-best probabilities 3.3e-8, the scores
+# none. The margins the texts ride on: smallest window n-best edge gap 2.4e-3,
+# n-best score step 7.6e-4, |null odds| 0.76 (each moved by 1.3e-7 at most).
 SQUAD_PREDICTIONS = {
-    "squad_dev-0-0": "long film",
-    "squad_dev-0-1": "film bad sat",
-    "squad_dev-1-0": "dog",
-    "squad_dev-2-0": "dog dog",
-    "squad_dev-2-1": "dog",
+    "squad_dev-0-0": "Ran dog is long",
+    "squad_dev-0-1": "long",
+    "squad_dev-1-0": "sat a.",
+    "squad_dev-2-0": "empty",
+    "squad_dev-2-1": "cat was plot.",
 }
 # (text, probability, start_logit, end_logit) of each n-best answer.
 SQUAD_NBEST = {
-    "squad_dev-0-0": [("long film", 1.0, 0.258444399, 0.159886077)],
+    "squad_dev-0-0": [
+        ("Ran dog is long", 0.349302379, 0.342538327, 0.193146899),
+        ("sat long", 0.339039350, 0.278852940, 0.227010503),
+        ("sat sat long", 0.311658271, 0.228459626, 0.193194941),
+    ],
     "squad_dev-0-1": [
-        ("film bad sat", 0.538847042, 0.230121017, 0.244154274),
-        ("long", 0.461152958, 0.184496403, 0.134076923),
+        ("long", 0.347173843, 0.266729802, 0.199415386),
+        ("Ran dog is long", 0.332928326, 0.224831387, 0.199415386),
+        (".", 0.319897831, 0.225921452, 0.158399761),
     ],
     "squad_dev-1-0": [
-        ("dog", 0.554979239, 0.366815865, 0.184993535),
-        (". On", 0.445020761, 0.204892337, 0.126107290),
+        ("sat a.", 0.364601212, 0.274916053, 0.254848331),
+        (". On on long", 0.320160470, 0.226027042, 0.173755497),
+        (".", 0.315238318, 0.226027042, 0.158262074),
     ],
-    "squad_dev-2-0": [
-        ("dog dog", 0.352229477, 0.281444550, 0.303123474),
-        ("dog", 0.333620472, 0.227165699, 0.303123474),
-        ("is very on dog", 0.314150051, 0.261129141, 0.209026739),
+    "squad_dev-2-0": [("empty", 1.0, 0.0, 0.0)],
+    "squad_dev-2-1": [
+        ("cat was plot.", 0.344701877, 0.219324589, 0.176013276),
+        (".", 0.344439396, 0.282400578, 0.112175524),
+        ("on.", 0.310858727, 0.189719662, 0.102276839),
     ],
-    "squad_dev-2-1": [("dog", 1.0, 0.213462591, 0.157715529)],
 }
-SQUAD_SCORES = {"exact_match": 0.0, "f1": 0.0}
+SQUAD_SCORES = {"exact_match": 0.0, "f1": 6.66666667}
 SQUAD_V2_PREDICTIONS = {
     "squad_dev_v2-0-0": "good bad.",
-    "squad_dev_v2-1-0": "long sat.",
-    "squad_dev_v2-1-1": "dog long",
-    "squad_dev_v2-2-0": "long",
-    "squad_dev_v2-2-1": "long",
+    "squad_dev_v2-1-0": "long",
+    "squad_dev_v2-1-1": "ran cat music",
+    "squad_dev_v2-2-0": "dog long.",
+    "squad_dev_v2-2-1": "dog long.",
 }
 SQUAD_V2_NULL_ODDS = {
-    "squad_dev_v2-0-0": -0.757453904,
-    "squad_dev_v2-1-0": -0.768799484,
-    "squad_dev_v2-1-1": -0.865297928,
-    "squad_dev_v2-2-0": -0.782342628,
-    "squad_dev_v2-2-1": -0.782238260,
+    "squad_dev_v2-0-0": -0.763094425,
+    "squad_dev_v2-1-0": -0.838922411,
+    "squad_dev_v2-1-1": -0.852757379,
+    "squad_dev_v2-2-0": -0.842919171,
+    "squad_dev_v2-2-1": -0.842930794,
 }
 SQUAD_V2_SCORES = {
-    "exact": 0.0,
-    "f1": 13.3333333,
+    "exact": 20.0,
+    "f1": 20.0,
     "total": 5,
-    "HasAns_exact": 0.0,
-    "HasAns_f1": 33.3333333,
+    "HasAns_exact": 50.0,
+    "HasAns_f1": 50.0,
     "HasAns_total": 2,
     "NoAns_exact": 0.0,
     "NoAns_f1": 0.0,
@@ -846,29 +859,31 @@ SQUAD_V2_SCORES = {
     "best_f1": 60.0,
     "best_f1_thresh": 0.0,
 }
+# test_predictions.txt and eval_results changed on purpose when each
+# embedding table got its own initializer (issue 41).
 NER_PINS = {
     "train.tf_record": "14ad531945d531bc",
     "eval.tf_record": "63a1b5376f87d6f1",
     "predict.tf_record": "dec83b2a70a036c3",
-    "test_predictions.txt": "d730803dd3fde20b",
+    "test_predictions.txt": "3aa75d8b0c9647bd",
     "checkpoint": "74fb61719df51328",
 }
-# Measured spread over the same four settings: the losses 2.9e-9 (2.5e-9
+# Measured spread over the same four settings: the losses 6.3e-9 (5.4e-9
 # relative), the entity scores none. The smallest margin between a word's two
-# best tags (eval and test) is 6.2e-4; it moved by 1.5e-8.
+# best tags (eval and test) is 2.7e-2; it moved by 6e-8.
 NER_EVAL_RESULTS = {
-    "eval_loss": 1.17154005,
-    "f1": 0.413793103,
+    "eval_loss": 1.15750649,
+    "f1": 0.4,
     "f1_ANI": 0.0,
-    "f1_OBJ": 0.545454545,
+    "f1_OBJ": 0.555555556,
     "global_step": 8,
-    "loss": 1.17154005,
-    "precision": 0.5,
+    "loss": 1.15750649,
+    "precision": 0.625,
     "precision_ANI": 0.0,
-    "precision_OBJ": 0.5,
-    "recall": 0.352941176,
+    "precision_OBJ": 0.625,
+    "recall": 0.294117647,
     "recall_ANI": 0.0,
-    "recall_OBJ": 0.6,
+    "recall_OBJ": 0.5,
 }
 MULTIPLE_CHOICE_PINS = {
     "train.tf_record": "8738b53a26eab863",
@@ -876,22 +891,24 @@ MULTIPLE_CHOICE_PINS = {
     "predict.tf_record": "928c9b27d32a599d",
     "checkpoint": "202ca4dce902a659",
 }
-# Measured spread over the same four settings: the losses 9.2e-9 (6.7e-9
-# relative), eval_accuracy none, the test probabilities 1e-8 (4.1e-8
+# eval_results and test_results.tsv changed on purpose when each embedding
+# table got its own initializer (issue 41).
+# Measured spread over the same four settings: the losses 6.3e-9 (4.6e-9
+# relative), eval_accuracy none, the test probabilities 3e-8 (1.2e-7
 # relative). The smallest margin between an eval example's two best choices
-# (logits) is 6.6e-3; it moved by 3.2e-8.
+# (logits) is 9.9e-3; it moved by 2.6e-8.
 MULTIPLE_CHOICE_EVAL_RESULTS = {
     "eval_accuracy": 0.857142857,
-    "eval_loss": 1.36943568,
+    "eval_loss": 1.36913431,
     "global_step": 24,
-    "loss": 1.36943568,
+    "loss": 1.36913431,
 }
 MULTIPLE_CHOICE_TEST_PROBABILITIES = [
-    [0.24357113, 0.25756332, 0.25152418, 0.24734138],
-    [0.2459379, 0.24030828, 0.26043642, 0.25331742],
-    [0.24530008, 0.2528818, 0.24401467, 0.25780347],
-    [0.248307, 0.24847142, 0.24505113, 0.25817043],
-    [0.24990335, 0.25126195, 0.24714127, 0.2516934],
+    [0.24374878, 0.25782982, 0.25007546, 0.24834593],
+    [0.24644479, 0.2407275, 0.25942418, 0.2534035],
+    [0.2443595, 0.25299722, 0.24602193, 0.25662136],
+    [0.2512659, 0.2474539, 0.24289557, 0.25838462],
+    [0.24896552, 0.24903762, 0.25009462, 0.25190222],
 ]
 FEATURE_TOKENS = [
     ["[CLS]", "the", "cat", "sat", "on", "the", "mat", ".", "[SEP]"],
@@ -899,23 +916,26 @@ FEATURE_TOKENS = [
     ["[CLS]", "[UNK]", "sat", ".", "[SEP]"],
     ["[CLS]", "the", "very", "long", "film", "was", "a", "very", "dull", "story", "on", "[SEP]"],
 ]
+# The features changed on purpose when each embedding table got its own
+# initializer (issue 41).
 # Measured spread over the same four settings: the written values are rounded
-# to 6 decimals, and 11 to 14 of the 2240 values were one rounding step (1e-6)
-# apart between two settings (none of the [CLS] values pinned); the weighted
-# sums 2.6e-6 (3.9e-7 relative). The tokens are the same.
+# to 6 decimals, and up to 14 of the 2240 values were one rounding step (1e-6)
+# apart between two settings (none between default and avx2; one [CLS] value
+# pinned, under eigen); the weighted sums 1.7e-6 (1.7e-7 relative). The
+# tokens are the same.
 # `_weighted_sums` of each line's layers -1 and 0.
 FEATURE_WEIGHTED_SUMS = [
-    [10.2748659, 10.2714437],
-    [5.71558922, 5.72643881],
-    [2.92054690, 2.78494612],
-    [-6.58018062, -6.64256504],
+    [9.85436560, 9.86956131],
+    [0.132444917, 0.164280355],
+    [5.29648723, 5.32959799],
+    [10.0506111, 9.93863454],
 ]
 # The first 4 values of each line's [CLS] vector in layer -1, as written (6 decimals).
 FEATURE_CLS_VALUES = [
-    [-0.072984, -1.768566, -1.151112, 0.652105],
-    [-0.072391, -1.76872, -1.158323, 0.646919],
-    [-0.072302, -1.765911, -1.159551, 0.64981],
-    [-0.067829, -1.765799, -1.153631, 0.657434],
+    [1.34016, 0.158822, -1.126474, 0.05514],
+    [1.347349, 0.151882, -1.118666, 0.059572],
+    [1.341663, 0.163629, -1.130366, 0.052108],
+    [1.342263, 0.158098, -1.129336, 0.059034],
 ]
 # Tolerances: 40x the largest relative spread measured, for AVX-512 kernels
 # (which an AVX2-only CPU cannot run) and a trajectory that drifts over
@@ -925,13 +945,14 @@ FEATURE_CLS_VALUES = [
 EVAL_RESULTS_RTOL = 1e-6
 PROBABILITY_ATOL = 1e-6
 # The same for the quantities of their own scale: SQuAD's logits and null odds
-# (45x the end logits' 1.1e-6), the features as written (40x one rounding step)
-# and their weighted sums (40x 2.6e-6).
+# (45x the end logits' 1.1e-6; since issue 41, 53x the start logits' 9.5e-7),
+# the features as written (40x one rounding step) and their weighted sums (40x
+# 2.6e-6; since issue 41, 59x 1.7e-6).
 LOGIT_ATOL = 5e-5
 FEATURE_ATOL = 4e-5
 FEATURE_SUM_ATOL = 1e-4
 # Predicted tags, answer texts and choices are pinned exactly (or by digest)
 # only where the logits they come from are this far from a tie: 10x
-# LOGIT_ATOL, 450x the largest logit spread measured; the margins themselves
-# moved by 3.2e-8 at most.
+# LOGIT_ATOL, 450x the largest logit spread measured (530x since issue 41);
+# the margins themselves moved by 1.3e-7 at most.
 MIN_MARGIN = 5e-4

@@ -74,22 +74,21 @@ class BertEmbeddings(ConfigLayer):
 
     def build(self, input_shape=None):
         c = self.config
-        init = initializer(c)
         self.word_embeddings = self.add_weight(
             shape=(c.vocab_size, c.hidden_size),
-            initializer=init,
+            initializer=initializer(c),
             name="word_embeddings",
             autocast=False,
         )
         self.token_type_embeddings = self.add_weight(
             shape=(c.type_vocab_size, c.hidden_size),
-            initializer=init,
+            initializer=initializer(c),
             name="token_type_embeddings",
             autocast=False,
         )
         self.position_embeddings = self.add_weight(
             shape=(c.max_position_embeddings, c.hidden_size),
-            initializer=init,
+            initializer=initializer(c),
             name="position_embeddings",
             autocast=False,
         )
