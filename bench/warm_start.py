@@ -1,6 +1,6 @@
 """Building a classifier and loading an encoder checkpoint into it, with the
 random initialisation drawn at build time (the peer: what Keras does) and
-deferred to after the load (`modeling.initializers.deferred_draws`, what the
+deferred to after the load (`initializers.deferred_draws`, what the
 scripts, `from_pretrained` and extract_features do).
 
 The checkpoint is an original-format (TF1) encoder of random weights, written
@@ -25,8 +25,8 @@ from absl import app, flags, logging  # noqa: E402
 from pretraining_step import PRESETS, bench_config  # noqa: E402
 
 from bert_tf import checkpoints  # noqa: E402
+from bert_tf.initializers import deferred_draws  # noqa: E402
 from bert_tf.modeling import BertClassifier, BertEncoder  # noqa: E402
-from bert_tf.modeling.initializers import deferred_draws  # noqa: E402
 
 flags.DEFINE_list("configs", ["base", "large"], f"Models, of: {', '.join(PRESETS)}.")
 flags.DEFINE_integer("rounds", 3, "Timed rounds of each way (median).")

@@ -34,8 +34,8 @@ from bert_tf.data.features import (
 )
 from bert_tf.errors import CheckpointError, InputError
 from bert_tf.files import atomic_output, check_output_file, open_file, remove
+from bert_tf.initializers import deferred_draws
 from bert_tf.modeling import BertEncoder
-from bert_tf.modeling.initializers import deferred_draws
 from bert_tf.tasks.model_setup import (
     check_model_options,
     length_multiple,

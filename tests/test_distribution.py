@@ -21,8 +21,8 @@ from conftest import HANG_TIMEOUT
 from bert_tf import accelerators, cli
 from bert_tf.config import preset
 from bert_tf.errors import InputError
+from bert_tf.initializers import deferred_draws
 from bert_tf.modeling import BertEncoder
-from bert_tf.modeling.initializers import deferred_draws
 from bert_tf.optimization import OPTIMIZERS, BertAdam, create_optimizer
 from bert_tf.options import group
 from bert_tf.training import cpu_bfloat16, distribution

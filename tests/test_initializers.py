@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from bert_tf import checkpoints
+from bert_tf.initializers import TruncatedNormal, deferred_draws
 from bert_tf.modeling import BertClassifier, BertEncoder, BertPretrainingModel
-from bert_tf.modeling.initializers import TruncatedNormal, deferred_draws
 from bert_tf.training.checkpoint_manager import CheckpointManager
 
 

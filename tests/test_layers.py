@@ -19,7 +19,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "bert_tf"
 LAYERS = [
     ["errors", "options", "compat"],
     ["files", "beam"],
-    ["config", "text", "accelerators"],
+    ["config", "text", "accelerators", "initializers"],
     ["optimization", "data", "checkpoints"],
     ["metrics", "modeling"],
     ["training"],

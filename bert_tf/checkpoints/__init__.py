@@ -19,11 +19,10 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import files
+from bert_tf import files, initializers
 from bert_tf.config import BertConfig
 from bert_tf.errors import CheckpointError
 from bert_tf.files import atomic_output
-from bert_tf.modeling import initializers
 
 # --------------------------------------------------------------------------
 # The name map: TF1 names -> this package's Keras variables.

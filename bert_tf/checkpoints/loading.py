@@ -6,7 +6,7 @@ from absl import logging
 from bert_tf import checkpoints
 from bert_tf.config import CONFIG_FILE_NAMES, BertConfig, config_file_beside
 from bert_tf.errors import CheckpointError
-from bert_tf.modeling.initializers import deferred_draws
+from bert_tf.initializers import deferred_draws
 from bert_tf.text.graph_tokenizer import BertTokenizer
 from bert_tf.text.model_text import resolve_lower_case, vocab_file_beside
 from bert_tf.text.preprocessor import BertPreprocessor

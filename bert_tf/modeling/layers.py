@@ -9,8 +9,8 @@ import tensorflow as tf
 from keras import ops
 
 from bert_tf.config import BertConfig
+from bert_tf.initializers import TruncatedNormal
 from bert_tf.modeling.activations import gelu, get_activation
-from bert_tf.modeling.initializers import TruncatedNormal
 from bert_tf.modeling.token_layout import PADDED
 
 LAYER_NORM_EPSILON = 1e-12

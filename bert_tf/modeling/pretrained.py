@@ -7,8 +7,8 @@ import dataclasses
 from bert_tf import checkpoints
 from bert_tf.checkpoints.loading import read_pretrained
 from bert_tf.config import BertConfig
+from bert_tf.initializers import deferred_draws
 from bert_tf.modeling import BertEncoder, BertPretrainingModel
-from bert_tf.modeling.initializers import deferred_draws
 
 
 @dataclasses.dataclass

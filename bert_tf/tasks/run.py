@@ -17,12 +17,11 @@ import os
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import files
+from bert_tf import files, initializers
 from bert_tf.data.features import damaged_file_error
 from bert_tf.errors import InputError
 from bert_tf.export.common import check_export_dir
 from bert_tf.files import check_output_dir
-from bert_tf.modeling import initializers
 from bert_tf.optimization import create_optimizer
 from bert_tf.options import flag_names
 from bert_tf.tasks.model_setup import (

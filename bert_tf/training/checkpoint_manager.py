@@ -18,7 +18,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import files
+from bert_tf import files, initializers
 from bert_tf.checkpoints import (
     UnreadableCheckpointError,
     read_tensors,
@@ -28,7 +28,6 @@ from bert_tf.checkpoints import (
 )
 from bert_tf.errors import CheckpointError
 from bert_tf.files import write_text_atomically
-from bert_tf.modeling import initializers
 
 OPTIMIZER_PREFIX = "optimizer/"
 STATE_FILE = "checkpoint"

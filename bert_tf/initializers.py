@@ -44,7 +44,9 @@ class DeferredDraws:
         self._pending = {}  # id(tf.Variable): (tf.Variable, draw)
         _unfinished.add(self)
 
-    def _creator(self, next_creator, **kwargs):
+    def variable_creator(self, next_creator, **kwargs):
+        """For `tf.variable_creator_scope`: creates the variable with the
+        draws of its `TruncatedNormal` postponed."""
         initial_value = kwargs.get("initial_value")
         postponed = []
         if callable(initial_value):
@@ -69,6 +71,11 @@ class DeferredDraws:
         self._pending.clear()
         _unfinished.discard(self)
 
+    def set_elsewhere(self, variables):
+        """Takes `variables` (Keras or TF) off: a checkpoint has set them."""
+        for variable in variables:
+            self._pending.pop(id(_tf_variable(variable)), None)
+
 
 # The DeferredDraws whose `finish` has not run yet.
 _unfinished = weakref.WeakSet()
@@ -77,15 +84,15 @@ _unfinished = weakref.WeakSet()
 def mark_assigned(variables):
     """Takes `variables` (Keras or TF), just set from a checkpoint, off every
     unfinished `DeferredDraws`."""
-    ids = {id(_tf_variable(v)) for v in variables}
+    variables = list(variables)
     for draws in list(_unfinished):
-        for key in ids & draws._pending.keys():
-            del draws._pending[key]
+        draws.set_elsewhere(variables)
 
 
 def _tf_variable(variable):
-    # A Keras variable wraps the tf.Variable its creator returned.
-    return variable._value if isinstance(variable, keras.Variable) else variable
+    # A Keras variable's value (outside an autocast scope, as when loading) is
+    # the tf.Variable its creator returned.
+    return variable.value if isinstance(variable, keras.Variable) else variable
 
 
 @contextlib.contextmanager
@@ -94,5 +101,5 @@ def deferred_draws():
     the `DeferredDraws`. Load the checkpoints (`checkpoints.load_weights`,
     a resume), then call its `finish` before the model is used."""
     draws = DeferredDraws()
-    with tf.variable_creator_scope(draws._creator):
+    with tf.variable_creator_scope(draws.variable_creator):
         yield draws
