@@ -60,6 +60,7 @@ def __getattr__(name):
 
 # Every module that defines a Keras class a `.keras` file may name.
 _KERAS_MODULES = (
+    "bert_tf.initializers",
     "bert_tf.modeling.crf",
     "bert_tf.modeling.embedding",
     "bert_tf.modeling.encoder",
