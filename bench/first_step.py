@@ -7,14 +7,18 @@ its first call (graph instantiation and Grappler, then one step) and the next
 steps. The peer is the steady step of the same run: the first call minus it
 is the graph setup; the total is also given in steady steps. The digest of
 the weights after the steps (seeded init) shows whether a change kept every
-number.
+number. With --warm_start the model starts from a checkpoint (written first,
+untimed) as a fine-tuning run does: built with its random draws deferred,
+then loaded.
 
-    python bench/first_step.py [--config=base] [--batch_size=8] [--steps=3]
+    python bench/first_step.py [--config=base] [--batch_size=8] [--steps=3] [--warm_start]
 """
 
 import hashlib
 import os
+import shutil
 import statistics
+import tempfile
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -24,6 +28,8 @@ import tensorflow as tf  # noqa: E402
 from absl import app, flags  # noqa: E402
 from pretraining_step import PRESETS, bench_config, bert_tf_trainer, make_batch  # noqa: E402
 
+from bert_tf import checkpoints  # noqa: E402
+from bert_tf.initializers import deferred_draws  # noqa: E402
 from bert_tf.modeling import BertPretrainingModel  # noqa: E402
 from bert_tf.training.loop import _gc_paused  # noqa: E402
 
@@ -32,6 +38,7 @@ flags.DEFINE_integer("batch_size", 8, "Sequences per step.")
 flags.DEFINE_integer("seq_length", 128, "Sequence length.")
 flags.DEFINE_integer("predictions", 20, "Masked positions per sequence.")
 flags.DEFINE_integer("steps", 3, "Steady steps timed after the first.")
+flags.DEFINE_bool("warm_start", False, "Start from a checkpoint of the model, as fine-tuning does.")
 FLAGS = flags.FLAGS
 
 
@@ -52,9 +59,22 @@ def main(_):
     config = bench_config(FLAGS.config)
     keras.utils.set_random_seed(0)
     batch = make_batch(config, FLAGS.batch_size, FLAGS.seq_length, FLAGS.predictions)
+    if FLAGS.warm_start:
+        folder = tempfile.mkdtemp()
+        prefix = checkpoints.save_tf1_checkpoint(
+            BertPretrainingModel(config), os.path.join(folder, "bert_model.ckpt")
+        )
     phases = Phases()
-    model = BertPretrainingModel(config)
-    phases.mark("model (variables, init)")
+    if FLAGS.warm_start:
+        with deferred_draws() as draws:
+            model = BertPretrainingModel(config)
+        checkpoints.load_checkpoint(model, prefix)
+        draws.finish()
+        shutil.rmtree(folder)
+        phases.mark("model (variables, checkpoint load)")
+    else:
+        model = BertPretrainingModel(config)
+        phases.mark("model (variables, init)")
     trainer, iterator = bert_tf_trainer(model, batch, False)
     phases.mark("optimizer slots, iterator")
     with _gc_paused():  # as in the first train_steps call, which traces it otherwise
