@@ -70,8 +70,8 @@ def main(_):
             model = BertPretrainingModel(config)
         checkpoints.load_checkpoint(model, prefix)
         draws.finish()
-        shutil.rmtree(folder)
         phases.mark("model (variables, checkpoint load)")
+        shutil.rmtree(folder)
     else:
         model = BertPretrainingModel(config)
         phases.mark("model (variables, init)")
