@@ -71,7 +71,6 @@ def main(_):
         checkpoints.load_checkpoint(model, prefix)
         draws.finish()
         phases.mark("model (variables, checkpoint load)")
-        shutil.rmtree(folder)
     else:
         model = BertPretrainingModel(config)
         phases.mark("model (variables, init)")
@@ -105,6 +104,8 @@ def main(_):
     print(f"time to first step {first_step:.1f} s = {first_step / step_wall:.1f} steady steps")
     digest = hashlib.sha256(b"".join(w.numpy().tobytes() for w in model.weights))
     print(f"weights after {1 + FLAGS.steps} steps: sha256 {digest.hexdigest()[:16]}")
+    if FLAGS.warm_start:
+        shutil.rmtree(folder)
 
 
 if __name__ == "__main__":
