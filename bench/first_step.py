@@ -16,7 +16,6 @@ then loaded.
 
 import hashlib
 import os
-import shutil
 import statistics
 import tempfile
 import time
@@ -60,9 +59,9 @@ def main(_):
     keras.utils.set_random_seed(0)
     batch = make_batch(config, FLAGS.batch_size, FLAGS.seq_length, FLAGS.predictions)
     if FLAGS.warm_start:
-        folder = tempfile.mkdtemp()
+        folder = tempfile.TemporaryDirectory()  # removed at exit, on an error too
         prefix = checkpoints.save_tf1_checkpoint(
-            BertPretrainingModel(config), os.path.join(folder, "bert_model.ckpt")
+            BertPretrainingModel(config), os.path.join(folder.name, "bert_model.ckpt")
         )
     phases = Phases()
     if FLAGS.warm_start:
@@ -104,8 +103,6 @@ def main(_):
     print(f"time to first step {first_step:.1f} s = {first_step / step_wall:.1f} steady steps")
     digest = hashlib.sha256(b"".join(w.numpy().tobytes() for w in model.weights))
     print(f"weights after {1 + FLAGS.steps} steps: sha256 {digest.hexdigest()[:16]}")
-    if FLAGS.warm_start:
-        shutil.rmtree(folder)
 
 
 if __name__ == "__main__":

@@ -12,8 +12,7 @@ With `bfloat16`, the forward pass runs under `torch.autocast("cpu",
 torch.bfloat16)`: matmuls in bfloat16, float32 weights and optimizer, as
 Keras's `mixed_bfloat16`.
 
-Protocol: prints `ready <first step seconds>`, then for each line `N` read
-from stdin runs N steps and prints their total seconds.
+Protocol: bench/workers.py's (`serve`).
 
     python bench/torch_peer.py CONFIG_JSON BATCH_NPZ [train|infer] [float32|bfloat16]
 """
@@ -21,11 +20,11 @@ from stdin runs N steps and prints their total seconds.
 import contextlib
 import json
 import sys
-import time
 
 import numpy as np
 import torch
 import transformers
+from workers import serve
 
 
 def autocast(dtype):
@@ -94,17 +93,18 @@ def forward_fn(model, batch, dtype):
 
 def main(config_path, batch_path, mode="train", dtype="float32"):
     torch.manual_seed(0)
-    start = time.perf_counter()
     make = {"train": step_fn, "infer": forward_fn}[mode]
-    step = make(build(config_path), dict(np.load(batch_path)), dtype)
-    step()
-    print(f"ready {time.perf_counter() - start:.3f}", flush=True)
-    for line in sys.stdin:
-        steps = int(line)
-        start = time.perf_counter()
-        for _ in range(steps):
-            step()
-        print(f"{time.perf_counter() - start:.6f}", flush=True)
+
+    def build_run():
+        step = make(build(config_path), dict(np.load(batch_path)), dtype)
+
+        def run(steps):
+            for _ in range(steps):
+                step()
+
+        return run
+
+    serve(build_run)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
-"""Benchmark worker processes that time their steps on request (the protocol of
-bench/torch_peer.py: `ready <first step seconds>`, then one line of seconds per
-line `N` of steps read from stdin): `Worker` starts one, `serve` is its side."""
+"""Benchmark worker processes that time their steps on request: a worker
+prints `ready <first step seconds>`, then for each line `N` read from stdin
+runs N steps and prints their seconds. `Worker` starts one, `serve` is the
+worker's side (bert_tf's in the benches, and bench/torch_peer.py's; stdlib
+only, so the peers' virtualenv imports it too)."""
 
 import subprocess
 import sys
