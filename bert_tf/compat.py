@@ -67,8 +67,7 @@ def function_call_config(edit):
 
     TensorFlow has no public per-function Grappler setting; this sets the
     eager context's function-call options (`tensorflow.python.eager.context`,
-    2.20-2.21). Guarded by tests/test_training_loop.py and the output pins
-    (results bitwise equal with and without)."""
+    2.20-2.21). Guarded by tests/test_training_loop.py."""
     from tensorflow.core.protobuf import config_pb2
     from tensorflow.python.eager import context
 

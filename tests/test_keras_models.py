@@ -340,7 +340,9 @@ def test_answer_on_raw_text_uses_the_models_preprocessor():
     vocab argument: spans cut from the contexts at their character offsets."""
     from bert_tf.export.squad import answer
 
-    keras.utils.set_random_seed(0)
+    # A random head whose best spans lie in the contexts (with seed 0 it
+    # picks no span there, and the answers are empty).
+    keras.utils.set_random_seed(1)
     labeler = bert_tf.BertSpanLabeler.from_pretrained(minilm_dir())
     questions = ["Who wrote the book?", "When was it written?"]
     contexts = ["The book was written by Ann Lee in 1999.", "Ann Lee wrote it in 1999, in Oslo."]

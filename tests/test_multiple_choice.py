@@ -314,7 +314,7 @@ def swag_run(model_files, tmp_path_factory, calibration):
         train_batch_size=16,
         eval_batch_size=8,
         predict_batch_size=8,
-        learning_rate=3e-3,
+        learning_rate=1e-3,
         num_train_epochs=25.0,
         do_train=True,
         do_eval=True,
@@ -331,8 +331,10 @@ def swag_run(model_files, tmp_path_factory, calibration):
 def test_swag_learns_to_pick_the_ending(swag_run, calibration):
     metrics = swag_run[2]
     calibration.record(eval_accuracy=metrics["eval_accuracy"], eval_loss=metrics["eval_loss"])
-    # Chance is 0.25. Measured (tests/calibrate.py): 1.0 over seeds +0..+4 x
-    # the settings default, avx2 and (seeds +0..+2) sse41.
+    # Chance is 0.25. Measured (tests/calibrate.py): 1.0 over seeds +0..+5
+    # (default) and +0..+2 (avx2, sse41) at learning rate 1e-3. At 3e-3, 1 or
+    # 2 of 4 seeds never left chance (0.35-0.47, loss ln 4), with Keras's
+    # truncated-normal draws as with today's (issue 41).
     assert metrics["eval_accuracy"] >= 0.9, metrics
 
 

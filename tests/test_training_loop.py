@@ -152,6 +152,8 @@ def test_lean_grappler_rewrites_leave_the_train_steps_bitwise_equal(tmp_path, fl
             context.context().function_call_options.config_proto_serialized
         ).graph_options.rewrite_options
     assert rewrites.disable_tfg_optimizer and rewrites.layout_optimizer == rewrites.OFF
+    assert rewrites.meta_optimizer_iterations == rewrites.ONE
+    assert rewrites.constant_folding != rewrites.OFF  # it makes the step faster
     assert context.context().function_call_options.config_proto_serialized == default
     weights = []
     for lean in (True, False):
@@ -162,6 +164,8 @@ def test_lean_grappler_rewrites_leave_the_train_steps_bitwise_equal(tmp_path, fl
         else:  # the same compiled loop, called under the thread's default options
             trainer._train_loop(iterator, tf.constant(3))
         weights.append([w.numpy() for w in trainer.model.weights])
+    # At BERT-Base, the one meta-optimizer iteration rounds a few products
+    # otherwise (bench/first_step.py's weights digest); here nothing moves.
     for a, b in zip(*weights):
         np.testing.assert_array_equal(a, b)
 
