@@ -41,11 +41,11 @@ SETTINGS = dict(
 # (served, predictions.json) where they differ: get_final_text cannot map the
 # answer's sub-tokens back into its words and falls back to the whole words.
 # It does so around "e\u0301te\u0301" (combining accents: stripping them
-# changes the text's length), an [UNK] ("Ⅻ"), a word over 100 characters (one [UNK]) and
-# inside "University）位于北京市..." (one word, split into characters); which
-# of these the random model's answers meet depends on its weights. Measured
-# with the Python pipeline; re-measured when the initializer's draw changed
-# (issue 41).
+# changes the text's length), an [UNK] ("Ⅻ"), a word over 100 characters
+# (one [UNK]) and inside "University）位于北京市..." (one word, split into
+# characters); which of these the random model's answers meet depends on its
+# weights. Measured with the Python pipeline; re-measured when the
+# initializer's draw changed (issue 41).
 EXPECTED_FALLBACKS_V1 = [
     ('" while the e\u0301te\u0301 crowd', '"voilà!" while the e\u0301te\u0301 crowd'),
 ]
