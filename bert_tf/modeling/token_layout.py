@@ -12,8 +12,6 @@ from keras import ops
 class PaddedTokens:
     """Every position, padding included: the original's layout, `[batch, seq, width]`."""
 
-    rows = False  # hidden states are [batch, seq, width]
-
     def pack(self, x):
         """`[batch, seq, width]` -> this layout."""
         return x
@@ -43,8 +41,6 @@ class RealTokens:
     rows. Unpacking fills a padded position with the row of the real token
     before it: finite values that the attention mask then hides.
     """
-
-    rows = True  # hidden states are [tokens, width]
 
     def __init__(self, input_mask):
         batch, seq = ops.shape(input_mask)[0], ops.shape(input_mask)[1]
