@@ -17,14 +17,14 @@ import dataclasses
 import re
 
 from bert_tf.errors import InputError
-from bert_tf.options import option
+from bert_tf.options import Options, option
 
 _MARK = "bert_tf.InputError"
 _MARKED = re.compile(re.escape(_MARK) + r"<<(.*?)>>")
 
 
 @dataclasses.dataclass(frozen=True)
-class BeamOptions:
+class BeamOptions(Options):
     """`--runner` and the Beam pipeline options after it."""
 
     runner: str | None = option(

@@ -37,7 +37,6 @@ from bert_tf.files import atomic_output, check_output_file, open_file, remove
 from bert_tf.initializers import deferred_draws
 from bert_tf.modeling import BertEncoder
 from bert_tf.tasks.model_setup import (
-    check_model_options,
     length_multiple,
     load_model_config,
     parse_layers,
@@ -95,7 +94,6 @@ def _check_options(options):
             f"--output_format must be one of {', '.join(OUTPUT_FORMATS)}, got "
             f"{options.output_format!r}"
         )
-    check_model_options(options)
     return list(parse_layers(options.layers))
 
 

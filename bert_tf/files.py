@@ -158,16 +158,18 @@ def folder_removed_on_error(folder):
 
 
 @contextlib.contextmanager
-def new_entries_removed_on_error(folder):
+def new_entries_removed_on_error(folder, keep=lambda added: False):
     """When the block raises an Exception, removes what it added to the
     existing `folder`: files and folders that were not there before (what
-    was there stays, changed or not)."""
+    was there stays, changed or not), unless `keep(added names)` is true."""
     before = set(listdir(folder))
     try:
         yield
     except Exception:
-        for name in set(listdir(folder)) - before:
-            remove(os.path.join(folder, name))
+        added = set(listdir(folder)) - before
+        if not keep(added):
+            for name in added:
+                remove(os.path.join(folder, name))
         raise
 
 

@@ -9,13 +9,19 @@ them (`build`). Library code reads the typed fields and never sees the flags.
 
 A field typed `tuple` is a comma-separated list on the command line; `flag=`
 names the flag when the field's name says more (the original's `--input_file`
-is `input_patterns`, a tuple of globs), `alias=` gives a second name.
+is `input_patterns`, a tuple of globs), `alias=` gives a second name. A
+number's range is declared with it (`at_least=`, `above=`, `at_most=`) and
+checked whenever the options are made (`Options`), so a bad value fails at
+parse time, the same for a script and for library code.
 
 `ModelOptions`, the group of every script that runs a model, lives here so
 that every layer can compose it.
 """
 
 import dataclasses
+import math
+
+from bert_tf.errors import InputError
 
 # Without XLA a new batch length costs little (oneDNN kernels are made per
 # shape, once): a small multiple keeps most of the padding compute away.
@@ -25,19 +31,85 @@ PADDING_MULTIPLE = 8
 # its own XLA program.
 XLA_PAD_MULTIPLE = 16
 
+ALLOW_VOCAB_MISMATCH_HELP = (
+    "Use --vocab_file although the --init_checkpoint folder has another vocab.txt (e.g. "
+    "your copy of it with [unused] lines replaced); by default that is an error."
+)
+
 # A `group` default that makes the flag required.
 REQUIRED = dataclasses.MISSING
 
 
-def option(default=REQUIRED, help="", flag=None, alias=None):  # noqa: A002  (absl's word for it)
+def option(
+    default=REQUIRED,
+    help="",  # noqa: A002  (absl's word for it)
+    flag=None,
+    alias=None,
+    at_least=None,
+    above=None,
+    at_most=None,
+    below=None,
+):
     """A dataclass field that is also a command-line flag with this help text;
-    without a default the flag is required."""
+    without a default the flag is required. A number may be bounded
+    (`at_least` / `above` from below, `at_most` / `below` from above; None,
+    where a field allows it, is always valid)."""
     metadata = {"help": help}
     if flag:
         metadata["flag"] = flag
     if alias:
         metadata["alias"] = alias
+    bounds = Range(at_least, above, at_most, below)
+    if bounds != Range():
+        metadata["range"] = bounds
     return dataclasses.field(default=default, metadata=metadata)
+
+
+@dataclasses.dataclass(frozen=True)
+class Range:
+    """The values a numeric option takes: finite, and within the bounds that
+    are not None."""
+
+    at_least: float | None = None
+    above: float | None = None
+    at_most: float | None = None
+    below: float | None = None
+
+    def holds(self, value):
+        return (
+            math.isfinite(value)
+            and (self.at_least is None or value >= self.at_least)
+            and (self.above is None or value > self.above)
+            and (self.at_most is None or value <= self.at_most)
+            and (self.below is None or value < self.below)
+        )
+
+    def describe(self, kind):
+        """What the range asks for, e.g. 'a whole number >= 1', 'a number in [0, 1)'."""
+        noun = "a whole number" if kind is int else "a number"
+        low = [(f"[{b}", f">= {b}") for b in (self.at_least,) if b is not None]
+        low += [(f"({b}", f"> {b}") for b in (self.above,) if b is not None]
+        high = [(f"{b}]", f"<= {b}") for b in (self.at_most,) if b is not None]
+        high += [(f"{b})", f"< {b}") for b in (self.below,) if b is not None]
+        if low and high:
+            return f"{noun} in {low[0][0]}, {high[0][0]}"
+        return f"{noun} {(low or high)[0][1]}"
+
+
+class Options:
+    """The base of every options dataclass: making one checks each field's
+    declared `Range` (InputError naming the flag). A subclass with its own
+    `__post_init__` calls this one first."""
+
+    def __post_init__(self):
+        for field in dataclasses.fields(self):
+            bounds = field.metadata.get("range")
+            value = getattr(self, field.name)
+            if bounds is None or value is None or bounds.holds(value):
+                continue
+            kind = int if isinstance(value, int) else float
+            flag = field.metadata.get("flag", field.name)
+            raise InputError(f"--{flag}={value}: expected {bounds.describe(kind)}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,7 +226,7 @@ def replace(options, **values):
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class ModelOptions:
+class ModelOptions(Options):
     """The model, its vocabulary and how its inputs are padded: the group of
     every script that runs a model."""
 
@@ -171,12 +243,15 @@ class ModelOptions:
     vocab_file: str | None = option(
         None, "The vocab.txt of the BERT model (default: the one in the --init_checkpoint folder)."
     )
+    allow_vocab_mismatch: bool = option(False, ALLOW_VOCAB_MISMATCH_HELP)
     do_lower_case: bool | None = option(
         None,
         "Lower-case the input (uncased models). Default: what the model says (a Hugging "
         "Face tokenizer_config.json, a Google release's name), else true.",
     )
-    max_seq_length: int = option(128, "Tokens per sequence after WordPiece, with [CLS]/[SEP].")
+    max_seq_length: int = option(
+        128, "Tokens per sequence after WordPiece, with [CLS]/[SEP].", at_least=3
+    )
     dynamic_padding: bool = option(
         True,
         "Pad each batch only to its longest example, rounded up to --padding_multiple, "
@@ -188,6 +263,7 @@ class ModelOptions:
         f"With --dynamic_padding: batch lengths are multiples of this. Default "
         f"{PADDING_MULTIPLE}, or {XLA_PAD_MULTIPLE} under --jit_compile (each length is "
         "compiled into its own XLA program).",
+        at_least=1,
     )
     group_by_length: bool = option(
         False,

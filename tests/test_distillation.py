@@ -214,8 +214,8 @@ def script_flags(teacher, output_dir, *more):
 @pytest.mark.parametrize(
     "more, words",
     [
-        (["--temperature=0"], ["--temperature must be > 0, got 0.0"]),
-        (["--distillation_weight=1.5"], ["--distillation_weight must be in [0, 1]"]),
+        (["--temperature=0"], ["--temperature=0.0: expected a number > 0"]),
+        (["--distillation_weight=1.5"], ["--distillation_weight=1.5: expected a number in [0, 1]"]),
         (["--teacher=/no/such/run"], ["--teacher", "no checkpoint at '/no/such/run'"]),
         (["--teacher_config_file="], ["--teacher_config_file is needed", "no config beside it"]),
         (["--student_num_layers=3"], ["--student_num_layers=3", "only 2 layers"]),

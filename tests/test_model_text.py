@@ -118,9 +118,41 @@ def test_the_vocab_is_found_beside_the_checkpoint(folders, tmp_path):
     vocab = os.path.join(cased, "vocab.txt")
     for checkpoint in (cased, os.path.join(cased, "bert_model.ckpt")):
         assert model_text.text_settings(None, None, checkpoint) == (vocab, False)
-    # --vocab_file wins; the casing is still the checkpoint's.
+    # The same vocab given again is fine.
+    assert model_text.text_settings(vocab, None, cased) == (vocab, False)
+
+
+def test_another_vocab_than_the_checkpoints_is_refused_unless_allowed(folders):
+    cased = folders["cased"]
     other = os.path.join(minilm_dir(), "vocab.txt")
-    assert model_text.text_settings(other, None, cased) == (other, False)
+    with pytest.raises(InputError) as error:
+        model_text.text_settings(other, None, cased)
+    assert str(error.value) == (
+        f"--vocab_file={other} differs from {os.path.join(cased, 'vocab.txt')} of "
+        f"--init_checkpoint={cased}, the vocab its embeddings were trained with: leave "
+        "--vocab_file out, or pass --allow_vocab_mismatch if yours is an edited copy of it"
+    )
+    # Allowed, --vocab_file wins; the casing is still the checkpoint's.
+    assert model_text.text_settings(other, None, cased, allow_vocab_mismatch=True) == (
+        other,
+        False,
+    )
+
+
+def test_a_copy_of_the_checkpoints_vocab_elsewhere_is_the_same_vocab(folders, tmp_path):
+    copy = tmp_path / "copy" / "vocab.txt"
+    copy.parent.mkdir()
+    shutil.copy(os.path.join(minilm_dir(), "vocab.txt"), copy)
+    assert model_text.text_settings(str(copy), None, minilm_dir()) == (str(copy), True)
+
+
+def test_a_folder_given_as_the_vocab_file_names_that_flag(folders):
+    folder = folders["cased"]
+    with pytest.raises(InputError) as error:
+        model_text.text_settings(folder, None, folder)
+    assert str(error.value) == (
+        f"--vocab_file={folder} is a folder; expected a file (its vocab.txt?)"
+    )
 
 
 def test_without_a_vocab_the_error_names_both_flags(tmp_path):

@@ -125,7 +125,6 @@ def test_keras_classifier_multi_label_defaults_to_binary_cross_entropy():
             {"multi_label": True, "class_weights": "balanced"},
             "--class_weights is for single-label classification",
         ),
-        ("generic", {"multi_label": True, "threshold": 1.5}, "--threshold must be between 0"),
     ],
 )
 def test_option_checks(tmp_path, task, extra, message):

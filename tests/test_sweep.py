@@ -86,7 +86,7 @@ def test_the_grid_is_the_product_of_the_flags_in_order(model_files, tmp_path):
         ("train_batch_sizes", ("16.5",), ("--train_batch_sizes", "'16.5'", "whole numbers")),
         ("train_batch_sizes", ("0",), ("--train_batch_sizes", "'0'")),
         ("num_train_epochs_grid", ("2", "x"), ("--num_train_epochs_grid", "'x'")),
-        ("restarts", 0, ("--restarts must be >= 1, got 0",)),
+        ("restarts", 0, ("--restarts=0: expected a whole number >= 1",)),
         ("select", "median", ("--select", "'median'", "best, mean")),
     ],
 )

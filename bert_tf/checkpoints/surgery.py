@@ -229,7 +229,12 @@ def extend_checkpoint(options):
     _check_options(o)
     fmt = _checkpoint_format(o.init_checkpoint)
     # --vocab_file and --do_lower_case, else the model's (True when it says nothing).
-    vocab_file, do_lower_case = text_settings(o.vocab_file, o.do_lower_case, o.init_checkpoint)
+    vocab_file, do_lower_case = text_settings(
+        o.vocab_file,
+        o.do_lower_case,
+        o.init_checkpoint,
+        allow_vocab_mismatch=o.allow_vocab_mismatch,
+    )
     tokens = _vocab_lines(vocab_file)
     words = read_words(o.words_file, o.words)
     if not words and o.type_vocab_size is None:

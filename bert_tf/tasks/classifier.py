@@ -79,8 +79,6 @@ class ClassifierRunner(FineTuningRunner):
 
     def validate(self):
         options = self.options
-        if options.long_text_stride is not None and options.long_text_stride < 1:
-            raise InputError(f"--long_text_stride must be >= 1, got {options.long_text_stride}")
         self.processor = registry.get_processor(
             options.data.task_name, **options.data.processor_options
         )
@@ -103,8 +101,6 @@ class ClassifierRunner(FineTuningRunner):
             raise InputError("--class_weights is for single-label classification")
         if options.tune_thresholds and not options.run.do_eval:
             raise InputError("--tune_thresholds chooses the thresholds on dev: add --do_eval")
-        if options.threshold is not None and not 0 < options.threshold < 1:
-            raise InputError(f"--threshold must be between 0 and 1, got {options.threshold}")
 
     def dev_metric(self):
         if self.processor.multi_label:

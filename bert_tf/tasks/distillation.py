@@ -22,8 +22,7 @@ from bert_tf.config import BertConfig, checkpoint_folder, config_file_beside
 from bert_tf.errors import CheckpointError, InputError
 from bert_tf.tasks.fine_tuning import epoch_schedule
 from bert_tf.tasks.model_setup import check_model_fits, config_file_of
-from bert_tf.text import tokenization
-from bert_tf.text.model_text import vocab_file_beside
+from bert_tf.text.model_text import same_vocab, vocab_file_beside
 from bert_tf.training.distillation import DistillationObjective
 
 # The train features of a fine-tuning run (every task's name for them), whose
@@ -54,25 +53,14 @@ def student_weights(weights, layers):
     return chosen
 
 
-def _same_vocab(a, b):
-    return tokenization.load_vocab(a) == tokenization.load_vocab(b)
-
-
 def check_distillation_options(options):
     """InputError for a bad flag of `DistillationOptions`, before any work."""
     d = options.distillation
-    if not d.temperature > 0:
-        raise InputError(f"--temperature must be > 0, got {d.temperature}")
-    if not 0 <= d.distillation_weight <= 1:
-        raise InputError(f"--distillation_weight must be in [0, 1], got {d.distillation_weight}")
-    if d.student_num_layers is not None:
-        if d.student_num_layers < 1:
-            raise InputError(f"--student_num_layers must be >= 1, got {d.student_num_layers}")
-        if options.model.init_checkpoint:
-            raise InputError(
-                "--student_num_layers starts the student from the teacher's layers: "
-                "leave out --init_checkpoint"
-            )
+    if d.student_num_layers is not None and options.model.init_checkpoint:
+        raise InputError(
+            "--student_num_layers starts the student from the teacher's layers: "
+            "leave out --init_checkpoint"
+        )
     if d.teacher_config_file and not files.exists(d.teacher_config_file):
         raise InputError(f"--teacher_config_file: no such file {d.teacher_config_file!r}")
     for path in (d.unlabeled_file or "").split(","):
@@ -152,7 +140,7 @@ class Distilling:
         d, vocab_file = self.options.distillation, self.options.model.vocab_file
         teacher_vocab = vocab_file_beside(d.teacher) or self.teacher_vocab_file()
         if config.vocab_size != self.teacher_config.vocab_size or (
-            teacher_vocab and vocab_file and not _same_vocab(teacher_vocab, vocab_file)
+            teacher_vocab and vocab_file and not same_vocab(teacher_vocab, vocab_file)
         ):
             raise InputError(
                 f"--vocab_file {vocab_file}: the student's vocabulary differs from "

@@ -50,6 +50,7 @@ def with_model_text(options, default_lower_case=True):
         options.model.do_lower_case,
         options.model.init_checkpoint,
         default_lower_case,
+        options.model.allow_vocab_mismatch,
     )
     model = dataclasses.replace(options.model, vocab_file=vocab_file, do_lower_case=do_lower_case)
     return dataclasses.replace(options, model=model)
@@ -76,12 +77,6 @@ def check_model_fits(options, config, source):
     did not come from `ModelOptions` (`source` names it in the message)."""
     _check_length_fits(options, config, source)
     _check_vocab_fits(options, config, source)
-
-
-def check_model_options(options):
-    """Checks of `ModelOptions` before any work: `--padding_multiple`."""
-    if options.model.padding_multiple is not None and options.model.padding_multiple < 1:
-        raise InputError(f"--padding_multiple must be >= 1, got {options.model.padding_multiple}")
 
 
 def load_model_config(options):

@@ -12,7 +12,14 @@ import dataclasses
 
 from bert_tf.data.classification import registry
 from bert_tf.data.classification.options import ClassifierDataOptions
-from bert_tf.options import REQUIRED, ModelOptions, group, option
+from bert_tf.options import (
+    ALLOW_VOCAB_MISMATCH_HELP,
+    REQUIRED,
+    ModelOptions,
+    Options,
+    group,
+    option,
+)
 from bert_tf.tasks.sweep.options import SweepOptions
 from bert_tf.training.options import RuntimeOptions, TrainingOptions
 
@@ -23,7 +30,7 @@ IN_UPDATES = ("num_train_steps", "num_warmup_steps")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class RunOptions:
+class RunOptions(Options):
     """What a training run does and where: its modes, checkpoints and the
     evaluations during training, with the original's defaults."""
 
@@ -31,12 +38,13 @@ class RunOptions:
     do_train: bool = option(False, "Whether to train.")
     do_eval: bool = option(False, "Whether to evaluate (writes eval_results.txt).")
     do_predict: bool = option(False, "Whether to predict the test set.")
-    save_checkpoints_steps: int = option(1000, "Updates between checkpoints.")
-    keep_checkpoint_max: int = option(5, "Checkpoints kept in --output_dir.")
+    save_checkpoints_steps: int = option(1000, "Updates between checkpoints.", at_least=1)
+    keep_checkpoint_max: int = option(5, "Checkpoints kept in --output_dir (0: all).", at_least=0)
     eval_every_steps: int = option(
         0,
         "With --do_train and --do_eval: evaluate during training every this many "
         "updates and after the last, one log line each (0: only after training).",
+        at_least=0,
     )
     eval_every_epoch: bool = option(
         False,
@@ -55,11 +63,12 @@ class RunOptions:
         0,
         "With --keep_best_checkpoint: stop training after this many evaluations in a "
         "row without improvement (0: never).",
+        at_least=0,
     )
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class ExportOptions:
+class ExportOptions(Options):
     """Where a fine-tuning run writes its SavedModel."""
 
     export_dir: str | None = option(None, "Write a SavedModel (raw text in) here.")
@@ -67,7 +76,7 @@ class ExportOptions:
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class DistillationOptions:
+class DistillationOptions(Options):
     """Task distillation (`tasks.distillation`): the model the run trains is
     the student, taught by a fine-tuned `--teacher` of the same task."""
 
@@ -86,14 +95,17 @@ class DistillationOptions:
         "With --teacher: the student is the teacher cut to this many layers, each started "
         "from one of the teacher's, evenly spaced up to the top one (instead of "
         "--init_checkpoint / --bert_config_file).",
+        at_least=1,
     )
     temperature: float = option(
-        2.0, "With --teacher: the softmax temperature T of the soft targets."
+        2.0, "With --teacher: the softmax temperature T of the soft targets.", above=0
     )
     distillation_weight: float = option(
         0.5,
         "With --teacher: the weight of the loss to the teacher's outputs (times T^2); the "
         "labels' loss weighs 1 minus it.",
+        at_least=0,
+        at_most=1,
     )
     unlabeled_file: str | None = option(
         None,
@@ -103,7 +115,7 @@ class DistillationOptions:
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class FineTuningOptions:
+class FineTuningOptions(Options):
     """The groups every fine-tuning script holds, with all their flags
     (training counted in epochs). A task adds its own flags; it re-declares
     a group field only to expose fewer of the group's flags or to change
@@ -127,6 +139,7 @@ class ClassifierOptions(FineTuningOptions):
         None,
         "Split texts longer than --max_seq_length into windows this many tokens apart "
         "and average their logits (default: truncate, as the original).",
+        at_least=1,
     )
     class_weights: str | None = option(
         None,
@@ -137,6 +150,8 @@ class ClassifierOptions(FineTuningOptions):
         None,
         "multi-label: the probability at or over which a label is predicted, for every "
         "label (default: output_dir/thresholds.json if there, else 0.5).",
+        above=0,
+        below=1,
     )
     tune_thresholds: bool = option(
         False,
@@ -224,7 +239,7 @@ class NerOptions(FineTuningOptions):
         "-1,-2,-3,-4", "Feature-based: encoder layers to use (negative from the top)."
     )
     combine: str = option("concat", "Feature-based: concat or sum the --layers.")
-    lstm_units: int = option(768, "Feature-based: LSTM units per direction.")
+    lstm_units: int = option(768, "Feature-based: LSTM units per direction.", at_least=1)
     use_crf: bool = option(
         False, "A linear-chain CRF over each window's words: NLL loss, Viterbi tags."
     )
@@ -274,14 +289,15 @@ class SquadOptions(FineTuningOptions):
     predict_file: str | None = option(
         None, "SQuAD JSON to predict, e.g. dev-v1.1.json; scored when it has answers."
     )
-    doc_stride: int = option(128, "Tokens between the starts of a context's windows.")
-    max_query_length: int = option(64, "Question tokens kept (the rest is cut).")
+    doc_stride: int = option(128, "Tokens between the starts of a context's windows.", at_least=1)
+    max_query_length: int = option(64, "Question tokens kept (the rest is cut).", at_least=1)
     n_best_size: int = option(
         20,
         "Answers per question in nbest_predictions.json, and start "
         "/ end positions considered per window.",
+        at_least=1,
     )
-    max_answer_length: int = option(30, "Longest answer, in WordPiece tokens.")
+    max_answer_length: int = option(30, "Longest answer, in WordPiece tokens.", at_least=1)
     verbose_logging: bool = option(
         False, "Log why an answer could not be mapped back to the context text."
     )
@@ -299,17 +315,19 @@ class SquadOptions(FineTuningOptions):
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class PretrainingOptions:
+class PretrainingOptions(Options):
     """The flags of the original run_pretraining.py, with its defaults."""
 
-    model: ModelOptions = group(ModelOptions, exclude=("vocab_file", "do_lower_case"))
+    model: ModelOptions = group(
+        ModelOptions, exclude=("vocab_file", "allow_vocab_mismatch", "do_lower_case")
+    )
     run: RunOptions = group(RunOptions, exclude=("do_predict", "eval_every_epoch"))
     training: TrainingOptions = group(TrainingOptions, exclude=(*IN_EPOCHS, "predict_batch_size"))
     runtime: RuntimeOptions = group(RuntimeOptions)
     export: ExportOptions = group(ExportOptions, flags=())  # no SavedModel
     input_file: str = option(help="Input TFRecord files (comma-separated globs).")
-    max_predictions_per_seq: int = option(20, "Masked positions per record.")
-    max_eval_steps: int = option(100, "Maximum evaluation batches.")
+    max_predictions_per_seq: int = option(20, "Masked positions per record.", at_least=1)
+    max_eval_steps: int = option(100, "Maximum evaluation batches.", at_least=1)
     skip_corrupt_records: bool = option(
         False,
         "Read each --input_file up to its first damaged record (truncated, or a "
@@ -319,7 +337,7 @@ class PretrainingOptions:
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class FeatureOptions:
+class FeatureOptions(Options):
     """The flags of the original extract_features.py, `output_format`, and
     how the model runs (`runtime`): nothing is trained."""
 
@@ -336,7 +354,7 @@ class FeatureOptions:
     input_file: str = option(help="Text, one example per line: text_a or 'text_a ||| text_b'.")
     output_file: str = option(help="Where the features are written (JSON lines or .npz).")
     layers: str = option("-1,-2,-3,-4", "Comma-separated layer indexes (-1: the last).")
-    batch_size: int = option(32, "Global batch size for predictions.")
+    batch_size: int = option(32, "Global batch size for predictions.", at_least=1)
     output_format: str = option("jsonl", "jsonl (the original's JSON lines) or npz (arrays).")
     use_one_hot_embeddings: bool = option(
         False,
@@ -346,7 +364,7 @@ class FeatureOptions:
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class ExportModelOptions:
+class ExportModelOptions(Options):
     """export_model.py's flags; the task flags name the dev set of the check."""
 
     model: ModelOptions = group(
@@ -378,11 +396,12 @@ class ExportModelOptions:
         1.0,
         "Points of dev accuracy the converted model may lose against the SavedModel; "
         "past it the model is not written.",
+        at_least=0,
     )
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class ExtendOptions:
+class ExtendOptions(Options):
     """What `extend_checkpoint` reads, changes and writes: the flags of
     extend_checkpoint.py."""
 
@@ -398,6 +417,7 @@ class ExtendOptions:
         None, "The model's config (default: bert_config.json or config.json beside it)."
     )
     vocab_file: str | None = option(None, "The model's vocab (default: vocab.txt beside it).")
+    allow_vocab_mismatch: bool = option(False, ALLOW_VOCAB_MISMATCH_HELP)
     words_file: str | None = option(
         None, "New words, one per line (UTF-8; empty lines skipped, repeats dropped)."
     )
@@ -414,9 +434,11 @@ class ExtendOptions:
         "original initialises; output bias 0) or 'mean' (the mean of the rows and biases "
         "of the word's WordPiece tokens under the old vocab).",
     )
-    seed: int = option(12345, "Seed of the truncated normal rows.")
+    seed: int = option(12345, "Seed of the truncated normal rows.", at_least=0)
     type_vocab_size: int | None = option(
-        None, "Grow the token type embeddings to this many types (new rows copy type 0's)."
+        None,
+        "Grow the token type embeddings to this many types (new rows copy type 0's).",
+        at_least=1,
     )
     do_lower_case: bool | None = option(
         None,

@@ -25,7 +25,6 @@ from bert_tf.files import check_output_dir
 from bert_tf.optimization import create_optimizer
 from bert_tf.options import flag_names
 from bert_tf.tasks.model_setup import (
-    check_model_options,
     length_multiple,
     warm_start,
     with_model_text,
@@ -44,7 +43,7 @@ _MODES = (("run", "do_train"), ("run", "do_eval"), ("run", "do_predict"), ("expo
 def _check_shared_options(options):
     """Checks of options several tasks have: one of the task's modes
     (`--do_*`, `--export_dir`) is set, `--output_dir` is a folder (or not
-    there yet), an export dir that is free, and `ModelOptions`."""
+    there yet), an export dir that is free."""
     flags = flag_names(type(options))
     modes = [(group, name) for group, name in _MODES if name in flags]
     if modes and not any(getattr(getattr(options, group), name) for group, name in modes):
@@ -52,7 +51,6 @@ def _check_shared_options(options):
         listed = ", ".join(modes[:-1]) + " or " + modes[-1] if len(modes) > 1 else modes[0]
         raise InputError(f"at least one of {listed} must be set")
     check_output_dir(options.run.output_dir, "--output_dir")
-    check_model_options(options)
     _check_eval_during_training(options)
     if options.export.export_dir:
         check_export_dir(options.export.export_dir, options.export.overwrite)
@@ -61,9 +59,6 @@ def _check_shared_options(options):
 def _check_eval_during_training(options):
     """Checks of --eval_every_steps, --keep_best_checkpoint and
     --early_stopping_patience before any work."""
-    for name in ("eval_every_steps", "early_stopping_patience"):
-        if getattr(options.run, name) < 0:
-            raise InputError(f"--{name} must be >= 0, got {getattr(options.run, name)}")
     if options.run.keep_best_checkpoint is not None:
         MetricChoice.parse(options.run.keep_best_checkpoint)
     if options.run.early_stopping_patience and not options.run.keep_best_checkpoint:
@@ -94,9 +89,9 @@ def _check_weights_exist(options):
 
 def run_task(runner):
     """Runs a task's train / eval / predict / export as its options say;
-    returns the eval metrics (empty without do_eval). An error before
-    training leaves `--output_dir` as it was (not there, or without what the
-    run added); a later one leaves no empty folder it made. A sweep
+    returns the eval metrics (empty without do_eval). An error before the
+    run saved a checkpoint leaves `--output_dir` as it was (not there, or
+    without what the run added); a later one leaves no empty folder it made. A sweep
     (`tasks.sweep`: a grid or restarts) is checked here, then runs each of
     its runs through this function; it returns the chosen run's dev metrics."""
     if runner.sweeps and runner.options.sweep.is_sweep:
@@ -124,9 +119,11 @@ def _checked(runner):
 def _run(runner):
     config = _checked(runner)
     options = runner.options
-    with files.folder_removed_on_error(options.run.output_dir):
-        with files.new_entries_removed_on_error(options.run.output_dir):
-            runner.prepare(config)
+    with (
+        files.folder_removed_on_error(options.run.output_dir),
+        files.new_entries_removed_on_error(options.run.output_dir, keep=_saved_a_checkpoint),
+    ):
+        runner.prepare(config)
         try:
             return _train_and_use(runner, config)
         except tf.errors.DataLossError:
@@ -134,6 +131,14 @@ def _run(runner):
             if error is None:
                 raise
             raise error from None
+
+
+def _saved_a_checkpoint(added):
+    """Whether a failed run keeps what it `added` to --output_dir: only once
+    it saved a checkpoint, which a rerun resumes from. Before that (a bad
+    --init_checkpoint, a batch that does not fit) it leaves the folder as it
+    found it."""
+    return any(name.startswith("model.ckpt-") for name in added)
 
 
 def _train_and_use(runner, config):

@@ -64,9 +64,30 @@ def resolve_lower_case(do_lower_case, model, default=True, source=None):
     return bool(do_lower_case)
 
 
-def resolve_vocab_file(vocab_file, init_checkpoint):
-    """`vocab_file`, else the `vocab.txt` beside `init_checkpoint` (as its config is found)."""
+def same_vocab(a, b):
+    """Whether the vocab files `a` and `b` hold the same tokens in the same order."""
+    return tokenization.load_vocab(a) == tokenization.load_vocab(b)
+
+
+def resolve_vocab_file(vocab_file, init_checkpoint, allow_vocab_mismatch=False):
+    """`vocab_file`, else the `vocab.txt` beside `init_checkpoint` (as its
+    config is found). A `vocab_file` other than the one beside the
+    checkpoint is an error unless `allow_vocab_mismatch`: the checkpoint's
+    embeddings are rows of its own vocab, and another one of the same size
+    shreds every word into wrong pieces without a warning."""
     if vocab_file:
+        if files.isdir(vocab_file):
+            raise InputError(
+                f"--vocab_file={vocab_file} is a folder; expected a file (its {VOCAB_FILE_NAME}?)"
+            )
+        beside = init_checkpoint and vocab_file_beside(init_checkpoint)
+        if beside and not allow_vocab_mismatch and not same_vocab(vocab_file, beside):
+            raise InputError(
+                f"--vocab_file={vocab_file} differs from {beside} of "
+                f"--init_checkpoint={init_checkpoint}, the vocab its embeddings were "
+                "trained with: leave --vocab_file out, or pass --allow_vocab_mismatch "
+                "if yours is an edited copy of it"
+            )
         return vocab_file
     if not init_checkpoint:
         raise InputError(
@@ -81,12 +102,16 @@ def resolve_vocab_file(vocab_file, init_checkpoint):
     return found
 
 
-def text_settings(vocab_file, do_lower_case, init_checkpoint, default_lower_case=True):
-    """`(vocab_file, do_lower_case)` of a run: `--vocab_file`, else the one
-    beside `--init_checkpoint`; `--do_lower_case` (None: not given) checked
-    against, else taken from, the first of `--init_checkpoint` and the vocab's
-    folder that says a casing (`lower_case_of`), else `default_lower_case`."""
-    vocab_file = resolve_vocab_file(vocab_file, init_checkpoint)
+def text_settings(
+    vocab_file, do_lower_case, init_checkpoint, default_lower_case=True, allow_vocab_mismatch=False
+):
+    """`(vocab_file, do_lower_case)` of a run: `--vocab_file` (the one beside
+    `--init_checkpoint` unless `allow_vocab_mismatch`, `resolve_vocab_file`),
+    else the one beside `--init_checkpoint`; `--do_lower_case` (None: not
+    given) checked against, else taken from, the first of `--init_checkpoint`
+    and the vocab's folder that says a casing (`lower_case_of`), else
+    `default_lower_case`."""
+    vocab_file = resolve_vocab_file(vocab_file, init_checkpoint, allow_vocab_mismatch)
     model, source = init_checkpoint, f"--init_checkpoint={init_checkpoint}"
     if lower_case_of(init_checkpoint)[0] is None:
         model, source = os.path.dirname(vocab_file) or ".", f"--vocab_file={vocab_file}"

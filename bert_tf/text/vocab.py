@@ -19,7 +19,7 @@ from absl import logging
 
 from bert_tf.errors import InputError
 from bert_tf.files import check_output_file, expand_input_patterns, write_text_atomically
-from bert_tf.options import option
+from bert_tf.options import Options, option
 from bert_tf.text import tokenization
 
 RESERVED_TOKENS = (
@@ -118,7 +118,7 @@ def write_vocab(tokens, output_file):
 
 
 @dataclasses.dataclass(frozen=True)
-class VocabOptions:
+class VocabOptions(Options):
     """What `build_vocab` learns from and writes: the flags of build_vocab.py."""
 
     input_file: str = option(
@@ -126,7 +126,9 @@ class VocabOptions:
     )
     output_file: str = option(help="Where to write the vocab (one token per line).")
     vocab_size: int = option(
-        30522, "Target vocabulary size: the result aims at 95-100% of it (fewer on a small corpus)."
+        30522,
+        "Target vocabulary size: the result aims at 95-100% of it (fewer on a small corpus).",
+        at_least=1,
     )
     do_lower_case: bool = option(
         True, "Lower-case and strip accents, as the tokenizer that will use the vocab must."
@@ -135,7 +137,7 @@ class VocabOptions:
         RESERVED_TOKENS, "Tokens placed first, in this order; must include [UNK], [CLS] and [SEP]."
     )
     max_unique_chars: int | None = option(
-        None, "Keep only this many most frequent characters (default: all)."
+        None, "Keep only this many most frequent characters (default: all).", at_least=1
     )
     skip_invalid_utf8: bool = option(
         False,

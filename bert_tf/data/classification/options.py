@@ -5,11 +5,11 @@ for its dev-set check."""
 import dataclasses
 
 from bert_tf.data.classification import registry
-from bert_tf.options import option
+from bert_tf.options import Options, option
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class ClassifierDataOptions:
+class ClassifierDataOptions(Options):
     """Which task's files to read and how: the flags of `registry.get_processor`
     (run_classifier.py's, and export_model.py's dev-set check)."""
 

@@ -41,18 +41,19 @@ from bert_tf.data.pretraining.writer import (
     write_summary,
 )
 from bert_tf.errors import InputError
-from bert_tf.options import option
+from bert_tf.options import Options, option
 
 SHARD_NAME_TEMPLATE = "-SSSSS-of-NNNNN"
 
 
 @dataclasses.dataclass(frozen=True)
-class ShardOptions:
+class ShardOptions(Options):
     """The Beam pipeline's output: shards named after `--output_file`."""
 
     num_output_shards: int = option(
         1,
         "With --runner: the number of TFRecord files, named <--output_file>-00000-of-0000N.",
+        at_least=1,
     )
 
 

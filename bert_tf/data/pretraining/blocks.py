@@ -22,14 +22,14 @@ from bert_tf.data.pretraining import instances as pretraining_instances
 from bert_tf.data.pretraining.records import InstanceEncoder
 from bert_tf.data.pretraining.summary import PretrainingSummary
 from bert_tf.errors import InputError
-from bert_tf.options import option
+from bert_tf.options import Options, option
 from bert_tf.text import tokenization
 
 WORD_SEGMENTERS = ("jieba",)
 
 
 @dataclasses.dataclass(frozen=True)
-class TokenizerOptions:
+class TokenizerOptions(Options):
     """How lines become tokens: the vocabulary, casing and an optional word
     segmenter (the original's flags, then the new one)."""
 

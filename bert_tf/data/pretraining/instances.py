@@ -16,26 +16,33 @@ needs stays attached to each token through pairing and truncation.
 import dataclasses
 
 from bert_tf.data.tfrecord import varint
-from bert_tf.options import option
+from bert_tf.options import Options, option
 
 
 @dataclasses.dataclass(frozen=True)
-class InstanceOptions:
+class InstanceOptions(Options):
     """The original's flags that shape instances."""
 
     do_whole_word_mask: bool = option(
         False, "Whether to use whole word masking rather than per-WordPiece masking."
     )
-    max_seq_length: int = option(128, "Maximum sequence length.")
+    max_seq_length: int = option(
+        128,
+        "Maximum sequence length (at least 5: [CLS] A [SEP] B [SEP], each segment a token).",
+        at_least=5,
+    )
     max_predictions_per_seq: int = option(
-        20, "Maximum number of masked LM predictions per sequence."
+        20, "Maximum number of masked LM predictions per sequence.", at_least=1
     )
     dupe_factor: int = option(
-        10, "Number of times to duplicate the input data (with different masks)."
+        10, "Number of times to duplicate the input data (with different masks).", at_least=1
     )
-    masked_lm_prob: float = option(0.15, "Masked LM probability.")
+    masked_lm_prob: float = option(0.15, "Masked LM probability.", above=0, below=1)
     short_seq_prob: float = option(
-        0.1, "Probability of creating sequences which are shorter than the maximum length."
+        0.1,
+        "Probability of creating sequences which are shorter than the maximum length.",
+        at_least=0,
+        at_most=1,
     )
 
 

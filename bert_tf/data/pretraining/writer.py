@@ -56,11 +56,11 @@ from bert_tf.files import (
     expand_input_patterns,
     write_text_atomically,
 )
-from bert_tf.options import group, option
+from bert_tf.options import Options, group, option
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class PretrainingDataOptions:
+class PretrainingDataOptions(Options):
     """The flags of create_pretraining_data.py (the original's, then the new ones)."""
 
     input_patterns: tuple = option(
@@ -77,15 +77,17 @@ class PretrainingDataOptions:
         1,
         "Processes that tokenize and make instances: this one and num_workers - 1 spawned "
         "ones; the output does not depend on it.",
+        at_least=1,
     )
     sentences_per_block: int = option(
         10000,
         "Documents are processed in blocks, each ending with the document that brings "
         "it to this many lines; random next sentences come from the same block. A "
         "corpus of one block gives exactly the original's output.",
+        at_least=1,
     )
     interleave_blocks: int = option(
-        4, "The instances of this many consecutive blocks are merged at random."
+        4, "The instances of this many consecutive blocks are merged at random.", at_least=1
     )
     skip_invalid_utf8: bool = option(
         False, "Skip (and count) lines that are not UTF-8 instead of stopping."
@@ -95,6 +97,7 @@ class PretrainingDataOptions:
     )
 
     def __post_init__(self):
+        super().__post_init__()
         # "a.txt,b.txt," names two files, as it always has.
         for name in ("input_patterns", "output_files"):
             object.__setattr__(self, name, tuple(path for path in getattr(self, name) if path))
@@ -127,28 +130,11 @@ def validate_options(options):
         raise InputError(f"--output_file names {', '.join(duplicates)} more than once")
     for path in o.output_files:
         check_output_file(path, "--output_file")
-    if i.max_seq_length < 5:
-        raise InputError(
-            f"--max_seq_length={i.max_seq_length}: expected at least 5 "
-            "([CLS] A [SEP] B [SEP] with A and B of at least one token)"
-        )
-    if not 1 <= i.max_predictions_per_seq <= i.max_seq_length:
+    if i.max_predictions_per_seq > i.max_seq_length:
         raise InputError(
             f"--max_predictions_per_seq={i.max_predictions_per_seq}: expected "
             f"1 to --max_seq_length={i.max_seq_length}"
         )
-    if not 0 < i.masked_lm_prob < 1:
-        raise InputError(f"--masked_lm_prob={i.masked_lm_prob}: expected a value in (0, 1)")
-    if not 0 <= i.short_seq_prob <= 1:
-        raise InputError(f"--short_seq_prob={i.short_seq_prob}: expected a value in [0, 1]")
-    for flag, value in (
-        ("dupe_factor", i.dupe_factor),
-        ("num_workers", o.num_workers),
-        ("sentences_per_block", o.sentences_per_block),
-        ("interleave_blocks", o.interleave_blocks),
-    ):
-        if value < 1:
-            raise InputError(f"--{flag}={value}: expected at least 1")
     if o.tokenizer.word_segmenter is not None and not i.do_whole_word_mask:
         raise InputError(
             f"--word_segmenter={o.tokenizer.word_segmenter} only affects masking: "

@@ -7,7 +7,7 @@ import itertools
 import math
 
 from bert_tf.errors import InputError
-from bert_tf.options import option
+from bert_tf.options import Options, option
 
 SELECT_CHOICES = ("best", "mean")
 # The grid flags: (flag, the `TrainingOptions` flag each value replaces, the type of a value).
@@ -33,7 +33,7 @@ class Configuration:
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class SweepOptions:
+class SweepOptions(Options):
     """A grid of fine-tuning configurations and random restarts (validated).
     A grid flag left empty holds the value of its single-run flag."""
 
@@ -53,6 +53,7 @@ class SweepOptions:
         1,
         "Sweep: runs of each configuration, restart r seeded with --seed + r (--seed "
         "unset: r); more than 1 makes a sweep even without a grid flag.",
+        at_least=1,
     )
     select: str = option(
         "best",
@@ -68,13 +69,12 @@ class SweepOptions:
     )
 
     def __post_init__(self):
+        super().__post_init__()
         for flag, _, kind in GRID_FLAGS:
             values = [_grid_value(flag, value, kind) for value in getattr(self, flag)]
             if len(set(values)) != len(values):
                 given = ",".join(map(str, getattr(self, flag)))
                 raise InputError(f"--{flag}={given}: a value is repeated")
-        if self.restarts < 1:
-            raise InputError(f"--restarts must be >= 1, got {self.restarts}")
         if self.select not in SELECT_CHOICES:
             raise InputError(
                 f"unknown --select {self.select!r}; expected one of: {', '.join(SELECT_CHOICES)}"
