@@ -278,3 +278,26 @@ def test_resume_fails_when_no_checkpoint_reads(tiny_config, tmp_path):
         manager.restore_latest()
     for got, want in zip(state_values(model, optimizer, global_step), before):
         np.testing.assert_array_equal(got, want)
+
+
+def test_a_file_given_for_a_checkpoint_says_what_to_pass_instead(tmp_path):
+    checkpoints.write_checkpoint(str(tmp_path / "model.ckpt-3"), {"x": np.zeros(2, np.float32)})
+    for name in ("model.safetensors", "pytorch_model.bin", "classifier.keras", "notes.txt"):
+        (tmp_path / name).write_text("x")
+    expected = {
+        "model.safetensors": f"is a weights file; pass its folder '{tmp_path}'",
+        "pytorch_model.bin": f"is a weights file; pass its folder '{tmp_path}'",
+        "classifier.keras": "is a Keras model file; checkpoints are read by prefix: write one "
+        "with bert_tf.checkpoints.save_tf1_checkpoint(keras.saving.load_model(",
+        "model.ckpt-3.index": f"is a file of the checkpoint '{tmp_path}/model.ckpt-3': pass "
+        "that prefix",
+        "model.ckpt-3.data-00000-of-00001": f"is a file of the checkpoint '{tmp_path}/model.ckpt-3'",
+        "notes.txt": "is a file, not a checkpoint",
+    }
+    for name, words in expected.items():
+        path = str(tmp_path / name)
+        with pytest.raises(CheckpointError) as raised:
+            checkpoints.resolve_checkpoint_prefix(path)
+        assert str(raised.value).startswith(f"{path!r} {words}"), str(raised.value)
+    prefix = str(tmp_path / "model.ckpt-3")
+    assert checkpoints.resolve_checkpoint_prefix(prefix) == prefix

@@ -402,15 +402,21 @@ def test_combine_windows_averages_real_rows_per_example():
     assert combined_labels.tolist() == [0, 2, 1]
 
 
-def test_logged_examples_show_a_label_only_where_the_file_has_one(tmp_path, tokenizer, monkeypatch):
-    """SST-2's test.tsv has no labels: its examples carry the first label as a
-    placeholder, which the logged examples must not show as the label."""
+def _log_examples_of_sst2(tmp_path, tokenizer, monkeypatch, verbosity):
+    """The messages logged while writing an SST-2 dev.tsv and test.tsv of
+    one example each, at absl verbosity `verbosity`."""
     data_dir = tmp_path / "data"
     data_dir.mkdir()
     (data_dir / "dev.tsv").write_text("sentence\tlabel\nthe cat sat\t1\n")
     (data_dir / "test.tsv").write_text("index\tsentence\n0\tthe cat sat\n")
     logged = []
-    monkeypatch.setattr(cf.logging, "info", lambda message, *args: logged.append(message % args))
+
+    def vlog(level, message, *args):
+        if level <= verbosity:
+            logged.append(message % args)
+
+    monkeypatch.setattr(cf.logging, "vlog", vlog)
+    monkeypatch.setattr(cf.logging, "vlog_is_on", lambda level: level <= verbosity)
     for split in ("dev", "test"):
         cf.ensure_split_features(
             get_processor("sst-2"),
@@ -422,7 +428,45 @@ def test_logged_examples_show_a_label_only_where_the_file_has_one(tmp_path, toke
             vocab_file=VOCAB_FILE,
             do_lower_case=True,
         )
+    return logged
+
+
+def test_logged_examples_show_a_label_only_where_the_file_has_one(tmp_path, tokenizer, monkeypatch):
+    """With --verbosity=1. SST-2's test.tsv has no labels: its examples carry
+    the first label as a placeholder, which the logged examples must not show
+    as the label."""
+    logged = _log_examples_of_sst2(tmp_path, tokenizer, monkeypatch, verbosity=1)
     labels = [
         line for message in logged for line in message.splitlines() if line.startswith("label:")
     ]
     assert labels == ["label: 1 (id = 1)", "label: none (the file has no labels)"]
+
+
+def test_no_examples_are_logged_at_the_default_verbosity(tmp_path, tokenizer, monkeypatch):
+    assert _log_examples_of_sst2(tmp_path, tokenizer, monkeypatch, verbosity=0) == []
+
+
+def test_writing_a_feature_file_says_how_far_it_has_got(tmp_path, monkeypatch):
+    from bert_tf.data import features as feature_files
+
+    logged = []
+    monkeypatch.setattr(
+        feature_files.logging, "info", lambda message, *args: logged.append(message % args)
+    )
+    monkeypatch.setattr(feature_files, "PROGRESS_SECONDS", 0.0)
+    path = str(tmp_path / "train.tf_record")
+
+    def write_records(writer):
+        for k in range(3):
+            writer.write(f"record {k}".encode())
+        return 3, 3, 3
+
+    feature_files.ensure_feature_file(path, {"inputs": 1}, write_records)
+    progress = [line for line in logged if line.startswith(f"writing {path}: ")]
+    assert [line.split(": ")[1].split(" records")[0] for line in progress] == ["1", "2", "3"]
+    assert logged[-1].startswith(f"wrote {path}: 3 features of 3 examples in ")
+    assert [r.numpy() for r in tf.data.TFRecordDataset(path)] == [
+        b"record 0",
+        b"record 1",
+        b"record 2",
+    ]

@@ -452,3 +452,40 @@ def test_onnx_of_a_bert_base_shaped_classifier_equals_the_saved_model(tmp_path):
     expected = tf.saved_model.load(saved_model).signatures["serving_ids"](**ids)
     np.testing.assert_allclose(got["probabilities"], expected["probabilities"].numpy(), atol=1e-4)
     assert got["label_ids"].tolist() == expected["label_ids"].numpy().tolist()
+
+
+@pytest.mark.parametrize(
+    "export_format, missing", [("litert", "ai_edge_litert"), ("onnx", "tf2onnx")]
+)
+def test_a_missing_deploy_extra_is_named_before_any_work(
+    tmp_path, monkeypatch, export_format, missing
+):
+    """Without the deploy extra, export_model names it at once (after a
+    --saved_model_dir that holds no SavedModel, which is named first)."""
+    from bert_tf.export.deploy.conversion import convert_saved_model
+    from bert_tf.options import build
+    from bert_tf.tasks.options import ExportModelOptions
+
+    module = tf.Module()
+    module.serve = tf.function(lambda x: x + 1, input_signature=[tf.TensorSpec([None], tf.int32)])
+    saved_model = str(tmp_path / "saved_model")
+    tf.saved_model.save(module, saved_model, signatures=module.serve)
+    monkeypatch.setitem(sys.modules, missing, None)
+
+    def options(saved_model_dir):
+        return build(
+            ExportModelOptions,
+            saved_model_dir=saved_model_dir,
+            export_format=export_format,
+            output_file=str(tmp_path / "model.out"),
+        )
+
+    with pytest.raises(InputError, match=r"^--saved_model_dir '\S+/nothing' holds no SavedModel$"):
+        convert_saved_model(options(str(tmp_path / "nothing")))
+    with pytest.raises(InputError) as raised:
+        convert_saved_model(options(saved_model))
+    assert str(raised.value) == (
+        f"--export_format={export_format} needs {missing}, of the deploy extra: "
+        "pip install 'bert_tf[deploy]'"
+    )
+    assert sorted(os.listdir(tmp_path)) == ["saved_model"]

@@ -504,16 +504,33 @@ def test_output_files_take_the_records_in_turn(tmp_path, words, num_files):
             np.testing.assert_array_equal(got[name], values[k::num_files], err_msg=name)
 
 
+def _logged_examples(monkeypatch, verbosity):
+    """The lines `writer` logs at absl verbosity 1 while absl's verbosity is `verbosity`."""
+    logged = []
+
+    def vlog(level, message, *args):
+        if level <= verbosity:
+            logged.extend((message % args).splitlines())
+
+    monkeypatch.setattr(writer.logging, "vlog", vlog)
+    monkeypatch.setattr(writer.logging, "vlog_is_on", lambda level: level <= verbosity)
+    return logged
+
+
+def test_no_records_are_logged_at_the_default_verbosity(tmp_path, words, monkeypatch):
+    logged = _logged_examples(monkeypatch, verbosity=0)
+    run(tmp_path, make_documents(random.Random(6), words, 30, (2, 8), (3, 12)), max_seq_length=32)
+    assert logged == []
+
+
 def test_the_first_20_records_written_are_logged_as_the_original_logs_them(
     tmp_path, tokenizer, words, monkeypatch
 ):
-    """`*** Example ***`, the tokens of the input ids (masks as written) and
-    each feature in the original's order, for the first 20 records in write
-    order (over both output files), read back from the files."""
-    logged = []
-    monkeypatch.setattr(
-        writer.logging, "info", lambda message, *args: logged.append(message % args)
-    )
+    """With --verbosity=1: `*** Example ***`, the tokens of the input ids
+    (masks as written) and each feature in the original's order, for the
+    first 20 records in write order (over both output files), read back from
+    the files."""
+    logged = _logged_examples(monkeypatch, verbosity=1)
     documents = make_documents(random.Random(6), words, 30, (2, 8), (3, 12))
     _, written = run(
         tmp_path,

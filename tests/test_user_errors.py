@@ -150,6 +150,24 @@ def test_progress_lines_come_without_waiting_for_steps_per_loop(trained):
     assert "examples/s" in lines[-1] and "loss" in lines[-1]
 
 
+def test_every_stage_before_training_says_when_it_starts(trained):
+    """Writing the features, building the model and tracing the train step
+    take seconds to a minute each before step 1: a line says when each
+    starts, and how many features were written."""
+    stderr, epoch = trained[1].stderr, 12
+    position = 0
+    for mark in (
+        r"\] Writing \S+/train\.tf_record",
+        r"wrote \S+/train\.tf_record: 96 features of 96 examples in [\d.]+ s",
+        r"\] building the model: 2 layers, hidden size \d+",
+        rf"\] step 1/{100 * epoch}: tracing the train step",
+        rf"\] step 1/{100 * epoch}  loss",
+    ):
+        found = re.compile(mark).search(stderr, position)
+        assert found, (mark, stderr[position:][-3000:])
+        position = found.end()
+
+
 def test_every_stage_after_training_says_when_it_starts(trained):
     """Evaluation and prediction trace and run for a while with nothing else
     to print: a line says when each starts (then one every 10 s)."""

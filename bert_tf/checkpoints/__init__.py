@@ -165,10 +165,32 @@ def resolve_checkpoint_prefix(path):
         prefix = os.path.join(path, "bert_model.ckpt")
         if files.exists(prefix + ".index"):
             return prefix
+    elif files.exists(path):
+        raise CheckpointError(_file_for_a_checkpoint(path))
     raise CheckpointError(
         f"no checkpoint at {path!r} (expected the prefix of "
         f"'{os.path.basename(path) or 'x'}.index', or a directory with one)"
     )
+
+
+def _file_for_a_checkpoint(path):
+    """What to pass instead of the file `path`, which is not a checkpoint prefix."""
+    folder = os.path.dirname(path) or "."
+    if path.endswith((".safetensors", ".bin", ".h5")):
+        return (
+            f"{path!r} is a weights file; pass its folder {folder!r} (a Hugging Face "
+            "folder: config.json, model.safetensors, vocab.txt)"
+        )
+    if path.endswith(".keras"):
+        return (
+            f"{path!r} is a Keras model file; checkpoints are read by prefix: write one with "
+            f"bert_tf.checkpoints.save_tf1_checkpoint(keras.saving.load_model({path!r}), "
+            "'<folder>/model.ckpt') and pass '<folder>/model.ckpt'"
+        )
+    prefix = re.sub(r"\.(index|data-\d+-of-\d+)$", "", path)
+    if prefix != path and files.exists(prefix + ".index"):
+        return f"{path!r} is a file of the checkpoint {prefix!r}: pass that prefix"
+    return f"{path!r} is a file, not a checkpoint (expected the prefix of '<prefix>.index')"
 
 
 class UnreadableCheckpointError(CheckpointError):

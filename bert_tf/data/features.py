@@ -11,6 +11,7 @@ the schema and names the file and the flag when it does not fit.
 import dataclasses
 import json
 import os
+import time
 
 import tensorflow as tf
 from absl import logging
@@ -30,6 +31,8 @@ from bert_tf.files import (
 )
 
 _MAX_PARALLEL_FILES = 16
+# Seconds between the lines that say how far writing a feature file has got.
+PROGRESS_SECONDS = 10.0
 # group_by_length sorts records by length within windows of this many batches.
 SORT_WINDOW_BATCHES = 32
 _KINDS = {tf.int64: "int64_list", tf.float32: "float_list"}
@@ -371,12 +374,35 @@ def _read_sidecar(path):
         return None
 
 
+class _ProgressWriter:
+    """A record writer that logs how many records it has written to `path`
+    about every PROGRESS_SECONDS, so that a long feature file is not a silence."""
+
+    def __init__(self, writer, path):
+        self._writer = writer
+        self._path = path
+        self._start = time.monotonic()
+        self._next_line = self._start + PROGRESS_SECONDS
+        self.count = 0
+
+    def write(self, record):
+        self._writer.write(record)
+        self.count += 1
+        now = time.monotonic()
+        if now >= self._next_line:
+            logging.info(
+                "writing %s: %d records in %.0f s", self._path, self.count, now - self._start
+            )
+            self._next_line = now + PROGRESS_SECONDS
+
+
 def write_record_file(path, write_records):
-    """Calls `write_records(writer)` with a `tf.io.TFRecordWriter` on a
-    temporary file that replaces `path` when it returns; returns its result."""
+    """Calls `write_records(writer)` with a record writer on a temporary file
+    that replaces `path` when it returns (progress lines while it writes);
+    returns its result."""
     with atomic_output(path) as tmp:
         with tf.io.TFRecordWriter(tmp) as writer:
-            result = write_records(writer)
+            result = write_records(_ProgressWriter(writer, path))
     return result
 
 
@@ -411,7 +437,15 @@ def ensure_feature_file(path, fingerprint, write_records):
     remove(sidecar)
     makedirs(os.path.dirname(path) or ".")
     logging.info("Writing %s", path)
+    start = time.monotonic()
     num_examples, num_features, num_records = write_record_file(path, write_records)
+    logging.info(
+        "wrote %s: %d features of %d examples in %.1f s",
+        path,
+        num_features,
+        num_examples,
+        time.monotonic() - start,
+    )
     write_text_atomically(
         sidecar,
         json.dumps(

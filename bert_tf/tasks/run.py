@@ -151,6 +151,11 @@ def _train_and_use(runner, config):
         if runner.pads_dynamically:
             runner.length_multiple = length_multiple(options, strategy, runtime.jit_compile)
         num_train_steps, optimizer = 1, None
+        logging.info(
+            "building the model: %d layers, hidden size %d",
+            config.num_hidden_layers,
+            config.hidden_size,
+        )
         with strategy.scope(), initializers.deferred_draws() as draws:
             model = runner.build_model(config)
             if options.run.do_train:

@@ -343,6 +343,12 @@ class Trainer(Predictor):
         saved_step = step
         # A checkpoint saved during an evaluation would skip it on resume.
         evaluating = False
+        logging.info(
+            "step %d/%d: tracing the train step and optimizing its graph, once per run "
+            "(seconds to a minute)",
+            step + 1,
+            config.num_train_steps,
+        )
         try:
             while step < config.num_train_steps:
                 num_steps = self._steps_in_next_call(step, seconds_per_step, eval_every)

@@ -28,6 +28,7 @@ import os
 import tensorflow as tf
 from absl import logging
 
+from bert_tf.data import EXAMPLES_VERBOSITY
 from bert_tf.data import features as feature_files
 from bert_tf.data.features import Feature, FeatureSchema, file_stamp, input_features
 from bert_tf.errors import InputError
@@ -233,7 +234,8 @@ def _log_example(example, features, tokenizer, has_labels):
         if has_labels
         else "none (the file has no labels)"
     )
-    logging.info(
+    logging.vlog(
+        EXAMPLES_VERBOSITY,
         "*** Example ***\nguid: %s\ntokens: %s\nexample_index: %d\nlabel: %s",
         example.guid,
         " ".join(tokens),
@@ -271,7 +273,7 @@ def _record_writer(
                 index,
                 multi_label,
             ):
-                if num_features < _NUM_LOGGED_EXAMPLES:
+                if num_features < _NUM_LOGGED_EXAMPLES and logging.vlog_is_on(EXAMPLES_VERBOSITY):
                     _log_example(example, features, tokenizer, has_labels)
                 writer.write(serialize_features(features, is_regression, num_multi_labels))
                 num_features += 1

@@ -44,7 +44,7 @@ import time
 from absl import logging
 
 from bert_tf.compat import kill_pool_workers
-from bert_tf.data import tfrecord
+from bert_tf.data import EXAMPLES_VERBOSITY, tfrecord
 from bert_tf.data.pretraining import blocks as pretraining_blocks
 from bert_tf.data.pretraining.corpus import CorpusReader
 from bert_tf.data.pretraining.instances import InstanceOptions, randint
@@ -297,9 +297,10 @@ def _result(item):
 
 
 class _ExampleLog:
-    """Logs the first `count` records written as the original tool does: an
-    `*** Example ***` line, the tokens (masked ones as `[MASK]` or their
-    replacement) and each feature's values."""
+    """With --verbosity=1 (or more), logs the first `count` records written as
+    the original tool does at its default: an `*** Example ***` line, the
+    tokens (masked ones as `[MASK]` or their replacement) and each feature's
+    values."""
 
     # The original's order of the features.
     FEATURES = (
@@ -314,7 +315,7 @@ class _ExampleLog:
 
     def __init__(self, tokenizer, count=20):
         self._tokenizer = tokenizer
-        self._left = count
+        self._left = count if logging.vlog_is_on(EXAMPLES_VERBOSITY) else 0
 
     def __call__(self, framed_records):
         """Yields `framed_records`, logging the first ones."""
@@ -331,10 +332,9 @@ class _ExampleLog:
     def _log(self, features):
         length = sum(features["input_mask"])
         tokens = self._tokenizer.convert_ids_to_tokens(features["input_ids"][:length])
-        logging.info("*** Example ***")
-        logging.info("tokens: %s", " ".join(tokens))
-        for name in self.FEATURES:
-            logging.info("%s: %s", name, " ".join(map(str, features[name])))
+        lines = [f"tokens: {' '.join(tokens)}"]
+        lines += [f"{name}: {' '.join(map(str, features[name]))}" for name in self.FEATURES]
+        logging.vlog(EXAMPLES_VERBOSITY, "*** Example ***\n%s", "\n".join(lines))
 
 
 class _RecordFiles:

@@ -5,10 +5,19 @@ what `export_model.py` runs."""
 from bert_tf.export.deploy.formats import (
     FORMATS,
     accuracy_check,
+    check_conversion,
     convert,
     format_name,
     load_runner,
     text_classifier,
 )
 
-__all__ = ["FORMATS", "accuracy_check", "convert", "format_name", "load_runner", "text_classifier"]
+__all__ = [
+    "FORMATS",
+    "accuracy_check",
+    "check_conversion",
+    "convert",
+    "format_name",
+    "load_runner",
+    "text_classifier",
+]

@@ -8,7 +8,7 @@ from absl import logging
 
 from bert_tf.data.classification import registry
 from bert_tf.errors import InputError
-from bert_tf.export.deploy import accuracy_check, convert, format_name
+from bert_tf.export.deploy import accuracy_check, check_conversion, convert, format_name
 from bert_tf.files import atomic_output, check_output_file, exists, write_text_atomically
 
 
@@ -22,6 +22,7 @@ def convert_saved_model(options):
     --task_name). Past --max_accuracy_drop, raises InputError and writes only
     the report."""
     fmt = format_name(options.export_format, options.int8)
+    check_conversion(options.saved_model_dir, options.export_format)
     if exists(options.output_file) and not options.overwrite:
         raise InputError(
             f"--output_file {options.output_file!r} already exists; pass --overwrite to replace it"

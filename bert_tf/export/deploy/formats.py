@@ -7,6 +7,8 @@ SavedModel's. The runtimes (`ai-edge-litert`, `tf2onnx`, `onnxruntime`) are
 the `deploy` extra, imported only when a format needs them.
 """
 
+import importlib.util
+
 import numpy as np
 import tensorflow as tf
 
@@ -15,6 +17,7 @@ from bert_tf.export.deploy.litert import (
     IDS_SIGNATURE,
     INSTALL_HINT,
     TEXT_SIGNATURE,
+    check_saved_model_dir,
     export_litert,
     litert_interpreter,
     load_saved_model,
@@ -28,11 +31,34 @@ from bert_tf.text.graph_tokenizer import BertTokenizer
 FORMATS = ("saved_model", "litert", "litert_int8", "onnx", "onnx_int8")
 
 
+# The modules of the deploy extra that each --export_format converts and runs with.
+RUNTIMES = {"litert": ("ai_edge_litert",), "onnx": ("tf2onnx", "onnx", "onnxruntime")}
+
+
 def format_name(export_format, int8):
     """`FORMATS` entry of `--export_format` and `--int8`."""
-    if export_format not in ("litert", "onnx"):
+    if export_format not in RUNTIMES:
         raise InputError(f"--export_format must be litert or onnx, got {export_format!r}")
     return f"{export_format}_int8" if int8 else export_format
+
+
+def check_conversion(saved_model_dir, export_format):
+    """Before any work: InputError unless `saved_model_dir` holds a SavedModel
+    and the deploy extra's modules that `export_format` needs are installed
+    (looked up, not imported)."""
+    check_saved_model_dir(saved_model_dir)
+    check_runtimes_installed(export_format)
+
+
+def check_runtimes_installed(export_format):
+    """InputError naming the deploy extra unless the modules `export_format`
+    needs are installed."""
+    missing = [m for m in RUNTIMES[export_format] if importlib.util.find_spec(m) is None]
+    if missing:
+        raise InputError(
+            f"--export_format={export_format} needs {', '.join(missing)}, of the deploy "
+            f"extra: {INSTALL_HINT}"
+        )
 
 
 def convert(saved_model_dir, output_file, fmt, do_lower_case=True):

@@ -43,11 +43,16 @@ INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
 INSTALL_HINT = "pip install 'bert_tf[deploy]'"
 
 
+def check_saved_model_dir(saved_model_dir):
+    """InputError unless `saved_model_dir` holds a SavedModel."""
+    if not tf.saved_model.contains_saved_model(saved_model_dir):
+        raise InputError(f"--saved_model_dir {saved_model_dir!r} holds no SavedModel")
+
+
 def load_saved_model(saved_model_dir):
     """The SavedModel at `saved_model_dir` (tensorflow_text's ops registered);
     InputError when it is not one of the scripts' exports."""
-    if not tf.saved_model.contains_saved_model(saved_model_dir):
-        raise InputError(f"--saved_model_dir {saved_model_dir!r} holds no SavedModel")
+    check_saved_model_dir(saved_model_dir)
     loaded = tf.saved_model.load(saved_model_dir)
     if IDS_SIGNATURE not in loaded.signatures:
         raise InputError(
