@@ -176,6 +176,10 @@ def flag_fields(options_class):
 
 
 def _flag(field, group_name, default, help_text):
+    bounds = field.metadata.get("range")
+    if bounds is not None:  # `--help` and the docs' tables say the range
+        kind = float if float in getattr(field.type, "__args__", (field.type,)) else int
+        help_text = f"{help_text.rstrip().removesuffix('.')}; {bounds.describe(kind)}."
     return Flag(field.metadata.get("flag", field.name), field, group_name, default, help_text)
 
 

@@ -227,8 +227,17 @@ def _write(path, text):
 
 
 @pytest.fixture(scope="module")
-def bad_inputs(tmp_path_factory, model_files, data_dir):  # noqa: F811
+def bad_inputs(tmp_path_factory, model_files, data_dir, trained):  # noqa: F811
     root = tmp_path_factory.mktemp("bad")
+    # The trained run's newest checkpoint with its data cut short: its index
+    # reads, its weights do not (found only when the warm start loads them).
+    cut = root / "cut"
+    cut.mkdir()
+    prefix = os.path.join(trained[0], f"model.ckpt-{trained[5]}")
+    shutil.copy(prefix + ".index", cut / "model.ckpt.index")
+    (data_file,) = glob.glob(prefix + ".data-*")
+    with open(data_file, "rb") as f:
+        (cut / ("model.ckpt" + data_file[len(prefix) :])).write_bytes(f.read()[:1000])
     vocab, config = model_files
     bad_labels = str(root / "bad_labels")
     shutil.copytree(data_dir, bad_labels)
@@ -254,6 +263,7 @@ def bad_inputs(tmp_path_factory, model_files, data_dir):  # noqa: F811
         "uncased_hf": str(uncased_hf),
         "a_file": _write(str(root / "a_file"), "x"),
         "broken": broken[: -len(".index")],
+        "cut": str(cut / "model.ckpt"),
         "root": str(root),
     }
 
@@ -363,6 +373,61 @@ def error_cases():
             ["--bert_config_file"],
         ),
         (
+            "checkpoint whose weights do not read",
+            CLASSIFIER,
+            lambda m, d, b, out: classifier_flags(
+                m, d, out, "--do_train", f"--init_checkpoint={b['cut']}"
+            ),
+            ["cut/model.ckpt does not read"],
+        ),
+        (
+            "batch size 0",
+            CLASSIFIER,
+            classifier("--do_train", "--train_batch_size=0"),
+            ["--train_batch_size=0: expected a whole number >= 1"],
+        ),
+        (
+            "negative batch size",
+            CLASSIFIER,
+            classifier("--do_train", "--train_batch_size=-8"),
+            ["--train_batch_size=-8: expected a whole number >= 1"],
+        ),
+        (
+            "learning rate 0",
+            CLASSIFIER,
+            classifier("--do_train", "--learning_rate=0"),
+            ["--learning_rate=0.0: expected a number > 0"],
+        ),
+        (
+            "negative epochs",
+            CLASSIFIER,
+            classifier("--do_train", "--num_train_epochs=-1"),
+            ["--num_train_epochs=-1.0: expected a number > 0"],
+        ),
+        (
+            "vocab file is the checkpoint's folder",
+            CLASSIFIER,
+            lambda m, d, b, out: [
+                *classifier_flags(m, d, out, "--do_train")[:2],
+                f"--output_dir={out}",
+                "--do_train",
+                f"--init_checkpoint={minilm_dir()}",
+                f"--vocab_file={minilm_dir()}",
+            ],
+            [f"--vocab_file={minilm_dir()} is a folder; expected a file (its vocab.txt?)"],
+        ),
+        (
+            "another vocab than the checkpoint's",
+            CLASSIFIER,
+            lambda m, d, b, out: [
+                *classifier_flags(m, d, out, "--do_train")[:3],
+                f"--output_dir={out}",
+                "--do_train",
+                f"--init_checkpoint={minilm_dir()}",
+            ],
+            ["differs from", "--allow_vocab_mismatch"],
+        ),
+        (
             "build_vocab into a folder",
             "build_vocab.py",
             lambda m, d, b, out: [f"--input_file={d}/train.tsv", f"--output_file={b['root']}"],
@@ -390,6 +455,19 @@ def test_bad_input_is_one_error_line_and_nothing_written(
     # finished (the bad-label case stops after writing train's).
     assert not os.path.exists(out), os.listdir(out)
     assert not tmp_files(bad_inputs["root"])
+
+
+def test_a_run_failing_before_its_first_checkpoint_leaves_an_existing_folder_as_it_was(
+    server, model_files, data_dir, bad_inputs, tmp_path
+):  # noqa: F811
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    flags = classifier_flags(
+        model_files, data_dir, str(out), "--do_train", f"--init_checkpoint={bad_inputs['cut']}"
+    )
+    assert_one_error(server.run(CLASSIFIER, *flags), "does not read")
+    assert sorted(os.listdir(out)) == ["notes.txt"]
 
 
 def test_help_lists_the_shared_training_flags(server):
