@@ -186,7 +186,7 @@ def test_invalid_utf8_stop_or_skip(tmp_path):
         ),
         (dict(vocab_size=5), "--vocab_size=5 must exceed the 5 reserved tokens"),
         (dict(input_file="{d}/empty.txt"), "the input files contain no words"),
-        (dict(max_unique_chars=0), "--max_unique_chars=0 must be at least 1"),
+        (dict(max_unique_chars=0), "--max_unique_chars=0: expected a whole number >= 1"),
     ],
 )
 def test_bad_arguments(tmp_path, kwargs, message):
