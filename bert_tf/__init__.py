@@ -5,11 +5,15 @@ import importlib.machinery
 import os
 import sys
 
+from bert_tf import startup_notices
+
 # TensorFlow's C++ log hidden up to its errors: on a machine without a GPU
 # driver it logs `failed call to cuInit` and oneDNN's int64 fallback at error
 # level, and what goes wrong for a user reaches Python as an exception. The
 # scripts do the same; a TF_CPP_MIN_LOG_LEVEL the user set wins. TensorFlow
-# reads it once, when it is first imported.
+# reads it once, when it is first imported; what its libraries print while
+# they load, before they read it, `startup_notices` hides (the import hook
+# below).
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 __version__ = "0.1.0"
@@ -90,7 +94,8 @@ class _RegisterWhenKerasIsImported:
     must not import them itself: data worker processes and the scripts' flag
     errors stay fast without TensorFlow. (A bert_tf module that imports
     TensorFlow is still half-imported then; the modules registered may import
-    it in turn, so they wait for it to finish.)"""
+    it in turn, so they wait for it to finish.) `import tensorflow` runs
+    within `startup_notices.hidden()`."""
 
     _TRIGGERS = ("keras", "tensorflow")
 
@@ -111,7 +116,11 @@ class _RegisterWhenKerasIsImported:
         def exec_then_register(module):
             self.importing[kind] += 1
             try:
-                exec_module(module)
+                if name == "tensorflow":
+                    with startup_notices.hidden():
+                        exec_module(module)
+                else:
+                    exec_module(module)
             finally:
                 self.importing[kind] -= 1
             done = not any(self.importing.values())

@@ -17,7 +17,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "bert_tf"
 
 # Lowest first; an entry names a module or a package (all that is under it).
 LAYERS = [
-    ["errors", "options", "compat"],
+    ["errors", "options", "compat", "startup_notices"],
     ["files", "beam"],
     ["config", "text", "accelerators", "initializers"],
     ["optimization", "data", "checkpoints"],
@@ -89,6 +89,8 @@ def imports(modules):
 
 def _layer(module):
     parts = module.split(".")[1:]
+    if not parts:  # bert_tf/__init__.py, run before any module of the package: the lowest
+        return 0
     for level, entries in enumerate(LAYERS):
         if parts and parts[0] in entries:
             return level

@@ -436,19 +436,24 @@ def error_cases():
     ]
 
 
+def case_flags(case, model_files, data_dir, bad_inputs, out):  # noqa: F811
+    """The flags of an `error_cases()` case, its output folder `out`."""
+    make_flags = case[2]
+    return [
+        f.replace("__small__", bad_inputs["small_config"])
+        for f in make_flags(model_files, data_dir, bad_inputs, out)
+    ]
+
+
 @pytest.mark.parametrize("case", error_cases(), ids=[c[0] for c in error_cases()])
 def test_bad_input_is_one_error_line_and_nothing_written(
     case, server, model_files, data_dir, bad_inputs, trained
 ):  # noqa: F811
-    _, script, make_flags, words = case
+    _, script, _, words = case
     earlier = trained[0]
     before = snapshot(earlier)
     out = os.path.join(bad_inputs["root"], "out-" + case[0].replace(" ", "-"))
-    flags = [
-        f.replace("__small__", bad_inputs["small_config"])
-        for f in make_flags(model_files, data_dir, bad_inputs, out)
-    ]
-    finished = server.run(script, *flags)
+    finished = server.run(script, *case_flags(case, model_files, data_dir, bad_inputs, out))
     assert_one_error(finished, *words)
     assert snapshot(earlier) == before
     # Nothing of this run stays behind, not even the feature files it had
