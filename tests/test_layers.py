@@ -17,7 +17,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "bert_tf"
 
 # Lowest first; an entry names a module or a package (all that is under it).
 LAYERS = [
-    ["errors", "options", "compat"],
+    ["errors", "options", "compat", "moved"],
     ["files", "beam"],
     ["config", "text", "accelerators", "initializers"],
     ["optimization", "data", "checkpoints"],
@@ -88,6 +88,8 @@ def imports(modules):
 
 
 def _layer(module):
+    if module == "bert_tf":
+        return len(LAYERS)  # the package's facade, above every layer
     parts = module.split(".")[1:]
     for level, entries in enumerate(LAYERS):
         if parts and parts[0] in entries:
