@@ -141,3 +141,12 @@ def test_new_paths_do_not_warn_and_the_old_tokenizer_path_imports_no_tensorflow(
     )
     assert run.stderr.count("DeprecationWarning") == 1, run.stderr
     assert "<string>:3: DeprecationWarning: bert_tf.tokenization" in run.stderr, run.stderr
+
+
+def test_the_changelog_names_each_old_path_and_where_it_went():
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "CHANGELOG.md")
+    with open(path, encoding="utf-8") as f:
+        rows = {m[1]: m[0] for m in re.finditer(r"^\| `([\w.]+)`.*$", f.read(), re.M)}
+    for old, new in OLD_TO_NEW.items():
+        assert old in rows and all(f"`{n}`" in rows[old] for n in new), old
+    assert "bert_tf.metrics.classification" in rows["bert_tf.metrics"]
