@@ -5,7 +5,7 @@ import importlib.machinery
 import os
 import sys
 
-from bert_tf import startup_notices
+from bert_tf import moved, startup_notices
 
 # TensorFlow's C++ log hidden up to its errors: on a machine without a GPU
 # driver it logs `failed call to cuInit` and oneDNN's int64 fallback at error
@@ -60,6 +60,11 @@ def __getattr__(name):
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'bert_tf' has no attribute {name!r}")
+
+
+# The import paths of 0.1.0's modules that moved (`bert_tf.tokenization`, ...)
+# keep working, with a DeprecationWarning, for one more release.
+moved.install()
 
 
 # Every module that defines a Keras class a `.keras` file may name.

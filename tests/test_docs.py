@@ -1,13 +1,19 @@
 """The documentation: each script page's flag table is the one its options
 make, the READMEs stay landing pages, and their links reach a page (and a
-heading on it). `make docs` checks the site's own links (mkdocs --strict)."""
+heading on it); every name `import bert_tf` gives has an API reference
+entry, the install lists name every extra, and the Python blocks import
+what they use. `make docs` checks the site's own links (mkdocs --strict)."""
 
+import ast
+import glob
 import os
 import re
+import subprocess
+import sys
 import unicodedata
 
 import flag_tables
-from readme_blocks import DOCS, READMES, REPO, script_flags
+from readme_blocks import DOCS, DOCUMENTS, READMES, REPO, blocks, script_flags
 
 
 def read(path):
@@ -94,3 +100,86 @@ def test_slug_is_the_anchor_markdown_makes():
     assert slug("Models: `--init_checkpoint`") == "models-init_checkpoint"
     assert github_slug("Models: `--init_checkpoint`") == "models---init_checkpoint"
     assert slug("Smaller and faster: LiteRT, ONNX, int8") == "smaller-and-faster-litert-onnx-int8"
+
+
+def defining_module(name):
+    """The module of bert_tf/ whose top level defines the class or function `name`."""
+    found = []
+    for path in sorted(glob.glob(os.path.join(REPO, "bert_tf", "**", "*.py"), recursive=True)):
+        tree = ast.parse(read(path))
+        if any(
+            isinstance(node, (ast.ClassDef, ast.FunctionDef)) and node.name == name
+            for node in tree.body
+        ):
+            found.append(os.path.relpath(path, REPO)[: -len(".py")].replace(os.sep, "."))
+    assert len(found) == 1, (name, found)
+    return found[0].removesuffix(".__init__")
+
+
+def api_entries():
+    """What the API pages render: the `::: identifier` lines of docs/api/."""
+    pages = [page for page in DOCS if page.startswith(os.path.join("docs", "api", ""))]
+    return {entry for page in pages for entry in re.findall(r"^::: (\S+)$", read(page), re.M)}
+
+
+def test_every_name_of_bert_tf_is_in_the_api_reference():
+    import bert_tf
+
+    entries = api_entries()
+    missing = []
+    for name in bert_tf.__all__:
+        module = defining_module(name)
+        if module not in entries and f"{module}.{name}" not in entries:
+            missing.append(f"{name} ({module})")
+    assert not missing, f"no ::: entry in docs/api/ renders {missing}"
+
+
+def test_api_reference_heads_classes_with_their_constructor_signature():
+    """mkdocstrings shows a class without its arguments unless `__init__`'s
+    signature is merged into it; `__init__` itself is filtered out (`!^_`)."""
+    options = read("mkdocs.yml")
+    for option in ("merge_init_into_class: true", "show_signature: true"):
+        assert re.search(rf"^ +{option}$", options, re.M), option
+
+
+def setup_extras():
+    """The names of setup.py's extras_require."""
+    for node in ast.walk(ast.parse(read("setup.py"))):
+        if isinstance(node, ast.keyword) and node.arg == "extras_require":
+            return [key.value for key in node.value.keys]
+    raise AssertionError("setup.py has no extras_require")
+
+
+def test_install_lists_name_every_extra():
+    extras = setup_extras()
+    assert "plot" in extras
+    for page in ("README.md", "README.zh.md", "docs/getting_started.md"):
+        text = read(page)
+        missing = [extra for extra in extras if f"[{extra}]" not in text]
+        assert not missing, f"{page}'s install list lacks {missing}"
+
+
+# Names a Python block may leave to the reader: their own data.
+READERS_DATA = {"train_texts", "train_labels", "unlabelled_texts"}
+
+
+def test_python_blocks_define_or_import_every_name_they_use():
+    """Each page's Python blocks, read in order as one program, use no name
+    they do not define or import (ruff's F821): a snippet that forgets
+    `import numpy as np` fails here, run or not."""
+    undefined = []
+    for document in DOCUMENTS:
+        code = "\n".join(b.code for b in blocks(document) if b.language in ("python", "py"))
+        if not code:
+            continue
+        ruff = subprocess.run(
+            [sys.executable, "-m", "ruff", "check", "--isolated", "--select", "F821"]
+            + ["--output-format", "concise", "--stdin-filename", f"{document}.py", "-"],
+            input=code,
+            capture_output=True,
+            text=True,
+        )
+        found = re.findall(r"^(\S+?):\d+:\d+: F821 Undefined name `(\w+)`", ruff.stdout, re.M)
+        undefined += [f"{where}: {name}" for where, name in found if name not in READERS_DATA]
+        assert ruff.returncode in (0, 1) and "invalid-syntax" not in ruff.stdout, ruff.stdout
+    assert not undefined, undefined

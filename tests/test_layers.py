@@ -17,7 +17,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "bert_tf"
 
 # Lowest first; an entry names a module or a package (all that is under it).
 LAYERS = [
-    ["errors", "options", "compat", "startup_notices"],
+    ["errors", "options", "compat", "moved", "startup_notices"],
     ["files", "beam"],
     ["config", "text", "accelerators", "initializers"],
     ["optimization", "data", "checkpoints"],

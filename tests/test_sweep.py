@@ -211,6 +211,32 @@ def test_the_result_files_and_the_picture(tmp_path):
     assert len(colours) > 10
 
 
+def test_the_picture_reads_without_zooming_and_shows_mean_and_sd(tmp_path):
+    """About 900 pixels wide (the docs' first one was 304: unreadable), 11
+    point labels, and an error bar from mean - sd to mean + sd on each bar."""
+    matplotlib_image = pytest.importorskip("matplotlib.image")
+    values = {A: [0.25, 0.75], B: [0.5, 0.625, 0.5], C: [0.4]}
+    result = summary.summarise(_runs(values), "eval_accuracy", False, "mean")
+    path = str(tmp_path / "sweep.png")
+    plot.draw(result, path)
+    height, width = matplotlib_image.imread(path).shape[:2]
+    assert (width, height) == (900, 500)
+    figure = plot.figure(result)
+    (axes,) = figure.axes
+    assert min(label.get_fontsize() for label in axes.get_xticklabels()) >= 11
+    assert figure.legends and figure.legends[0].get_texts()[0].get_fontsize() >= 11
+    (errorbar,) = [c for c in axes.containers if type(c).__name__ == "ErrorbarContainer"]
+    (segments,) = [c.get_segments() for c in errorbar.lines[2]]
+    spans = [(float(s[0][1]), float(s[1][1])) for s in segments]
+    expected = [(np.mean(v) - np.std(v), np.mean(v) + np.std(v)) for v in values.values()]
+    np.testing.assert_allclose(spans, expected)
+    bars = [p.get_height() for p in axes.patches]
+    np.testing.assert_allclose(bars, [np.mean(v) for v in values.values()])
+    wide = {Configuration(1e-5 * (i + 1), 32, 3.0): [0.5] for i in range(20)}
+    wide_result = summary.summarise(_runs(wide), "eval_accuracy", False, "mean")
+    assert plot.figure(wide_result).get_size_inches()[0] * 100 > 900
+
+
 # -- the loop, with a stand-in for the runs ------------------------------------
 
 
