@@ -23,7 +23,9 @@ from script_runs import REPO, ScriptServer
 from shared import assert_one_error, write_mrpc
 from step_pause import wait_for_pause
 
+from bert_tf import checkpoints
 from bert_tf.config import BertConfig
+from bert_tf.modeling import BertEncoder
 
 CLASSIFIER = "run_classifier.py"
 
@@ -227,18 +229,17 @@ def _write(path, text):
 
 
 @pytest.fixture(scope="module")
-def bad_inputs(tmp_path_factory, model_files, data_dir, trained):  # noqa: F811
+def bad_inputs(tmp_path_factory, model_files, data_dir):  # noqa: F811
     root = tmp_path_factory.mktemp("bad")
-    # The trained run's newest checkpoint with its data cut short: its index
-    # reads, its weights do not (found only when the warm start loads them).
-    cut = root / "cut"
-    cut.mkdir()
-    prefix = os.path.join(trained[0], f"model.ckpt-{trained[5]}")
-    shutil.copy(prefix + ".index", cut / "model.ckpt.index")
-    (data_file,) = glob.glob(prefix + ".data-*")
-    with open(data_file, "rb") as f:
-        (cut / ("model.ckpt" + data_file[len(prefix) :])).write_bytes(f.read()[:1000])
     vocab, config = model_files
+    # The model's checkpoint with its data cut short: its index reads, its
+    # weights do not (found only when the warm start loads them).
+    prefix = str(root / "cut" / "model.ckpt")
+    encoder = BertEncoder(BertConfig.from_json_file(config))
+    checkpoints.save_tf1_checkpoint(encoder, prefix)
+    (data_file,) = glob.glob(prefix + ".data-*")
+    with open(data_file, "r+b") as f:
+        f.truncate(1000)
     bad_labels = str(root / "bad_labels")
     shutil.copytree(data_dir, bad_labels)
     with open(os.path.join(bad_labels, "dev.tsv")) as f:
@@ -263,7 +264,7 @@ def bad_inputs(tmp_path_factory, model_files, data_dir, trained):  # noqa: F811
         "uncased_hf": str(uncased_hf),
         "a_file": _write(str(root / "a_file"), "x"),
         "broken": broken[: -len(".index")],
-        "cut": str(cut / "model.ckpt"),
+        "cut": prefix,
         "root": str(root),
     }
 
