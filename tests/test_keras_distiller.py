@@ -11,6 +11,7 @@ import tensorflow as tf
 from conftest import random_inputs
 
 import bert_tf
+from bert_tf.errors import InputError
 
 T, WEIGHT = 2.0, 0.7
 
@@ -85,3 +86,20 @@ def test_a_distillation_weight_outside_0_1_is_refused(tiny_config):
     with pytest.raises(ValueError, match="temperature must be > 0"):
         bert_tf.Distiller(student, teacher, temperature=0.0)
     assert tf.is_tensor(teacher(random_inputs(tiny_config), training=False))
+
+
+def test_a_teacher_of_another_task_or_labels_is_refused(tiny_config):
+    """As the scripts refuse such a --teacher: in the constructor, not at fit."""
+    teacher, student = models(tiny_config)
+    tagger = bert_tf.BertTokenClassifier(tiny_config, 3)
+    with pytest.raises(
+        InputError,
+        match="^Distiller: the teacher is a BertTokenClassifier, the student a "
+        "BertClassifier: they must be models of the same task$",
+    ):
+        bert_tf.Distiller(student, tagger)
+    with pytest.raises(InputError, match="^Distiller: the teacher's num_labels 2 differ"):
+        bert_tf.Distiller(student, bert_tf.BertClassifier(tiny_config, 2))
+    named = [bert_tf.BertClassifier(tiny_config, label_names=n) for n in ("abc", "bca")]
+    with pytest.raises(InputError, match="teacher's label_names \\('b', 'c', 'a'\\) differ"):
+        bert_tf.Distiller(named[0], named[1])

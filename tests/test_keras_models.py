@@ -10,7 +10,9 @@ import re
 import subprocess
 import sys
 import warnings
+import zipfile
 
+import h5py
 import keras
 import numpy as np
 import pytest
@@ -25,6 +27,7 @@ from bert_tf.errors import CheckpointError, InputError
 from bert_tf.export import export_classifier, export_embedder
 from bert_tf.extract import extract_features as run_extract_features
 from bert_tf.options import build
+from bert_tf.tasks import model_setup
 from bert_tf.tasks.classifier import run_classifier
 from bert_tf.tasks.options import ClassifierOptions, FeatureOptions
 
@@ -220,6 +223,47 @@ def test_from_pretrained_reads_every_checkpoint_layout(tmp_path):
     assert packed["input_type_ids"].numpy().tolist() == [[0] * 6 + [1] * 2]
 
 
+def test_bert_config_file_is_the_model_built_from_any_checkpoint(tmp_path):
+    """A config of fewer layers than the checkpoint's (a distillation
+    student's) builds those layers; the weights it leaves are reported
+    unused. From a Hugging Face folder as from a TF1 checkpoint, and as the
+    scripts' --bert_config_file with --init_checkpoint."""
+    with open(os.path.join(minilm_dir(), "config.json")) as f:
+        values = json.load(f)
+
+    def config_file(layers):
+        path = tmp_path / f"{layers}_layers.json"
+        path.write_text(json.dumps({**values, "num_hidden_layers": layers}))
+        return str(path)
+
+    student = bert_tf.BertClassifier.from_pretrained(
+        minilm_dir(), num_labels=2, bert_config_file=config_file(3)
+    )
+    assert student.config.num_hidden_layers == 3
+    unused = student.load_report.unused
+    assert len(unused) == 3 * 16
+    assert sorted({name.split("/")[2] for name in unused}) == ["layer_3", "layer_4", "layer_5"]
+    options = build(
+        FeatureOptions,
+        input_file="unused.txt",
+        output_file="unused.jsonl",
+        init_checkpoint=minilm_dir(),
+        bert_config_file=config_file(3),
+    )
+    config = model_setup.load_bert_config(options)
+    assert config == student.config
+    scripts_model = bert_tf.BertClassifier(config, num_labels=2)
+    assert model_setup.warm_start(scripts_model, minilm_dir()).unused == unused
+
+    prefix = checkpoints.save_tf1_checkpoint(student, str(tmp_path / "model.ckpt"))
+    smaller = bert_tf.BertClassifier.from_pretrained(
+        prefix, num_labels=2, bert_config_file=config_file(2)
+    )
+    assert smaller.config.num_hidden_layers == 2
+    layer_2 = [name for name in checkpoints.tf1_variable_map(student) if "/layer_2/" in name]
+    assert smaller.load_report.unused == sorted(layer_2)
+
+
 def test_num_classes_and_label_names_say_the_number_of_labels(tiny_config):
     """keras-hub's `num_classes` is `num_labels`; label names alone count too."""
     assert bert_tf.BertClassifier(tiny_config, num_classes=3).num_labels == 3
@@ -257,6 +301,36 @@ def test_from_pretrained_and_raw_text_errors_name_what_is_wrong(tmp_path):
     ]
     with pytest.raises(InputError, match="takes packed inputs"):
         labeler.predict(["a question"])
+
+
+def test_bad_arguments_are_refused_at_once_in_one_line(tiny_config, tmp_path):
+    """A length or count out of range is an InputError naming it, before any
+    work, not an error deep in TensorFlow at the first batch."""
+    for length in (0, -8, 513):
+        with pytest.raises(
+            InputError,
+            match=rf"^max_seq_length={length}: expected an integer from 2 to "
+            r"max_position_embeddings=512$",
+        ):
+            bert_tf.BertClassifier.from_pretrained(
+                minilm_dir(), num_labels=2, max_seq_length=length
+            )
+    tokenizer = tiny_tokenizer(tmp_path)
+    with pytest.raises(InputError, match=r"^max_seq_length=1: expected an integer of at least 2$"):
+        bert_tf.BertPreprocessor(tokenizer, max_seq_length=1)
+    for name, value in (("num_labels", 0), ("num_labels", -1), ("num_classes", 0)):
+        with pytest.raises(
+            InputError, match=rf"^{name}={value}: expected an integer of at least 1$"
+        ):
+            bert_tf.BertClassifier(tiny_config, **{name: value})
+    with pytest.raises(InputError, match=r"^num_choices=0: expected an integer of at least 1$"):
+        bert_tf.BertMultipleChoice(tiny_config, num_choices=0)
+    preprocessor = bert_tf.BertPreprocessor(tokenizer, max_seq_length=16)
+    classifier = bert_tf.BertClassifier(
+        tiny_config, label_names=["neg", "pos"], preprocessor=preprocessor
+    )
+    assert classifier.predict_labels([]) == []
+    assert classifier.predict_labels(([], [])) == []
 
 
 def readme_keras_examples():
@@ -382,11 +456,14 @@ def test_entities_on_raw_text_from_the_keras_model_and_its_export(tiny_config, t
     keras.utils.set_random_seed(3)
     preprocessor = bert_tf.BertPreprocessor(tiny_tokenizer(tmp_path), max_seq_length=12)
     labels = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
-    tagger = bert_tf.BertTokenClassifier(tiny_config, len(labels), preprocessor=preprocessor)
+    tagger = bert_tf.BertTokenClassifier(tiny_config, label_names=labels, preprocessor=preprocessor)
     texts = ["good  films w1 w2 bad w3 w4 w5 w6 w7 w8 w9 w10", "w11 film\tgood", "bad"]
-    found = entities(tagger, texts, labels)
+    found = entities(tagger, texts)  # labels: the tagger's label_names
+    assert entities(tagger, texts, labels) == found
     export_dir = str(tmp_path / "tagger")
-    export_tagger(tagger, export_dir, labels=labels)
+    with pytest.raises(InputError, match="^2 labels for a model of 5 tags$"):
+        export_tagger(tagger, export_dir, labels=labels[:2])
+    export_tagger(tagger, export_dir)
     assert entities(export_dir, texts) == found
     served = tf.saved_model.load(export_dir).signatures["serving_default"](text=tf.constant(texts))
     assert sum(map(len, found)) > 2  # random weights tag some entities
@@ -489,6 +566,40 @@ def test_span_labeler_windows_take_the_models_length(tiny_config, tmp_path):
     assert serving_ids.structured_input_signature[1]["input_word_ids"].shape == [None, 128]
 
 
+def test_span_labeler_settings_are_the_defaults_of_what_serves_it(tiny_config, tmp_path):
+    """`answer`, `export_span_labeler` and `predict` take the labeler's own
+    settings; `max_query_length` and `doc_stride` it was not given follow its
+    length: a sixth and a third (10 and 21 of 64; run_squad.py's 64 and 128 of
+    384)."""
+    from bert_tf.export.squad import answer, export_span_labeler
+
+    keras.utils.set_random_seed(2)
+    config = dataclasses.replace(tiny_config, max_position_embeddings=64)
+    preprocessor = bert_tf.BertPreprocessor(tiny_tokenizer(tmp_path), max_seq_length=64)
+    labeler = bert_tf.BertSpanLabeler(
+        config, preprocessor=preprocessor, max_query_length=24, doc_stride=32
+    )
+    questions = [" ".join(f"w{i}" for i in range(30)) + " good"]  # 31 tokens, cut
+    contexts = [" ".join(["good film", "bad films"] * 40)]  # 200 tokens: several windows
+    x = (questions, contexts)
+
+    def score(answers):
+        return answers[0]["score"]
+
+    own = answer(labeler, *x)
+    np.testing.assert_allclose(score(own), score(labeler.predict(x, verbose=0)), rtol=1e-5)
+    export_dir = str(tmp_path / "squad")
+    export_span_labeler(labeler, export_dir)
+    np.testing.assert_allclose(score(answer(export_dir, *x)), score(own), rtol=1e-5)
+    # Other settings answer otherwise: those of a labeler given none.
+    derived = answer(labeler, *x, max_query_length=10, doc_stride=21)
+    assert derived[0]["start_char"] != own[0]["start_char"]
+    plain = bert_tf.BertSpanLabeler(config, preprocessor=preprocessor)
+    plain.set_weights(labeler.get_weights())
+    assert answer(plain, *x) == derived
+    np.testing.assert_allclose(score(plain.predict(x, verbose=0)), score(derived), rtol=1e-5)
+
+
 def test_classifier_fits_on_label_names_with_validation_split_and_keeps_them(tiny_config, tmp_path):
     """String labels given to `fit` name the classes (sorted), in the
     `.keras` file, `predict_labels`, `evaluate` and the exported SavedModel's
@@ -525,6 +636,30 @@ def test_classifier_fits_on_label_names_with_validation_split_and_keeps_them(tin
         bert_tf.BertClassifier(tiny_config, 2, label_names=["a", "b", "c"])
     with pytest.raises(InputError, match="y has 1 distinct labels for num_labels=2"):
         bert_tf.BertClassifier(tiny_config, 2, preprocessor=preprocessor).fit(texts, ["a"] * 5)
+
+
+def test_save_without_the_optimizer_state(tiny_config, tmp_path):
+    """`save(path, include_optimizer=False)` leaves AdamW's slots (two per
+    weight) out: the file loads uncompiled, with the same predictions; the
+    model keeps its optimizer."""
+    preprocessor = bert_tf.BertPreprocessor(tiny_tokenizer(tmp_path), max_seq_length=16)
+    model = bert_tf.BertClassifier(
+        tiny_config, label_names=["neg", "pos"], preprocessor=preprocessor
+    )
+    model.compile()
+    model.optimizer.build(model.trainable_variables)
+    full, light = str(tmp_path / "full.keras"), str(tmp_path / "light.keras")
+    model.save(full)
+    model.save(light, include_optimizer=False)
+    assert model.compiled and model.optimizer.built
+    for path, has_optimizer in ((full, True), (light, False)):
+        with zipfile.ZipFile(path) as archive, archive.open("model.weights.h5") as f:
+            assert ("optimizer" in h5py.File(f, "r")) == has_optimizer, path
+    assert os.path.getsize(light) < 0.6 * os.path.getsize(full)
+    loaded = keras.saving.load_model(light)
+    assert not loaded.compiled and loaded.label_names == ("neg", "pos")
+    texts = ["good film", "bad w1"]
+    np.testing.assert_array_equal(loaded.predict(texts, verbose=0), model.predict(texts, verbose=0))
 
 
 def test_a_slow_first_training_step_says_what_it_is(tiny_config, monkeypatch, capsys):

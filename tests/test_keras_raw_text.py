@@ -316,6 +316,10 @@ def test_token_classifier_takes_strings_and_cluener_spans(model_files):
         "B-LOC", "I-LOC", "O", "O", "B-LOC", "I-LOC",
     )  # fmt: skip
     assert [len(tags) for tags in tagger.predict(texts, verbose=0)] == [5, 5]
+    # Named with return_dict, else listed as Keras lists the classifier's: the loss first.
+    named = tagger.evaluate(texts, spans, verbose=0, return_dict=True)
+    assert list(named)[:4] == ["loss", "precision", "recall", "f1"]
+    assert tagger.evaluate(texts, spans, verbose=0) == list(named.values())
     with pytest.raises(
         InputError, match=r"y: sentence 0: LOC '上海' at \[2, 3\] is not the text there"
     ):

@@ -9,22 +9,30 @@ from bert_tf.errors import CheckpointError
 from bert_tf.initializers import deferred_draws
 from bert_tf.text.graph_tokenizer import BertTokenizer
 from bert_tf.text.model_text import resolve_lower_case, vocab_file_beside
-from bert_tf.text.preprocessor import BertPreprocessor
+from bert_tf.text.preprocessor import BertPreprocessor, check_max_seq_length
+
+DEFAULT_MAX_SEQ_LENGTH = 128  # the scripts' --max_seq_length
 
 
-def read_pretrained(path, bert_config_file=None):
-    """`(BertConfig, {tf1_name: ndarray})` of any checkpoint the scripts take:
-    a Google release folder or checkpoint prefix, a run's output folder (its
-    newest `model.ckpt-N`), a Model Garden checkpoint or a Hugging Face folder.
-    `bert_config_file` defaults to the config beside the checkpoint."""
-    if checkpoints.checkpoint_format(path) == "huggingface":
-        return checkpoints.read_hf_folder(path)
+def pretrained_config(path, bert_config_file=None):
+    """The `BertConfig` a model of the checkpoint at `path` is built as:
+    `bert_config_file` when given (the weights it does not use are then left
+    out), else the config beside the checkpoint (a Hugging Face folder's
+    `config.json`), as the scripts' `--bert_config_file`."""
     bert_config_file = bert_config_file or config_file_beside(path)
     if bert_config_file is None:
         raise CheckpointError(
             f"no {' or '.join(CONFIG_FILE_NAMES)} next to {path!r}; pass bert_config_file"
         )
-    return BertConfig.from_json_file(bert_config_file), checkpoints.read_weights(path)
+    return BertConfig.from_json_file(bert_config_file)
+
+
+def read_pretrained(path, bert_config_file=None):
+    """`(BertConfig, {tf1_name: ndarray})` of any checkpoint the scripts take:
+    a Google release folder or checkpoint prefix, a run's output folder (its
+    newest `model.ckpt-N`), a Model Garden checkpoint or a Hugging Face folder;
+    the config is `pretrained_config`'s."""
+    return pretrained_config(path, bert_config_file), checkpoints.read_weights(path)
 
 
 def load_pretrained(
@@ -34,7 +42,7 @@ def load_pretrained(
     bert_config_file=None,
     vocab_file=None,
     do_lower_case=None,
-    max_seq_length=128,
+    max_seq_length=None,
     **model_arguments,
 ):
     """`model_class(config, **model_arguments)` with the weights at `path`
@@ -45,12 +53,19 @@ def load_pretrained(
     pre-training model's, which must be there. `model.load_report` says what
     was loaded, left initialised and unused. With a vocab (`vocab_file`, else
     the `vocab.txt` beside the checkpoint) a task model (not the bare
-    encoder) gets a `BertPreprocessor` of `max_seq_length`. `do_lower_case`
+    encoder) gets a `BertPreprocessor` of `max_seq_length`: 2 to the config's
+    `max_position_embeddings` (checked first), by default 128 or the
+    positions when fewer. `bert_config_file` is the config the model is
+    built as (`pretrained_config`). `do_lower_case`
     defaults to what the folder says (Hugging Face's tokenizer config, a
     Google release's name), else True; given, it must not contradict them
     (as the scripts' flag, `model_text.resolve_lower_case`).
     """
-    config, weights = read_pretrained(path, bert_config_file)
+    config = pretrained_config(path, bert_config_file)
+    if max_seq_length is None:
+        max_seq_length = min(DEFAULT_MAX_SEQ_LENGTH, config.max_position_embeddings)
+    check_max_seq_length(max_seq_length, config.max_position_embeddings)
+    weights = checkpoints.read_weights(path)
     with deferred_draws() as draws:
         model = model_class(config, **model_arguments)
     report = checkpoints.load_weights(model, weights, strict=False, source=path)

@@ -325,6 +325,17 @@ def _text_settings(model, vocab_file, do_lower_case, max_seq_length):
     return model_text_settings(model, vocab_file, do_lower_case, max_seq_length)
 
 
+def _settings(model, max_seq_length, given):
+    """`_Settings` for windows of `max_seq_length`: the settings `given` (those
+    not None) over the model's own (a `BertSpanLabeler`'s `settings`), a
+    `doc_stride` and `max_query_length` set by neither derived from the
+    length (`SpanSettings.for_length`)."""
+    chosen = {name: value for name, value in given.items() if value is not None}
+    own = dataclasses.replace(getattr(model, "settings", SpanSettings()), **chosen)
+    resolved = dataclasses.asdict(own.for_length(max_seq_length))
+    return _Settings(max_seq_length=max_seq_length, **resolved)
+
+
 def _answer_function(infer, tokenizer, settings):
     """The `serving_default` tf.function of `infer` (a BertSpanLabeler's call)."""
     text_spec = tf.TensorSpec([None], tf.string)
@@ -342,37 +353,41 @@ def export_span_labeler(
     vocab_file=None,
     do_lower_case=None,
     max_seq_length=None,
-    doc_stride=128,
-    max_query_length=64,
-    max_answer_length=30,
-    n_best_size=20,
-    version_2_with_negative=False,
-    null_score_diff_threshold=0.0,
+    doc_stride=None,
+    max_query_length=None,
+    max_answer_length=None,
+    n_best_size=None,
+    version_2_with_negative=None,
+    null_score_diff_threshold=None,
     overwrite=False,
     jit_compile=False,
 ):
     """Writes `model` (a BertSpanLabeler) as a SavedModel at `export_dir`.
 
     See the module docstring for the signatures; the settings are run_squad.py's
-    flags of the same names. `vocab_file`, `do_lower_case` and
+    flags of the same names, by default the model's own (`model.settings`:
+    a `doc_stride` and `max_query_length` it was not given are a third and a
+    sixth of `max_seq_length`). `vocab_file`, `do_lower_case` and
     `max_seq_length` default to the model's preprocessor's (`from_pretrained`,
     `.keras` files; without one, the length is 384 or the model's positions
-    when fewer). Written to a
-    temporary directory and renamed, so
+    when fewer). Written to a temporary directory and renamed, so
     `export_dir` is never left half-written; an existing `export_dir` is
     replaced only with `overwrite`. With `jit_compile` the model runs
     compiled with XLA (`export.common`). Returns `export_dir`.
     """
     check_export_dir(export_dir, overwrite)
     tokenizer, max_seq_length = _text_settings(model, vocab_file, do_lower_case, max_seq_length)
-    settings = _Settings(
-        max_seq_length=max_seq_length,
-        doc_stride=doc_stride,
-        max_query_length=max_query_length,
-        max_answer_length=max_answer_length,
-        n_best_size=n_best_size,
-        version_2_with_negative=version_2_with_negative,
-        null_score_diff_threshold=null_score_diff_threshold,
+    settings = _settings(
+        model,
+        max_seq_length,
+        dict(
+            doc_stride=doc_stride,
+            max_query_length=max_query_length,
+            max_answer_length=max_answer_length,
+            n_best_size=n_best_size,
+            version_2_with_negative=version_2_with_negative,
+            null_score_diff_threshold=null_score_diff_threshold,
+        ),
     )
     ids_spec = tf.TensorSpec([None, max_seq_length], tf.int32)
     infer = model_call(model, jit_compile)
@@ -403,8 +418,8 @@ def answer(model_or_export, questions, contexts, **settings):
 
     `model_or_export`: a Keras `BertSpanLabeler`, with `vocab_file` and
     `do_lower_case` (unless the model has a preprocessor) and optionally
-    `export_span_labeler`'s settings as keyword arguments; or the path of a
-    SavedModel written by
+    `export_span_labeler`'s settings as keyword arguments (by default the
+    model's own, as there); or the path of a SavedModel written by
     `export_span_labeler`, or that SavedModel loaded (no settings: they are
     fixed in it). Returns one dict per question: `answer` (str),
     `start_char`, `end_char` (int), `score` (float) and, for SQuAD 2.0,
@@ -422,13 +437,14 @@ def answer(model_or_export, questions, contexts, **settings):
                 f"answer() with a Keras model without a preprocessor needs vocab_file and "
                 f"do_lower_case; unknown settings: {sorted(unknown)}, missing: {sorted(missing)}"
             )
-        tokenizer, settings["max_seq_length"] = _text_settings(
+        tokenizer, max_seq_length = _text_settings(
             model_or_export,
             settings.pop("vocab_file", None),
             settings.pop("do_lower_case", None),
-            settings.get("max_seq_length"),
+            settings.pop("max_seq_length", None),
         )
-        serve = _answer_function(model_call(model_or_export), tokenizer, _Settings(**settings))
+        settings = _settings(model_or_export, max_seq_length, settings)
+        serve = _answer_function(model_call(model_or_export), tokenizer, settings)
     else:
         if settings:
             raise InputError(f"settings {sorted(settings)} cannot change an exported model")

@@ -140,6 +140,18 @@ def tag_sentences(infer, tokenizer, labels, max_seq_length, text, multiple=1, cr
     }
 
 
+def _tag_names(model, labels, what):
+    """`labels` (by default `model.label_names`) as a list, one per logit."""
+    labels = list(labels or getattr(model, "label_names", None) or [])
+    if not labels:
+        raise InputError(
+            f"{what} needs labels (the tag names in id order) or a model with label_names"
+        )
+    if len(labels) != model.num_labels:
+        raise InputError(f"{len(labels)} labels for a model of {model.num_labels} tags")
+    return labels
+
+
 def export_tagger(
     model,
     export_dir,
@@ -152,18 +164,16 @@ def export_tagger(
 ):
     """Writes `model` (logits `[batch, seq, len(labels)]`, decoded by its
     `crf` when it has one) as a SavedModel at
-    `export_dir` (module docstring); `labels` are the tag names in id order;
-    `vocab_file`, `do_lower_case` and `max_seq_length` default to the
-    model's preprocessor's. Written to a temporary directory and renamed, an
+    `export_dir` (module docstring); `labels` are the tag names in id order,
+    by default the model's `label_names`; `vocab_file`, `do_lower_case` and
+    `max_seq_length` default to the model's preprocessor's. Written to a temporary directory and renamed, an
     existing `export_dir` replaced only with `overwrite`; with `jit_compile`
     the model runs compiled with XLA (`export.common`)."""
     check_export_dir(export_dir, overwrite)
-    if not labels:
-        raise InputError("export_tagger needs labels: the tag names in id order")
+    labels = _tag_names(model, labels, "export_tagger")
     tokenizer, max_seq_length = model_text_settings(
         model, vocab_file, do_lower_case, max_seq_length
     )
-    labels = list(labels)
     infer = model_call(model, jit_compile)
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
@@ -185,24 +195,23 @@ def entities(model_or_export, texts, labels=None, max_seq_length=None):
     """The entities tagged in each of `texts` (list of str).
 
     `model_or_export`: a Keras token classifier with a preprocessor (from
-    `from_pretrained`) and `labels`, its tag names in id order; or the path
-    of an `export_tagger` SavedModel, or that SavedModel loaded. Words and
-    tags are as `serving_default`'s (module docstring); entities are the
-    chunks of CoNLL's scorer (`text.tags.chunks`) in the tags' scheme
-    (`text.tags.detect_scheme` of `labels`, else of the tags found: BIO,
-    BIOES or BMES). Returns per text
+    `from_pretrained`) and `labels`, its tag names in id order (by default
+    its `label_names`); or the path of an `export_tagger` SavedModel, or
+    that SavedModel loaded. Words and tags are as `serving_default`'s
+    (module docstring); entities are the chunks of CoNLL's scorer
+    (`text.tags.chunks`) in the tags' scheme (`text.tags.detect_scheme` of
+    `labels`, else of the tags found: BIO, BIOES or BMES). Returns per text
     a list of dicts: `type`, `text`, `start_char`, `end_char` (code points).
     """
     texts = list(texts)
     if isinstance(model_or_export, keras.Model):
-        if not labels:
-            raise InputError("entities() with a Keras model needs labels: tag names in id order")
+        labels = _tag_names(model_or_export, labels, "entities() with a Keras model")
         tokenizer, max_seq_length = model_text_settings(model_or_export, None, None, max_seq_length)
         infer = model_call(model_or_export)
         outputs = tag_sentences(
             infer,
             tokenizer,
-            list(labels),
+            labels,
             max_seq_length,
             tf.constant(texts),
             crf=getattr(model_or_export, "crf", None),

@@ -6,6 +6,7 @@ import keras
 import tensorflow as tf
 
 from bert_tf import optimization
+from bert_tf.errors import InputError
 from bert_tf.modeling.losses import distillation_loss
 
 SINGLE_OUTPUT = "logits"
@@ -13,6 +14,23 @@ SINGLE_OUTPUT = "logits"
 
 def _keyed(value):
     return value if isinstance(value, dict) else {SINGLE_OUTPUT: value}
+
+
+def check_same_task(student, teacher):
+    """Refuses a teacher of another task or other labels than the student's
+    (as the scripts refuse such a `--teacher`): another model class, number
+    of labels or choices, or other label names."""
+    if type(teacher) is not type(student):
+        raise InputError(
+            f"Distiller: the teacher is a {type(teacher).__name__}, the student a "
+            f"{type(student).__name__}: they must be models of the same task"
+        )
+    for name in ("num_labels", "num_choices", "label_names"):
+        theirs, ours = getattr(teacher, name, None), getattr(student, name, None)
+        if theirs is not None and ours is not None and theirs != ours:
+            raise InputError(
+                f"Distiller: the teacher's {name} {theirs!r} differ from the student's {ours!r}"
+            )
 
 
 class Distiller(keras.Model):
@@ -31,7 +49,8 @@ class Distiller(keras.Model):
     def __init__(self, student, teacher, temperature=2.0, distillation_weight=0.5, **kwargs):
         super().__init__(**kwargs)
         if not 0 <= distillation_weight <= 1:
-            raise ValueError(f"distillation_weight must be in [0, 1], got {distillation_weight}")
+            raise InputError(f"distillation_weight must be in [0, 1], got {distillation_weight}")
+        check_same_task(student, teacher)
         self.student = student
         self.teacher = teacher
         self.teacher.trainable = False

@@ -19,7 +19,7 @@ from bert_tf.modeling.losses import (
     pretraining_head_losses,
     span_losses,
 )
-from bert_tf.modeling.task_model import TaskModel, accuracy, label_count
+from bert_tf.modeling.task_model import TaskModel, accuracy, label_count, positive_count
 from bert_tf.text.preprocessor import CHOICES, DEFAULT_BATCH_SIZE, TEXTS
 from bert_tf.text.tokenization import MASK_TOKEN
 
@@ -213,11 +213,13 @@ class BertClassifier(TaskModel):
     def predict_labels(self, x, batch_size=None, **kwargs):
         """The label names predicted for `x` (what `predict` takes): one per
         example, or for a multi-label model a list of those whose
-        probability reaches 0.5."""
+        probability reaches 0.5; no texts, no names."""
         if self.label_names is None:
             raise InputError(
                 f"{self.name} has no label_names: pass them to the model or fit it on label names"
             )
+        if _no_examples(x):
+            return []  # Keras's predict fails on no data
         logits = self.predict(x, batch_size=batch_size, **{"verbose": 0, **kwargs})
         if self.multi_label:
             return [[n for n, on in zip(self.label_names, row) if on] for row in logits >= 0.0]
@@ -255,6 +257,12 @@ def _label_strings(y):
     if values.ndim != 1 or not all(isinstance(v, (str, bytes)) for v in values.tolist()):
         return None
     return [v.decode("utf-8") if isinstance(v, bytes) else v for v in values.tolist()]
+
+
+def _no_examples(x):
+    """Whether `x` is texts, or a pair of them, with no example: `[]`, `([], [])`."""
+    parts = x if isinstance(x, tuple) and len(x) == 2 else (x,)
+    return all(isinstance(part, (list, tuple, np.ndarray)) and not len(part) for part in parts)
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -363,7 +371,7 @@ class BertMultipleChoice(TaskModel):
     def __init__(self, config, num_choices=4, **kwargs):
         kwargs.setdefault("name", "bert_multiple_choice")
         super().__init__(config, **kwargs)
-        self.num_choices = num_choices
+        self.num_choices = positive_count("num_choices", num_choices)
         self.dropout = keras.layers.Dropout(CLASSIFIER_DROPOUT)
         self.classifier = OutputProjection(1, self.config.initializer_range, name="classifier")
         self.classifier.build((None, self.config.hidden_size))

@@ -29,8 +29,8 @@ def from_pretrained(init_checkpoint, bert_config_file=None):
     `uncased_L-12_H-768_A-12/bert_model.ckpt`) or its directory, a Model
     Garden TF2 encoder checkpoint, or a Hugging Face folder (`config.json` +
     `model.safetensors`). `bert_config_file` defaults to the
-    `bert_config.json` beside the checkpoint (not needed for Hugging Face).
-    Loading is strict: every variable must match.
+    `bert_config.json` (or a Hugging Face folder's `config.json`) beside the
+    checkpoint. Loading is strict: every variable must match.
     """
     config, weights = read_pretrained(init_checkpoint, bert_config_file)
     has_heads = any(name.startswith("cls/predictions/") for name in weights)

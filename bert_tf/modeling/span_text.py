@@ -31,10 +31,12 @@ RAW_TEXT = "(questions, contexts)"
 
 @dataclasses.dataclass(frozen=True)
 class SpanSettings:
-    """Windows and answers, as run_squad.py's flags of the same names."""
+    """Windows and answers, as run_squad.py's flags of the same names.
+    `doc_stride` and `max_query_length` left None follow the window length
+    (`for_length`): a third and a sixth of it, run_squad.py's 128 and 64 of 384."""
 
-    doc_stride: int = 128
-    max_query_length: int = 64
+    doc_stride: int | None = None
+    max_query_length: int | None = None
     max_answer_length: int = 30
     n_best_size: int = 20
     version_2_with_negative: bool = False
@@ -44,12 +46,23 @@ class SpanSettings:
     def __post_init__(self):
         for name in ("doc_stride", "max_query_length", "max_answer_length", "n_best_size"):
             value = getattr(self, name)
+            if value is None and name in ("doc_stride", "max_query_length"):
+                continue
             if not isinstance(value, int) or value < 1:
                 raise InputError(f"{name}={value!r} must be a positive integer")
         if self.eval_metric not in scoring.EVAL_METRICS:
             raise InputError(
                 f"eval_metric={self.eval_metric!r} must be one of {', '.join(scoring.EVAL_METRICS)}"
             )
+
+    def for_length(self, max_seq_length):
+        """These settings for windows of `max_seq_length` tokens: a
+        `doc_stride` and `max_query_length` left None derived from it."""
+        return dataclasses.replace(
+            self,
+            doc_stride=self.doc_stride or max(1, max_seq_length // 3),
+            max_query_length=self.max_query_length or max(1, max_seq_length // 6),
+        )
 
 
 def is_raw(x):
@@ -133,7 +146,9 @@ def _answer(index, context, text, start):
 
 
 def windows(preprocessor, settings, examples, is_training):
-    """The examples' `features.SquadWindow`s, as run_squad.py makes them."""
+    """The examples' `features.SquadWindow`s, as run_squad.py makes them
+    (windows of the preprocessor's `max_seq_length`)."""
+    settings = settings.for_length(preprocessor.max_seq_length)
     return list(
         squad_features.convert_examples(
             examples,

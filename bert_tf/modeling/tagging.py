@@ -15,7 +15,7 @@ from bert_tf.modeling.crf import LinearChainCrf
 from bert_tf.modeling.layers import OutputProjection
 from bert_tf.modeling.losses import CrfLoss, TokenCrossEntropy
 from bert_tf.modeling.models import CLASSIFIER_DROPOUT
-from bert_tf.modeling.task_model import TaskModel, label_count
+from bert_tf.modeling.task_model import TaskModel, label_count, positive_count
 
 COMBINE_MODES = ("concat", "sum")
 
@@ -69,7 +69,9 @@ class BertTokenClassifier(TaskModel):
     With a preprocessor, `fit`, `evaluate` and `predict` take raw sentences
     and `y` their tags (or CLUENER spans), as run_ner.py makes its windows
     (`modeling.tagging_text`): `predict` returns the tags of each word,
-    `evaluate` run_ner.py's eval_results.txt scores. `label_names` (the
+    `evaluate` run_ner.py's eval_results.txt scores, named with
+    `return_dict=True`, else a list as Keras gives it, the loss first (the
+    classifier's `[loss, accuracy]`). `label_names` (the
     tags in id order), or else run_ner.py's label list of the tags `fit`
     first meets ("O" first, then sorted), travel with the model.
     """
@@ -190,7 +192,8 @@ class BertTokenClassifier(TaskModel):
         losses = word_losses(logits, labels, labels >= 0, nll)
         tags = tagging_text.word_tags(self, found, records, logits, partial(decode_tags, self.crf))
         scheme = tagging_text.label_scheme(names)
-        results = eval_metrics([s.tags for s in found], tags, losses, scheme)
+        scores = eval_metrics([s.tags for s in found], tags, losses, scheme)
+        results = {"loss": scores.pop("loss"), **scores}  # first, as Keras lists it
         return results if return_dict else list(results.values())
 
     def get_config(self):
@@ -235,7 +238,7 @@ class BertFeatureTagger(TaskModel):
         super().__init__(config, **kwargs)
         if combine not in COMBINE_MODES:
             raise InputError(f"combine={combine!r} must be one of {', '.join(COMBINE_MODES)}")
-        self.num_labels = num_labels
+        self.num_labels = positive_count("num_labels", num_labels)
         self.layers_used = check_layers(tuple(layers), self.config.num_hidden_layers)
         self.combine = combine
         self.lstm_units = lstm_units

@@ -3,6 +3,8 @@
 `evaluate` and `predict`, and `compile()` defaults computing the scripts'
 losses."""
 
+import numbers
+
 import keras
 import tensorflow as tf
 
@@ -129,6 +131,21 @@ class TaskModel(keras.Model):
         if self.built:
             self.optimizer.build(self.trainable_variables)
 
+    def save(self, filepath, overwrite=True, zipped=None, include_optimizer=True, **kwargs):
+        """Keras `save`. `include_optimizer=False` leaves out the optimizer's
+        state (AdamW's two slots per weight: two thirds of the file) and the
+        compile settings, as Keras 2 did: the file loads uncompiled, to
+        predict, export, or `compile()` again and train anew."""
+        if include_optimizer or not self.compiled:
+            return super().save(filepath, overwrite, zipped, **kwargs)
+        # Keras saves a compiled model's optimizer and compile config: uncompiled for the save.
+        compiled, optimizer = self.compiled, self.optimizer
+        self.compiled, self.optimizer = False, None
+        try:
+            return super().save(filepath, overwrite, zipped, **kwargs)
+        finally:
+            self.compiled, self.optimizer = compiled, optimizer
+
     def takes_raw_text(self, x):
         """Whether `x` is raw text (of any layout) rather than packed inputs."""
         return text_layout(x) is not None
@@ -230,7 +247,11 @@ def label_count(num_labels, num_classes=None, label_names=None):
     """The number of labels a task model is given: `num_labels`, or
     keras-hub's `num_classes`, or the length of `label_names` (which must
     match the others)."""
-    given = {n: v for n, v in (("num_labels", num_labels), ("num_classes", num_classes)) if v}
+    given = {
+        name: positive_count(name, value)
+        for name, value in (("num_labels", num_labels), ("num_classes", num_classes))
+        if value is not None
+    }
     if len(set(given.values())) > 1:
         raise InputError(f"num_labels={num_labels} and num_classes={num_classes} differ: pass one")
     count = next(iter(given.values()), None)
@@ -241,6 +262,14 @@ def label_count(num_labels, num_classes=None, label_names=None):
     if not count:
         raise InputError("pass num_labels (or num_classes, or label_names)")
     return count
+
+
+def positive_count(name, value):
+    """`value` (a count of labels, choices ...) as an int; InputError naming
+    `name` unless it is an integer of at least 1."""
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
+        raise InputError(f"{name}={value!r}: expected an integer of at least 1")
+    return int(value)
 
 
 def accuracy():

@@ -6,6 +6,7 @@ taggers' word split) and `window_dataset` (feature rows made in Python, as
 the scripts make them -> batches)."""
 
 import math
+import numbers
 
 import keras
 import numpy as np
@@ -71,6 +72,7 @@ class BertPreprocessor(keras.layers.Layer):
         if isinstance(tokenizer, dict):
             tokenizer = keras.saving.deserialize_keras_object(tokenizer)
         self.tokenizer = tokenizer
+        check_max_seq_length(max_seq_length)
         self.max_seq_length = max_seq_length
         self.length_multiple = length_multiple
         self.built = True  # no weights: exports can track it before any call
@@ -119,6 +121,19 @@ class BertPreprocessor(keras.layers.Layer):
             "max_seq_length": self.max_seq_length,
             "length_multiple": self.length_multiple,
         }
+
+
+def check_max_seq_length(max_seq_length, max_position_embeddings=None):
+    """Raises InputError unless `max_seq_length` is an integer of at least 2
+    (`[CLS]` and `[SEP]`) and, when given, at most `max_position_embeddings`."""
+    top = max_position_embeddings
+    if (
+        not isinstance(max_seq_length, numbers.Integral)
+        or isinstance(max_seq_length, bool)
+        or not 2 <= max_seq_length <= (top or max_seq_length)
+    ):
+        expected = f"from 2 to max_position_embeddings={top}" if top else "of at least 2"
+        raise InputError(f"max_seq_length={max_seq_length!r}: expected an integer {expected}")
 
 
 def whitespace_words(texts, split_cjk=False):
