@@ -301,3 +301,19 @@ def test_a_file_given_for_a_checkpoint_says_what_to_pass_instead(tmp_path):
         assert str(raised.value).startswith(f"{path!r} {words}"), str(raised.value)
     prefix = str(tmp_path / "model.ckpt-3")
     assert checkpoints.resolve_checkpoint_prefix(prefix) == prefix
+
+
+def test_a_checkpoint_cut_short_is_named_from_its_index_before_loading(tmp_path):
+    prefix = str(tmp_path / "model.ckpt")
+    tensors = {"a": np.ones((4, 8), np.float32), "b": np.zeros(3, np.int64)}
+    checkpoints.write_checkpoint(prefix, tensors)
+    checkpoints.check_complete(prefix)  # 4 * 8 * 4 + 3 * 8 = 152 bytes, all there
+    (data,) = [str(p) for p in tmp_path.glob("model.ckpt.data-*")]
+    with open(data, "r+b") as f:
+        f.truncate(151)
+    with pytest.raises(checkpoints.UnreadableCheckpointError) as raised:
+        checkpoints.check_complete(prefix)
+    assert str(raised.value) == (
+        f"checkpoint {prefix} does not read: its data files hold 151 bytes of the 152 its "
+        "index lists (a copy cut short?)"
+    )

@@ -381,6 +381,30 @@ def checkpoint_format(path):
     return "tf1"
 
 
+def check_complete(path):
+    """Raises UnreadableCheckpointError, before any work, when the data files
+    of the checkpoint at `path` (not a Hugging Face folder) hold fewer bytes
+    than the numbers its index lists: a copy cut short (a full disk, an
+    interrupted download) that would otherwise fail only when loaded."""
+    if checkpoint_format(path) == "huggingface":
+        return
+    prefix = resolve_checkpoint_prefix(path)
+    with _read_errors_name(prefix):
+        reader = tf.train.load_checkpoint(prefix)
+        shapes, dtypes = reader.get_variable_to_shape_map(), reader.get_variable_to_dtype_map()
+    listed = sum(
+        int(np.prod(shape)) * dtypes[name].size
+        for name, shape in shapes.items()
+        if dtypes[name] != tf.string
+    )
+    held = sum(files.size_and_mtime(data)[0] for data in files.matching(prefix + ".data-*"))
+    if held < listed:
+        raise UnreadableCheckpointError(
+            f"checkpoint {prefix} does not read: its data files hold {held} bytes of the "
+            f"{listed} its index lists (a copy cut short?)"
+        )
+
+
 def check_fits_config(path, config, source):
     """Raises CheckpointError naming each mismatch unless the shapes of an
     original-format checkpoint's embeddings and first layer fit `config`

@@ -86,6 +86,7 @@ def load_model_config(options):
     config = load_bert_config(options)
     _check_vocab_fits(options, config, config_source(options))
     if options.model.init_checkpoint:
+        checkpoints.check_complete(options.model.init_checkpoint)
         checkpoints.check_fits_config(options.model.init_checkpoint, config, config_source(options))
     return config
 
