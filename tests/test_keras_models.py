@@ -677,3 +677,11 @@ def test_a_slow_first_training_step_says_what_it_is(tiny_config, monkeypatch, ca
     monkeypatch.undo()
     model.fit(inputs, labels, verbose=2)  # traced already
     assert "first training step" not in capsys.readouterr().out
+
+
+def test_from_pretrained_of_a_path_without_a_checkpoint_says_so(tmp_path):
+    with pytest.raises(CheckpointError, match=r"^no checkpoint at '/no/such/folder' \(expected"):
+        bert_tf.BertClassifier.from_pretrained("/no/such/folder", num_labels=2)
+    (tmp_path / "classifier.keras").write_text("x")
+    with pytest.raises(CheckpointError, match="is a Keras model file"):
+        bert_tf.BertClassifier.from_pretrained(str(tmp_path / "classifier.keras"), num_labels=2)

@@ -18,7 +18,9 @@ def pretrained_config(path, bert_config_file=None):
     """The `BertConfig` a model of the checkpoint at `path` is built as:
     `bert_config_file` when given (the weights it does not use are then left
     out), else the config beside the checkpoint (a Hugging Face folder's
-    `config.json`), as the scripts' `--bert_config_file`."""
+    `config.json`), as the scripts' `--bert_config_file`. A `path` that holds
+    no checkpoint is a CheckpointError saying what it is instead."""
+    checkpoints.checkpoint_format(path)  # finds the checkpoint, or says why not
     bert_config_file = bert_config_file or config_file_beside(path)
     if bert_config_file is None:
         raise CheckpointError(
