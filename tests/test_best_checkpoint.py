@@ -169,7 +169,8 @@ def test_the_best_checkpoint_is_kept_and_used_for_eval_predict_and_export(
 def test_early_stopping_stops_after_patience_and_resumes_its_count(
     server, model_files, mrpc, tmp_path
 ):  # noqa: F811
-    """Learning rate 0: the first evaluation is the best and no later one
+    """Learning rate 1e-30 (0 is refused): weights that do not move, so the
+    first evaluation is the best and no later one
     improves on it, so with patience 2 training stops at the 3rd evaluation
     (step 6 of 24). Run again, it trains no further; killed after the
     evaluation at step 6 (recorded) and before its checkpoint, it resumes
@@ -177,7 +178,7 @@ def test_early_stopping_stops_after_patience_and_resumes_its_count(
     data_dir, _ = mrpc
     out = str(tmp_path / "out")
     run_flags = [
-        *flags(model_files, data_dir, out, "--learning_rate=0", "--seed=1"),
+        *flags(model_files, data_dir, out, "--learning_rate=1e-30", "--seed=1"),
         "--num_train_epochs=4",
         "--eval_every_steps=2",
         "--save_checkpoints_steps=4",

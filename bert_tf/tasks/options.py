@@ -395,8 +395,9 @@ class ExportModelOptions(Options):
     max_accuracy_drop: float = option(
         1.0,
         "Points of dev accuracy the converted model may lose against the SavedModel; "
-        "past it the model is not written.",
-        at_least=0,
+        "past it the model is not written (negative: it must gain that many).",
+        at_least=-100,
+        at_most=100,
     )
 
 
