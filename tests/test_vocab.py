@@ -9,9 +9,12 @@ import sys
 import pytest
 import tensorflow as tf
 from conftest import HANG_TIMEOUT
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib
 
 from bert_tf.errors import InputError
-from bert_tf.text import graph_tokenizer, tokenization, vocab
+from bert_tf.text import graph_tokenizer, tokenization, vocab, wordpiece_learner
 from bert_tf.text.vocab import VocabOptions
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -163,6 +166,55 @@ def test_max_unique_chars_drops_rare_characters(tmp_path):
     kept = [t for t in tokens[5:] if len(t) == 1]
     assert sorted(kept) == sorted(c for c, _ in chars.most_common(20))
     assert "東" not in tokens
+
+
+def tf_text_vocab(word_counts, vocab_size, max_unique_chars, reserved=RESERVED):
+    """What build_vocab learnt before `wordpiece_learner`: tensorflow-text's learner."""
+    return wordpiece_tokenizer_learner_lib.learn(
+        dict(word_counts),
+        vocab_size=vocab_size,
+        reserved_tokens=list(reserved),
+        lower_thresh=1,
+        max_unique_chars=max_unique_chars,
+    )
+
+
+@pytest.mark.parametrize("do_lower_case", [True, False])
+@pytest.mark.parametrize("vocab_size,max_unique_chars", [(60, 1000), (300, 1000), (2000, 25)])
+def test_learner_equals_tensorflow_text_on_the_corpus(
+    tmp_path, do_lower_case, vocab_size, max_unique_chars
+):
+    counts = vocab.count_words(make_corpus(tmp_path, lines=300), do_lower_case)
+    assert wordpiece_learner.learn(counts, vocab_size, RESERVED, max_unique_chars) == tf_text_vocab(
+        counts, vocab_size, max_unique_chars
+    )
+
+
+# Letters of several scripts, accents (precomposed and combining), CJK, digits
+# and punctuation; or a tiny alphabet with "#", for ties and words that start
+# with the "##" joiner; or words at the 50-character limit and just over it.
+_LETTERS = "abcdeéeÉ\u0301ΑΒγ東京中文한국ßø19.#-"
+_WORDS = st.one_of(
+    st.text(st.sampled_from(_LETTERS), max_size=9),
+    st.text(st.sampled_from("ab#"), max_size=7),
+    st.sampled_from(["ab" * 25, "ab" * 25 + "a", "b" * 50]),
+)
+
+
+@settings(max_examples=300)
+@given(
+    word_counts=st.dictionaries(_WORDS, st.integers(1, 40), min_size=1, max_size=40),
+    vocab_size=st.integers(6, 120),
+    max_unique_chars=st.integers(1, 30),
+    reserved=st.sampled_from([RESERVED, ["[UNK]", "[CLS]", "[SEP]", "a", "##b"]]),
+)
+# "##ab" is a word and the joined suffix of "bab" and "abab", counted 8 and 10
+# times: the joined count ranks it.
+@example({"##aab": 8, "abab": 6, "##ab": 8, "bab": 4}, 9, 30, RESERVED)
+def test_learner_equals_tensorflow_text(word_counts, vocab_size, max_unique_chars, reserved):
+    assert wordpiece_learner.learn(
+        word_counts, vocab_size, reserved, max_unique_chars
+    ) == tf_text_vocab(word_counts, vocab_size, max_unique_chars, reserved)
 
 
 def test_invalid_utf8_stop_or_skip(tmp_path):
