@@ -398,6 +398,7 @@ SCRIPT_DEFAULTS = {
         "reserved_tokens": ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"],
         "max_unique_chars": None,
         "skip_invalid_utf8": False,
+        "num_workers": 1,
         "runner": None,
     },
 }

@@ -226,6 +226,37 @@ def test_invalid_utf8_stop_or_skip(tmp_path):
     assert counts == {"good": 2, "words": 2, "here": 1, "more": 1}
 
 
+def mixed_corpus(directory):
+    """The corpus plus a file of non-ASCII lines, one not UTF-8, one without a final newline."""
+    paths = make_corpus(directory, lines=300)
+    odd = directory / "odd.txt"
+    odd.write_bytes("Ünïcode wörds 東京\r\n\n".encode() + b"bad \xff line\n" + "tail ΟΔΟΣ".encode())
+    return [paths[0], str(odd), paths[1]]
+
+
+@settings(max_examples=40)
+@given(piece_bytes=st.integers(1, 5000), do_lower_case=st.booleans())
+def test_counting_in_pieces_equals_counting_files(tmp_path_factory, piece_bytes, do_lower_case):
+    paths = mixed_corpus(tmp_path_factory.mktemp("pieces"))
+    pieces = [piece for path in paths for piece in vocab._pieces(path, piece_bytes)]
+    merged = vocab._merge(vocab._count_piece(do_lower_case, True, piece) for piece in pieces)
+    serial = vocab.count_words(paths, do_lower_case, skip_invalid_utf8=True)
+    assert list(merged.items()) == list(serial.items())
+    assert "tail" in serial and "bad" not in serial
+
+
+@pytest.mark.parametrize("num_workers", [2, 3])
+def test_parallel_counting_equals_serial(tmp_path, monkeypatch, num_workers):
+    paths = mixed_corpus(tmp_path)
+    monkeypatch.setattr(vocab, "_PIECE_BYTES", 500)
+    serial = vocab.count_words(paths, True, skip_invalid_utf8=True)
+    parallel = vocab.count_words(paths, True, skip_invalid_utf8=True, num_workers=num_workers)
+    assert list(parallel.items()) == list(serial.items())
+    monkeypatch.setattr(vocab, "_PIECE_BYTES", 10)  # the bad line in the 3rd piece
+    with pytest.raises(InputError, match=r"odd.txt:3: not valid UTF-8"):
+        vocab.count_words(paths[1:2], True, num_workers=num_workers)
+
+
 @pytest.mark.parametrize(
     "kwargs,message",
     [
