@@ -162,14 +162,16 @@ class _TokenSpace:
         """(row starts, piece ids, rest nodes) of the candidates of each text:
         every end, longest first, where `prefix + text[:end]` is a known string."""
         starts, pieces, rests = [0], [], []
+        ids, node_of = self.ids, self.node_of
         for text in texts:
-            for end in range(len(text), 0, -1):
-                piece = self.ids.get(prefix + text[:end])
+            whole = prefix + text
+            pieces.append(ids[whole])
+            rests.append(-1)
+            for end in range(len(whole) - 1, len(prefix), -1):
+                piece = ids.get(whole[:end])
                 if piece is not None:
                     pieces.append(piece)
-                    rests.append(
-                        self.node_of[self.ids[JOINER + text[end:]]] if end < len(text) else -1
-                    )
+                    rests.append(node_of[ids[JOINER + whole[end:]]])
             starts.append(len(pieces))
         return (np.array(starts, np.int64), np.array(pieces, np.int64), np.array(rests, np.int64))
 
