@@ -120,67 +120,47 @@ class _TokenSpace:
 
     def __init__(self, words):
         words = [(word, count) for word, count in words if word]  # "" never counts
-        self.ids = {}
-        self.strings = []
         self.chars = sorted({char for word, _ in words for char in word})
-        char_ids = [self._id(c) for c in self.chars] + [self._id(JOINER + c) for c in self.chars]
-        first_whole = collections.Counter()
-        first_joined = collections.Counter()
+        suffix_counts = collections.Counter()
         for word, count in words:
-            if word:
-                first_whole[self._id(word)] += count
             for start in range(1, len(word)):
-                first_joined[self._id(JOINER + word[start:])] += count
-        self.node_ids = np.array(sorted(first_joined, key=lambda i: len(self.strings[i])), np.int64)
-        self.node_of = {int(i): n for n, i in enumerate(self.node_ids)}
+                suffix_counts[JOINER + word[start:]] += count
+        nodes = sorted(suffix_counts, key=len)
+        char_tokens = [*self.chars, *(JOINER + c for c in self.chars)]
+        self.strings = list(dict.fromkeys([*char_tokens, *nodes, *(w for w, _ in words)]))
+        self.ids = {string: i for i, string in enumerate(self.strings)}
+        self.node_ids = np.array([self.ids[node] for node in nodes], np.int64)
+        self.node_of = {self.ids[node]: n for n, node in enumerate(nodes)}
         size = len(self.strings)
         self.is_char = np.zeros(size, bool)
-        self.is_char[char_ids] = True
-        self.first_whole = _array(first_whole, size)
-        self.first_joined = _array(first_joined, size)
-        self.node_starts, self.node_pieces, self.node_rests = self._csr(
-            [self.strings[i][len(JOINER) :] for i in self.node_ids], JOINER
-        )
-        self.word_starts, self.word_pieces, self.word_rests = self._csr(
-            [word for word, _ in words], ""
-        )
+        self.is_char[: len(char_tokens)] = True
+        self.first_whole = np.zeros(size, np.int64)
+        self.first_whole[[self.ids[w] for w, _ in words]] = [count for _, count in words]
+        self.first_joined = np.zeros(size, np.int64)
+        self.first_joined[self.node_ids] = [suffix_counts[node] for node in nodes]
+        self.node_starts, self.node_pieces, self.node_rests = self._csr(nodes, len(JOINER))
+        self.word_starts, self.word_pieces, self.word_rests = self._csr([w for w, _ in words], 0)
         self.word_counts = np.array([count for _, count in words], np.int64)
-        lengths = np.array([len(self.strings[i]) for i in self.node_ids], np.int64)
-        bounds = np.flatnonzero(np.diff(lengths)) + 1
-        edges = [0, *bounds.tolist(), len(lengths)]
+        edges = [0, *(n for n in range(1, len(nodes)) if len(nodes[n]) > len(nodes[n - 1]))]
+        edges.append(len(nodes))
         self.levels = [slice(a, b) for a, b in zip(edges[:-1], edges[1:])][::-1]
 
-    def _id(self, string):
-        """The id of `string`, a new one if it has none."""
-        i = self.ids.get(string)
-        if i is None:
-            i = self.ids[string] = len(self.strings)
-            self.strings.append(string)
-        return i
-
-    def _csr(self, texts, prefix):
+    def _csr(self, texts, start):
         """(row starts, piece ids, rest nodes) of the candidates of each text:
-        every end, longest first, where `prefix + text[:end]` is a known string."""
+        the text itself, then `text[:end]` for each shorter end after `start`
+        (the joiner's length for joined suffixes) that is a known string."""
         starts, pieces, rests = [0], [], []
         ids, node_of = self.ids, self.node_of
         for text in texts:
-            whole = prefix + text
-            pieces.append(ids[whole])
+            pieces.append(ids[text])
             rests.append(-1)
-            for end in range(len(whole) - 1, len(prefix), -1):
-                piece = ids.get(whole[:end])
+            for end in range(len(text) - 1, start, -1):
+                piece = ids.get(text[:end])
                 if piece is not None:
                     pieces.append(piece)
-                    rests.append(node_of[ids[JOINER + whole[end:]]])
+                    rests.append(node_of[ids[JOINER + text[end:]]])
             starts.append(len(pieces))
         return (np.array(starts, np.int64), np.array(pieces, np.int64), np.array(rests, np.int64))
-
-
-def _array(counter, size):
-    """int64 array of `size` with `counter`'s counts at its keys."""
-    values = np.zeros(size, np.int64)
-    values[list(counter)] = list(counter.values())
-    return values
 
 
 def _learn_with_threshold(space, threshold, reserved_tokens):
