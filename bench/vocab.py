@@ -8,7 +8,8 @@ Each side runs in a fresh process that reads the corpus, learns an uncased
 vocabulary of --vocab_size and writes it: bert_tf's `build_vocab.py` (wall
 time of the whole script, start-up included, once per --num_workers) and
 `tokenizers`' `BertWordPieceTokenizer.train` (the same normaliser and
-pre-tokenizer as BERT's BasicTokenizer). The best of --repeats runs counts.
+pre-tokenizer as BERT's BasicTokenizer; its defaults min_frequency=2 and
+limit_alphabet=1000; Rust, on all cores). The best of --repeats runs counts.
 `tokenizers` is not a bert_tf dependency: it is imported by --peer_python
 (the peers' virtualenv of `make bench-peers`, where transformers brings it);
 without it the peer's row says so.
@@ -97,12 +98,15 @@ def best_time(command, repeats):
 
 
 def cpu_name():
-    """lscpu's model name."""
-    cpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-    names = [
-        line.split(":", 1)[1].strip() for line in cpu.splitlines() if line.startswith("Model name")
-    ]
-    return names[0] if names else "CPU ?"
+    """lscpu's model name with its family and model numbers (the name alone
+    can be just "AMD EPYC")."""
+    fields = dict(
+        line.split(":", 1)
+        for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines()
+        if ":" in line
+    )
+    name = fields.get("Model name", "CPU ?").strip()
+    return f"{name} (family {fields.get('CPU family', '?').strip()} model {fields.get('Model', '?').strip()})"
 
 
 def main(argv):
