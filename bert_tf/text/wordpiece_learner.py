@@ -112,7 +112,7 @@ class _TokenSpace:
     node of the joined rest after the piece, or -1 when the piece ends it).
 
     Attributes also: `chars` (the characters), `is_char` (bool per id: a
-    character alone or joined), `word_ids` and `word_counts` per word,
+    character alone or joined), `word_counts` (per word, in row order),
     `first_whole` and `first_joined` (int64 per id: iteration 0's counts of
     whole words and of joined suffixes), `levels` (node slices of one length,
     longest first).
@@ -190,7 +190,7 @@ def _next_rests(starts, pieces, rests, is_token):
     that piece ends the text). Every row has one: its last candidate is a
     single character, and every character is a token alone and joined."""
     position = np.where(is_token[pieces], np.arange(len(pieces)), len(pieces))
-    if not len(pieces):
+    if not len(pieces):  # no rows
         return rests
     return rests[np.minimum.reduceat(position, starts[:-1])]
 
