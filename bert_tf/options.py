@@ -107,9 +107,13 @@ class Options:
             value = getattr(self, field.name)
             if bounds is None or value is None or bounds.holds(value):
                 continue
-            kind = int if isinstance(value, int) else float
             flag = field.metadata.get("flag", field.name)
-            raise InputError(f"--{flag}={value}: expected {bounds.describe(kind)}")
+            raise InputError(f"--{flag}={value}: expected {bounds.describe(_number_kind(field))}")
+
+
+def _number_kind(field):
+    """`float` for a field typed float (or float | None), else `int`."""
+    return float if float in getattr(field.type, "__args__", (field.type,)) else int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -178,8 +182,9 @@ def flag_fields(options_class):
 def _flag(field, group_name, default, help_text):
     bounds = field.metadata.get("range")
     if bounds is not None:  # `--help` and the docs' tables say the range
-        kind = float if float in getattr(field.type, "__args__", (field.type,)) else int
-        help_text = f"{help_text.rstrip().removesuffix('.')}; {bounds.describe(kind)}."
+        help_text = (
+            f"{help_text.rstrip().removesuffix('.')}; {bounds.describe(_number_kind(field))}."
+        )
     return Flag(field.metadata.get("flag", field.name), field, group_name, default, help_text)
 
 

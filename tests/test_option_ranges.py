@@ -168,4 +168,7 @@ def test_library_code_making_options_gets_the_same_check():
         TrainingOptions(train_batch_size=0)
     with pytest.raises(InputError, match=r"^--learning_rate=-1\.0: expected a number > 0$"):
         TrainingOptions(learning_rate=-1.0)
+    # A float flag given a Python int is still described as a number.
+    with pytest.raises(InputError, match=r"^--learning_rate=0: expected a number > 0$"):
+        TrainingOptions(learning_rate=0)
     assert TrainingOptions(num_train_epochs=0.5).num_train_epochs == 0.5
