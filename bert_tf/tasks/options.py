@@ -326,6 +326,12 @@ class PretrainingOptions(Options):
     runtime: RuntimeOptions = group(RuntimeOptions)
     export: ExportOptions = group(ExportOptions, flags=())  # no SavedModel
     input_file: str = option(help="Input TFRecord files (comma-separated globs).")
+    eval_input_file: str | None = option(
+        None,
+        "Held-out TFRecord files to evaluate on (comma-separated globs; made by "
+        "create_pretraining_data.py from documents kept out of --input_file). "
+        "Default: --input_file, as the original.",
+    )
     max_predictions_per_seq: int = option(20, "Masked positions per record.", at_least=1)
     max_eval_steps: int = option(100, "Maximum evaluation batches.", at_least=1)
     skip_corrupt_records: bool = option(

@@ -1,10 +1,14 @@
 """Masked-LM + next-sentence pre-training: what `run_pretraining.py` runs."""
 
+import os
+
 import tensorflow as tf
 from absl import logging
 
+from bert_tf.config import CONFIG_FILE_NAMES
 from bert_tf.data.pretraining import dataset as pretraining_data
 from bert_tf.data.tfrecord import find_damage
+from bert_tf.errors import InputError
 from bert_tf.files import expand_input_patterns
 from bert_tf.modeling import BertPretrainingModel
 from bert_tf.modeling.losses import PRETRAINING_TARGETS, pretraining_head_losses
@@ -68,14 +72,23 @@ class PretrainingRunner(TaskRunner):
     def __init__(self, options):
         super().__init__(options)
         self.input_files = []
+        self.eval_files = []  # --eval_input_file's, else --input_file's
         self.damaged = {}  # path -> tfrecord.Damage, with --skip_corrupt_records
+
+    def validate(self):
+        if self.options.eval_input_file and not self.options.run.do_eval:
+            raise InputError("--eval_input_file needs --do_eval: it is only evaluated on")
 
     def prepare(self, config):
         options = self.options
         self.input_files = expand_input_patterns(options.input_file)
+        self.eval_files = self.input_files
+        if options.eval_input_file and options.run.do_eval:
+            self.eval_files = expand_input_patterns(options.eval_input_file, "--eval_input_file")
+        record_files = self.record_files()
         if options.skip_corrupt_records:
-            logging.info("checking %d input files for damaged records", len(self.input_files))
-            for path in self.input_files:
+            logging.info("checking %d input files for damaged records", len(record_files))
+            for path in record_files:
                 damage = find_damage(path)
                 if damage:
                     logging.warning(
@@ -83,20 +96,26 @@ class PretrainingRunner(TaskRunner):
                     )
                     self.damaged[path] = damage
         pretraining_data.check_record_files(
-            [p for p in self.input_files if p not in self.damaged or self.damaged[p].record],
+            [p for p in record_files if p not in self.damaged or self.damaged[p].record],
             options.model.max_seq_length,
             options.max_predictions_per_seq,
         )
+        if options.run.do_train:
+            # The checkpoints' architecture beside them: fine-tuning from
+            # --init_checkpoint=<output_dir> then needs no --bert_config_file.
+            path = os.path.join(options.run.output_dir, CONFIG_FILE_NAMES[0])
+            config.to_json_file(path)
+            self.wrote("model config", path)
 
     def record_files(self):
-        return self.input_files
+        return self.input_files + [p for p in self.eval_files if p not in self.input_files]
 
     def _dataset_fn(self, batch_size, is_training):
         options = self.options
 
         def dataset_fn(input_context):
             return pretraining_data.make_dataset(
-                options.input_file,
+                self.input_files if is_training else self.eval_files,
                 options.model.max_seq_length,
                 options.max_predictions_per_seq,
                 batch_size,
