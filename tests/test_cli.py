@@ -320,6 +320,7 @@ SCRIPT_DEFAULTS = {
         "keep_best_checkpoint": None,
         "early_stopping_patience": 0,
         "eval_every_steps": 0,
+        "eval_input_file": None,
         "skip_corrupt_records": False,
         "dynamic_padding": True,
         "padding_multiple": None,

@@ -298,3 +298,96 @@ def test_fill_mask_ranks_as_the_trained_checkpoints_masked_lm(setup, runs, tmp_p
             np.testing.assert_allclose(
                 [p for _, p in filled[row][mask]], probabilities[row, mask, best], atol=1e-5
             )
+
+
+def read_history(output):
+    with open(output / "eval_history.csv") as f:
+        header, *lines = [line.rstrip("\n").split(",") for line in f]
+    return [{k: float(v) for k, v in zip(header, line)} for line in lines]
+
+
+def test_held_out_curves_equal_a_separate_eval_and_continue_after_a_resume(setup, tmp_path):
+    """--eval_input_file with --eval_every_steps: each row of eval_history.csv
+    equals a separate --do_eval run of that step's checkpoint on the held-out
+    file (not on --input_file); a run killed after an evaluation but before
+    its checkpoint drops that row on resume and writes it again; the curves'
+    PNG is drawn at the end and bert_config.json lies beside the checkpoints."""
+    held_out = write_records(str(tmp_path / "heldout.tfrecord"), 24, SEQ, PRED, 60, seed=7)
+    run = options(
+        setup,
+        "curves",
+        do_train=True,
+        do_eval=True,
+        eval_input_file=held_out,
+        eval_every_steps=2,
+        num_train_steps=4,
+        save_checkpoints_steps=2,
+        keep_checkpoint_max=0,
+        max_eval_steps=100,
+        deterministic=True,
+    )
+    final = run_pretraining(run)
+    output = setup[2] / "curves"
+    rows = read_history(output)
+    assert [row["step"] for row in rows] == [2, 4]
+    assert (output / "eval_history.png").stat().st_size > 0
+    assert BertConfig.from_json_file(str(output / "bert_config.json")) == BertConfig.from_json_file(
+        setup[0]
+    )
+    keys = ("masked_lm_accuracy", "masked_lm_loss", "next_sentence_accuracy", "next_sentence_loss")
+    for key in keys:
+        assert rows[1][key] == pytest.approx(final[key], rel=1e-6), key
+
+    def separate_eval(name, step, **kwargs):
+        return run_pretraining(
+            options(
+                setup,
+                name,
+                do_eval=True,
+                max_eval_steps=100,
+                init_checkpoint=str(output / f"model.ckpt-{step}"),
+                **kwargs,
+            )
+        )
+
+    at_2 = separate_eval("at_2", 2, eval_input_file=held_out)
+    for key in keys:
+        assert rows[0][key] == pytest.approx(at_2[key], rel=1e-6), key
+    on_train_data = separate_eval("at_2_train", 2)
+    assert abs(on_train_data["masked_lm_loss"] - rows[0]["masked_lm_loss"]) > 1e-3
+
+    # As if killed after step 4's evaluation, before its checkpoint.
+    for path in output.glob("model.ckpt-4.*"):
+        path.unlink()
+    (output / "checkpoint").write_text(
+        'model_checkpoint_path: "model.ckpt-2"\nall_model_checkpoint_paths: "model.ckpt-2"\n'
+    )
+    stale = rows[1] | {"masked_lm_loss": 99.0}
+    header = list(rows[0])
+    (output / "eval_history.csv").write_text(
+        ",".join(header)
+        + "\n"
+        + "".join(",".join(repr(row[k]) for k in header) + "\n" for row in (rows[0], stale))
+    )
+    run_pretraining(replace(run, num_train_steps=6))
+    resumed = read_history(output)
+    assert [row["step"] for row in resumed] == [2, 4, 6]
+    assert resumed[0] == rows[0]
+    for key in keys:
+        assert resumed[1][key] == pytest.approx(rows[1][key], rel=1e-5), key
+
+
+def test_eval_input_file_errors(setup, tmp_path):
+    with pytest.raises(InputError, match="--eval_input_file needs --do_eval"):
+        run_pretraining(options(setup, "x", do_train=True, eval_input_file="held.tfrecord"))
+    with pytest.raises(InputError, match=r"--eval_input_file: no file matches .*nothing"):
+        run_pretraining(
+            options(
+                setup,
+                "x",
+                do_train=True,
+                do_eval=True,
+                eval_input_file=str(tmp_path / "nothing"),
+            )
+        )
+    assert not (setup[2] / "x").exists()

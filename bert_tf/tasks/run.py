@@ -32,6 +32,7 @@ from bert_tf.tasks.model_setup import (
 from bert_tf.tasks.sweep import runs as sweep_runs
 from bert_tf.training import distribution
 from bert_tf.training.best_checkpoint import BestCheckpoint, MetricChoice
+from bert_tf.training.eval_history import EvalHistory
 from bert_tf.training.loop import LoopConfig, Trainer, write_results
 from bert_tf.training.periodic_eval import PeriodicEvaluation
 
@@ -221,6 +222,8 @@ def _train_and_use(runner, config):
             )
             if trainer.checkpoints.is_chief:
                 runner.wrote("checkpoint", trainer.checkpoints.latest())
+            if evaluation is not None and evaluation.history is not None:
+                _write_eval_history(runner, evaluation.history)
         elif not trainer.checkpoints.restore_latest() and not (best and best.record):
             warm_start(model, options.model.init_checkpoint)  # _check_weights_exist: there is one
             draws.finish()
@@ -253,7 +256,22 @@ def _evaluation_during_training(runner, trainer, num_train_steps, best, eval_wri
         best,
         runner.options.run.early_stopping_patience,
         on_metrics=lambda step, metrics: _write_eval_summaries(eval_writer, step, metrics),
+        history=EvalHistory(runner.options.run.output_dir)
+        if trainer.checkpoints.is_chief
+        else None,
     )
+
+
+def _write_eval_history(runner, history):
+    """Lists the evaluations' CSV and draws their curves (with the plot extra)."""
+    if not history.rows:
+        return
+    runner.wrote("eval history", history.path)
+    picture = history.draw()
+    if picture is None:
+        logging.info("no eval_history.png: matplotlib is not installed (pip install bert_tf[plot])")
+    else:
+        runner.wrote("eval curves", picture)
 
 
 def _write_eval_summaries(writer, step, metrics):

@@ -21,14 +21,18 @@ class PeriodicEvaluation:
     `every_steps` updates. With `best` (a BestCheckpoint) the best model is
     kept, and with `patience` > 0 training stops after that many evaluations
     in a row without improvement. `on_metrics(step, metrics)`, if given,
-    sees every evaluation (e.g. to write TensorBoard summaries)."""
+    sees every evaluation (e.g. to write TensorBoard summaries); `history`
+    (an `eval_history.EvalHistory`), if given, records it."""
 
-    def __init__(self, evaluate_fn, every_steps, best=None, patience=0, on_metrics=None):
+    def __init__(
+        self, evaluate_fn, every_steps, best=None, patience=0, on_metrics=None, history=None
+    ):
         self.evaluate_fn = evaluate_fn
         self.every_steps = every_steps
         self.best = best
         self.patience = patience
         self.on_metrics = on_metrics
+        self.history = history
 
     def _patience_spent(self):
         return bool(self.patience) and self.best.evaluations_since_best() >= self.patience
@@ -36,6 +40,8 @@ class PeriodicEvaluation:
     def resume(self, step):
         """Called once before training from `step`; returns whether the run
         had already stopped early (then it does not train on)."""
+        if self.history is not None:
+            self.history.resume(step)
         if self.best is None:
             return False
         self.best.resume(step)
@@ -53,6 +59,8 @@ class PeriodicEvaluation:
         metrics = {k: v for k, v in self.evaluate_fn().items() if k != "global_step"}
         if self.on_metrics is not None:
             self.on_metrics(step, metrics)
+        if self.history is not None:
+            self.history.append(step, metrics)
         if self.best is None:
             logging.info("eval at step %d: %s", step, _format(metrics))
             return False
