@@ -391,3 +391,18 @@ def test_eval_input_file_errors(setup, tmp_path):
             )
         )
     assert not (setup[2] / "x").exists()
+    one_record = write_records(str(tmp_path / "one.tfrecord"), 1, SEQ, PRED, 60, seed=3)
+    with pytest.raises(
+        InputError,
+        match=r"--eval_input_file=.*one.tfrecord holds fewer records than one batch of "
+        r"--eval_batch_size=8: nothing to evaluate",
+    ):
+        run_pretraining(
+            options(
+                setup,
+                "x",
+                do_eval=True,
+                eval_input_file=one_record,
+                init_checkpoint=untrained_checkpoint(setup),
+            )
+        )

@@ -14,6 +14,7 @@ from bert_tf.modeling import BertPretrainingModel
 from bert_tf.modeling.losses import PRETRAINING_TARGETS, pretraining_head_losses
 from bert_tf.tasks.run import run_task
 from bert_tf.tasks.runner import TaskRunner
+from bert_tf.training.loop import TrainingError
 from bert_tf.training.objectives import HeadObjective
 
 
@@ -141,10 +142,22 @@ class PretrainingRunner(TaskRunner):
         return PretrainingObjective()
 
     def evaluate(self, trainer):
-        return trainer.evaluate(
-            self._dataset_fn(self.options.training.eval_batch_size, False),
-            max_steps=self.options.max_eval_steps,
-        )
+        options = self.options
+        try:
+            return trainer.evaluate(
+                self._dataset_fn(options.training.eval_batch_size, False),
+                max_steps=options.max_eval_steps,
+            )
+        except TrainingError:  # not one whole batch: evaluation drops the rest, as the original
+            flag, value = (
+                ("eval_input_file", options.eval_input_file)
+                if options.eval_input_file
+                else ("input_file", options.input_file)
+            )
+            raise InputError(
+                f"--{flag}={value} holds fewer records than one batch of "
+                f"--eval_batch_size={options.training.eval_batch_size}: nothing to evaluate"
+            ) from None
 
 
 def run_pretraining(options):
