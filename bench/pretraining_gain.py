@@ -53,7 +53,9 @@ flags.DEFINE_integer("vocab_size", 8000, "build_vocab's target (english).")
 flags.DEFINE_integer("max_seq_length", 64, "Pre-training and fine-tuning length.")
 flags.DEFINE_integer("num_layers", 4, "The small BERT's layers.")
 flags.DEFINE_integer("hidden_size", 128, "The small BERT's width.")
-flags.DEFINE_integer("pretraining_steps", 3000, "Pre-training updates (small BERT).")
+flags.DEFINE_list(
+    "pretraining_steps", ["5000"], "Pre-training updates of the small BERT: a row for each."
+)
 flags.DEFINE_integer("pretraining_batch_size", 64, "Pre-training batch.")
 flags.DEFINE_float("pretraining_learning_rate", 1e-3, "Pre-training peak rate (small BERT).")
 flags.DEFINE_integer("eval_every_steps", 250, "Held-out masked-LM evaluation interval.")
@@ -367,10 +369,12 @@ def small_bert_config(work, vocab_file):
     return path
 
 
-def heldout_metrics(output_dir):
+def heldout_metrics(stages, output_dir):
+    """The pre-training's final held-out metrics and its seconds."""
     with open(os.path.join(output_dir, "eval_results.txt")) as f:
         pairs = (line.split(" = ") for line in f if " = " in line)
-        return {key: float(value) for key, value in pairs}
+        metrics = {key: float(value) for key, value in pairs}
+    return metrics | {"seconds": stages.times.get(f"pre-training {os.path.basename(output_dir)}")}
 
 
 def minilm_folder():
@@ -404,33 +408,30 @@ def main(argv):
     )
     config_file = small_bert_config(work, vocab_file)
     records = pretraining_records(work, stages, "records", vocab_file, lower_case)
-    scratch = os.path.join(work, "pretrained")
     small = [f"--bert_config_file={config_file}"]
-    pretrain(
-        stages,
-        records,
-        scratch,
-        FLAGS.pretraining_steps,
-        FLAGS.pretraining_batch_size,
-        FLAGS.pretraining_learning_rate,
-        small,
-    )
     text_flags = [f"--vocab_file={vocab_file}", f"--do_lower_case={lower_case}"]
     grid, epochs = FLAGS.fine_tuning_learning_rates, FLAGS.fine_tuning_epochs
     rows = {
         "small BERT, random weights": fine_tune(
             work, stages, "random", grid, epochs, small + text_flags
         ),
-        "small BERT, pre-trained here": fine_tune(
-            work,
-            stages,
-            "pretrained",
-            grid,
-            epochs,
-            small + text_flags + [f"--init_checkpoint={scratch}"],
-        ),
     }
-    pretraining = {"small BERT, pre-trained here": heldout_metrics(scratch)}
+    pretraining = {}
+    for steps in map(int, FLAGS.pretraining_steps):
+        name, row = f"pretrained_{steps}", f"small BERT, pre-trained here ({steps:,} steps)"
+        output_dir = os.path.join(work, name)
+        pretrain(
+            stages,
+            records,
+            output_dir,
+            steps,
+            FLAGS.pretraining_batch_size,
+            FLAGS.pretraining_learning_rate,
+            small,
+        )
+        init = [f"--init_checkpoint={output_dir}"]
+        rows[row] = fine_tune(work, stages, name, grid, epochs, small + text_flags + init)
+        pretraining[row] = heldout_metrics(stages, output_dir)
     if FLAGS.minilm:
         minilm = minilm_folder()
         minilm_records = pretraining_records(
@@ -458,7 +459,7 @@ def main(argv):
             mepochs,
             [f"--init_checkpoint={continued}", f"--vocab_file={minilm}/vocab.txt"],
         )
-        pretraining["MiniLM-L6 continued here"] = heldout_metrics(continued)
+        pretraining["MiniLM-L6 continued here"] = heldout_metrics(stages, continued)
     baseline = tfidf_baseline(work)
     results = {
         "language": FLAGS.language,
@@ -478,7 +479,6 @@ def main(argv):
 
 
 def format_table(results):
-    times = results["times"]
     lines = [
         f"{results['language']}: dev accuracy over {FLAGS.restarts} fine-tuning seeds\n",
         "| model | dev accuracy (mean ± sd) | min | max | fine-tuning rate "
@@ -488,10 +488,9 @@ def format_table(results):
     for name, row in results["rows"].items():
         heldout = results["pretraining"].get(name)
         if heldout:
-            key = "minilm_continued" if name.startswith("MiniLM") else "pretrained"
-            steps = int(heldout.get("global_step", 0))
-            spent = times.get(f"pre-training {key}")
-            cost = f"{steps} steps" + (f", {spent / 60:.0f} min" if spent else "")
+            cost = f"{int(heldout['global_step']):,} steps"
+            if heldout["seconds"]:
+                cost += f", {heldout['seconds'] / 60:.0f} min"
             mlm = f"{heldout['masked_lm_accuracy']:.3f}"
         else:
             cost, mlm = "none", ""

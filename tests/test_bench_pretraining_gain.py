@@ -74,7 +74,7 @@ def test_english_bench_runs_resumes_and_keeps_dev_texts_out(tmp_path):
         f"--work_dir={work}",
         "--vocab_size=120",
         "--max_seq_length=24",
-        "--pretraining_steps=4",
+        "--pretraining_steps=2,4",
         "--pretraining_batch_size=4",
         "--eval_every_steps=2",
         "--dupe_factor=2",
@@ -92,16 +92,20 @@ def test_english_bench_runs_resumes_and_keeps_dev_texts_out(tmp_path):
 
     results = json.loads((work / "results.json").read_text())
     rows = results["rows"]
-    assert list(rows) == ["small BERT, random weights", "small BERT, pre-trained here"]
+    assert list(rows) == [
+        "small BERT, random weights",
+        "small BERT, pre-trained here (2 steps)",
+        "small BERT, pre-trained here (4 steps)",
+    ]
     for row in rows.values():
         assert len(row["values"]) == 2 and row["learning_rate"] in (1e-3, 3e-4)
         assert row["min"] <= row["mean"] <= row["max"]
-    assert results["pretraining"]["small BERT, pre-trained here"]["global_step"] == 4
-    history = (work / "pretrained" / "eval_history.csv").read_text().splitlines()
+    assert results["pretraining"]["small BERT, pre-trained here (4 steps)"]["global_step"] == 4
+    history = (work / "pretrained_4" / "eval_history.csv").read_text().splitlines()
     assert [line.split(",")[0] for line in history] == ["step", "2", "4"]
     assert (work / "table.png").stat().st_size > 0
     table = (work / "table.md").read_text()
-    assert "| small BERT, pre-trained here |" in table and "4 steps" in table
+    assert "| small BERT, pre-trained here (4 steps) |" in table and "| 4 steps" in table
 
     # Every stage's output is there: a second run redoes none of them.
     again = subprocess.run(command, capture_output=True, text=True, timeout=HANG_TIMEOUT)
