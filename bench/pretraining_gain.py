@@ -518,10 +518,12 @@ def draw(results, path):
     for i, name in enumerate(names):
         axes.plot(results["rows"][name]["values"], [i] * FLAGS.restarts, "k.", alpha=0.6)
     axes.axvline(results["tfidf_logistic_regression"], color="#c44", ls="--", label="TF-IDF + LR")
-    low = min(min(r["values"]) for r in results["rows"].values())
-    axes.set_xlim(max(0.0, min(low, results["tfidf_logistic_regression"]) - 0.05), 1.0)
+    values = [v for r in results["rows"].values() for v in r["values"]]
+    values.append(results["tfidf_logistic_regression"])
+    axes.set_xlim(max(0.0, min(values) - 0.05), min(1.0, max(values) + 0.03))
+    axes.invert_yaxis()  # the table's order, top down
     axes.set_xlabel("dev accuracy (bars: mean ± sd; dots: seeds)")
-    axes.set_title(f"Pre-training on {results['language']} text: the downstream gain")
+    axes.set_title(f"Pre-training on {results['language'].capitalize()} text: the downstream gain")
     axes.legend(loc="lower right")
     figure.tight_layout()
     figure.savefig(path)
