@@ -169,6 +169,68 @@ def test_pretraining_data_and_vocab_commands_run_as_written(tmp_path):
         data.rename(tmp_path / f"data_{len(section)}")
 
 
+# docs/pretraining.md's sizes, cut to what a test can run.
+FEWER_STEPS = {
+    "num_train_steps": "6",
+    "num_warmup_steps": "1",
+    "eval_every_steps": "3",
+    "dupe_factor": "2",
+    "num_train_epochs": "1",
+    "restarts": "2",
+    "learning_rates": "1e-3",
+}
+
+
+@pytest.mark.large
+def test_pretraining_recipe_commands_run_as_written(tmp_path, minilm_encoder):
+    """docs/pretraining.md's commands, in order, on a tiny corpus with fewer
+    steps: a vocabulary, records, pre-training from scratch with held-out
+    curves, fine-tuning from its folder, and continuing a release."""
+    write_corpus(tmp_path / "corpus")
+    held_out = ["The dog ran along the river.", "It came back at night.", ""] * 6
+    (tmp_path / "heldout.txt").write_text("\n".join(held_out), encoding="utf-8")
+    (tmp_path / "task").mkdir()
+    for split, count in (("train", 24), ("dev", 8)):
+        rows = [
+            f"{'a fine sunny day' if i % 2 else 'a cold and rainy night'} {i}\t{i % 2}"
+            for i in range(count)
+        ]
+        (tmp_path / "task" / f"{split}.tsv").write_text(
+            "text\tlabel\n" + "\n".join(rows) + "\n", encoding="utf-8"
+        )
+    page = "docs/pretraining.md"
+    config = block_in(page, "The path", '"vocab_size"')
+    (tmp_path / "bert_config.json").write_text(config.code, encoding="utf-8")
+    write_release(minilm_encoder, tmp_path, "release")
+    for block in (
+        block_in(page, "The path", "build_vocab.py"),
+        block_in(page, "The path", "--init_checkpoint=release"),
+    ):
+        for argv in commands(block.code):
+            argv = [
+                re.sub(
+                    r"^--(\w+)=.*$",
+                    lambda m: f"--{m[1]}={FEWER_STEPS[m[1]]}" if m[1] in FEWER_STEPS else m[0],
+                    arg,
+                )
+                for arg in argv
+            ]
+            finished = subprocess.run(
+                [sys.executable, os.path.join(REPO, argv[1]), *argv[2:]],
+                cwd=tmp_path,
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+            assert finished.returncode == 0, f"{block.where} {argv}: {finished.stderr[-3000:]}"
+    history = (tmp_path / "pretrained" / "eval_history.csv").read_text().splitlines()
+    assert [line.split(",")[0] for line in history] == ["step", "3", "6"]
+    assert (tmp_path / "pretrained" / "eval_history.png").exists()
+    sweep = json.loads((tmp_path / "classifier" / "sweep_results.json").read_text())
+    assert len(sweep["configurations"][0]["runs"]) == 2
+    assert (tmp_path / "continued" / "model.ckpt-6.index").exists()
+
+
 @pytest.fixture(scope="module")
 def minilm_encoder():
     import bert_tf

@@ -84,7 +84,7 @@ class PretrainingRunner(TaskRunner):
         options = self.options
         self.input_files = expand_input_patterns(options.input_file)
         self.eval_files = self.input_files
-        if options.eval_input_file and options.run.do_eval:
+        if options.eval_input_file:  # validate: only with --do_eval
             self.eval_files = expand_input_patterns(options.eval_input_file, "--eval_input_file")
         record_files = self.record_files()
         if options.skip_corrupt_records:
