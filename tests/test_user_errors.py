@@ -735,7 +735,10 @@ def test_pretraining_records_and_the_readme_glob(server, pretraining_records):
         ),
     )
     assert trained.status == 0, trained.stderr[-3000:]
-    assert trained.stdout.splitlines() == [f"checkpoint: {tmp_path}/out/model.ckpt-2"]
+    assert trained.stdout.splitlines() == [
+        f"model config: {tmp_path}/out/bert_config.json",
+        f"checkpoint: {tmp_path}/out/model.ckpt-2",
+    ]
 
 
 def _record_offsets(path):
