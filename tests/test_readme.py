@@ -121,10 +121,12 @@ def test_readme_make_targets_exist():
     assert not missing, "\n".join(missing)
 
 
-def run_commands(block, cwd):
-    """Runs the `python` commands of `block` in `cwd` as a user's shell would."""
+def run_commands(block, cwd, overrides=None):
+    """Runs the `python` commands of `block` in `cwd` as a user's shell would,
+    with the values of the flags in `overrides` ({name: value}) replaced."""
     for argv in commands(block.code):
         assert argv[0] == "python", argv
+        argv = [_overridden(arg, overrides or {}) for arg in argv]
         finished = subprocess.run(
             [sys.executable, os.path.join(REPO, argv[1]), *argv[2:]],
             cwd=cwd,
@@ -133,6 +135,11 @@ def run_commands(block, cwd):
             timeout=600,
         )
         assert finished.returncode == 0, f"{block.where} {argv}: {finished.stderr[-3000:]}"
+
+
+def _overridden(arg, overrides):
+    flag = re.match(r"--(\w+)=", arg)
+    return f"--{flag[1]}={overrides[flag[1]]}" if flag and flag[1] in overrides else arg
 
 
 def write_corpus(folder):
@@ -202,27 +209,8 @@ def test_pretraining_recipe_commands_run_as_written(tmp_path, minilm_encoder):
     config = block_in(page, "The path", '"vocab_size"')
     (tmp_path / "bert_config.json").write_text(config.code, encoding="utf-8")
     write_release(minilm_encoder, tmp_path, "release")
-    for block in (
-        block_in(page, "The path", "build_vocab.py"),
-        block_in(page, "The path", "--init_checkpoint=release"),
-    ):
-        for argv in commands(block.code):
-            argv = [
-                re.sub(
-                    r"^--(\w+)=.*$",
-                    lambda m: f"--{m[1]}={FEWER_STEPS[m[1]]}" if m[1] in FEWER_STEPS else m[0],
-                    arg,
-                )
-                for arg in argv
-            ]
-            finished = subprocess.run(
-                [sys.executable, os.path.join(REPO, argv[1]), *argv[2:]],
-                cwd=tmp_path,
-                capture_output=True,
-                text=True,
-                timeout=600,
-            )
-            assert finished.returncode == 0, f"{block.where} {argv}: {finished.stderr[-3000:]}"
+    for containing in ("build_vocab.py", "--init_checkpoint=release"):
+        run_commands(block_in(page, "The path", containing), tmp_path, FEWER_STEPS)
     history = (tmp_path / "pretrained" / "eval_history.csv").read_text().splitlines()
     assert [line.split(",")[0] for line in history] == ["step", "3", "6"]
     assert (tmp_path / "pretrained" / "eval_history.png").exists()
