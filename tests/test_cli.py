@@ -169,6 +169,7 @@ TRAINING = {
     "steps_per_loop": 1000,
     "optimizer": "adamw",
     "gradient_accumulation_steps": 1,
+    "recompute": "none",
     "weight_decay_rate": 0.01,
 }
 CLASSIFIER_DATA = {

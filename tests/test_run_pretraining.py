@@ -10,6 +10,7 @@ from pretraining_records import write_records
 from bert_tf.checkpoints import save_tf1_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.errors import CheckpointError, InputError
+from bert_tf.modeling import layers
 from bert_tf.modeling.models import BertPretrainingModel
 from bert_tf.options import build, replace
 from bert_tf.tasks.options import PretrainingOptions
@@ -259,6 +260,45 @@ def test_float16_with_accumulation_resumes_like_an_uninterrupted_run(setup):
     for name, value in finished.items():
         np.testing.assert_allclose(
             resumed.get_tensor(name), value, rtol=1e-5, atol=1e-7, err_msg=name
+        )
+
+
+def test_recompute_trains_as_keeping_the_activations(setup, monkeypatch):
+    """--recompute=layer with accumulated micro-batches: the layers' functions
+    are recomputed, and the weights after 6 updates are those of the run
+    that keeps every activation."""
+    asked = []
+    original = layers.recomputed
+
+    def counting(function, recompute):
+        asked.append(recompute)
+        return original(function, recompute)
+
+    monkeypatch.setattr(layers, "recomputed", counting)
+    weights = {}
+    for mode in ("none", "layer"):
+        run = options(
+            setup,
+            f"recompute-{mode}",
+            do_train=True,
+            recompute=mode,
+            gradient_accumulation_steps=2,
+            deterministic=True,
+            num_train_steps=6,
+        )
+        run_pretraining(run)
+        saved = str(setup[2] / f"recompute-{mode}" / "model.ckpt-6")
+        weights[mode] = {
+            name: tf.train.load_checkpoint(saved).get_tensor(name)
+            for name, _ in tf.train.list_variables(saved)
+            if name.startswith(("bert/", "cls/"))
+        }
+        assert any(asked) == (mode == "layer")
+        del asked[:]
+    assert weights["none"].keys() == weights["layer"].keys() and weights["none"]
+    for name, value in weights["none"].items():
+        np.testing.assert_allclose(
+            weights["layer"][name], value, rtol=1e-5, atol=1e-6, err_msg=name
         )
 
 

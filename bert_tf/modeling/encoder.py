@@ -7,7 +7,8 @@ from keras import ops
 from bert_tf.accelerators import is_tpu_strategy
 from bert_tf.checkpoints.loading import load_pretrained
 from bert_tf.config import BertConfig
-from bert_tf.modeling.layers import BertEmbeddings, TransformerBlock, dense
+from bert_tf.errors import InputError
+from bert_tf.modeling.layers import RECOMPUTE_MODES, BertEmbeddings, TransformerBlock, dense
 from bert_tf.modeling.token_layout import PADDED, RealTokens
 
 
@@ -23,9 +24,16 @@ class BertEncoder(keras.Model):
       - `encoder_outputs`: list of `[batch, seq, hidden]`, every layer;
       - `embedding_output`: `[batch, seq, hidden]`.
     Weights exist as soon as the encoder is constructed.
+
+    `recompute` trades time for memory in training (gradient checkpointing):
+    "layer" keeps each transformer layer's input alone and recomputes the
+    rest of its activations in the backward pass, "attention" only the
+    `[batch, heads, seq, seq]` attention scores and probabilities; "none"
+    keeps everything. Losses and gradients are the same. Set it before the
+    training step is first traced (`fit`, or the constructor).
     """
 
-    def __init__(self, config, **kwargs):
+    def __init__(self, config, recompute="none", **kwargs):
         kwargs.setdefault("name", "bert_encoder")
         super().__init__(**kwargs)
         self.config = config if isinstance(config, BertConfig) else BertConfig.from_dict(config)
@@ -35,7 +43,22 @@ class BertEncoder(keras.Model):
             TransformerBlock(c, name=f"layer_{i}") for i in range(c.num_hidden_layers)
         ]
         self.pooler = dense(c.hidden_size, c, "pooler", activation="tanh")
+        self.recompute = recompute
         self.build()
+
+    @property
+    def recompute(self):
+        return self._recompute
+
+    @recompute.setter
+    def recompute(self, mode):
+        if mode not in RECOMPUTE_MODES:
+            raise InputError(
+                f"recompute={mode!r}: expected one of {', '.join(map(repr, RECOMPUTE_MODES))}"
+            )
+        self._recompute = mode
+        for layer in self.transformer_layers:
+            layer.recompute = mode
 
     @classmethod
     def from_pretrained(cls, path, **kwargs):
@@ -95,4 +118,7 @@ class BertEncoder(keras.Model):
         }
 
     def get_config(self):
-        return {"name": self.name, "config": self.config.to_dict()}
+        config = {"name": self.name, "config": self.config.to_dict()}
+        if self.recompute != "none":
+            config["recompute"] = self.recompute
+        return config

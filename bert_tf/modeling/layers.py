@@ -15,6 +15,10 @@ from bert_tf.modeling.token_layout import PADDED
 
 LAYER_NORM_EPSILON = 1e-12
 MASK_ADDER = -10000.0
+# What a training step recomputes in its backward pass instead of keeping:
+# nothing, each transformer layer's activations, or the attention's
+# [batch, heads, seq, seq] scores and probabilities.
+RECOMPUTE_MODES = ("none", "layer", "attention")
 
 
 def initializer(config):
@@ -43,6 +47,32 @@ def fused_gelu_dense(layer, x):
     bias = ops.cast(layer.bias, rows.dtype)
     expanded = tf.nn.gelu(tf.nn.bias_add(tf.matmul(rows, kernel), bias), approximate=True)
     return tf.reshape(expanded, tf.concat([tf.shape(x)[:-1], [layer.units]], 0))
+
+
+def draw_dropout_seed(dropout, training):
+    """The seed the Keras `dropout` layer would draw now (advancing its
+    generator), or None where it would not drop. Drawn outside a recomputed
+    function, so that its recomputation drops the same units."""
+    if training and dropout.rate > 0:
+        return dropout.seed_generator.next()
+    return None
+
+
+def seeded_dropout(x, rate, seed):
+    """What `keras.layers.Dropout` computes in training, on a seed from
+    `draw_dropout_seed` (None: `x` unchanged)."""
+    if seed is None:
+        return x
+    if seed.dtype != tf.int32:  # Keras keeps seeds int64; stateless ops want int32
+        seed = tf.cast(tf.math.floormod(seed, tf.int32.max - 1), tf.int32)
+    return tf.nn.experimental.stateless_dropout(x, rate=rate, seed=seed)
+
+
+def recomputed(function, recompute):
+    """`function`, whose activations the backward pass recomputes (instead of
+    keeping them) when `recompute`. Gradients flow to its tensor arguments
+    and the variables it reads, not to tensors it captures."""
+    return tf.recompute_grad(function) if recompute else function
 
 
 class ConfigLayer(keras.layers.Layer):
@@ -144,19 +174,39 @@ class SelfAttention(ConfigLayer):
         shape = ops.shape(x)
         return ops.reshape(x, (shape[0], shape[1], c.num_attention_heads, c.attention_head_size))
 
-    def call(self, hidden, input_mask, training=None, tokens=PADDED, first_token_only=False):
+    def call(
+        self,
+        hidden,
+        input_mask,
+        training=None,
+        tokens=PADDED,
+        first_token_only=False,
+        dropout_seed=None,
+        recompute=False,
+    ):
+        """`dropout_seed`: the probabilities' dropout seed when drawn by the
+        caller (`draw_dropout_seed`); `recompute`: scores, mask, softmax and
+        dropout recomputed in the backward pass (only the seed and the
+        query, key and value projections are kept)."""
         c = self.config
+        if training and dropout_seed is None:
+            dropout_seed = draw_dropout_seed(self.dropout, training)
         if first_token_only:
             query = self._split_heads(self.query(tokens.first(hidden))[:, None, :])
         else:
             query = self._split_heads(tokens.unpack(self.query(hidden)))
         key = self._split_heads(tokens.unpack(self.key(hidden)))
         value = self._split_heads(tokens.unpack(self.value(hidden)))
-        scores = ops.einsum("bfnd,btnd->bnft", query, key)
-        scores = ops.cast(scores, "float32") * (1.0 / float(c.attention_head_size) ** 0.5)
-        probs = ops.softmax(scores + attention_mask_adder(input_mask), axis=-1)
-        probs = self.dropout(probs, training=training)
-        context = ops.einsum("bnft,btnd->bfnd", ops.cast(probs, self.compute_dtype), value)
+        mask_adder = attention_mask_adder(input_mask)
+
+        def attend(query, key, value):
+            scores = ops.einsum("bfnd,btnd->bnft", query, key)
+            scores = ops.cast(scores, "float32") * (1.0 / float(c.attention_head_size) ** 0.5)
+            probs = ops.softmax(scores + mask_adder, axis=-1)
+            probs = seeded_dropout(probs, self.dropout.rate, dropout_seed)
+            return ops.einsum("bnft,btnd->bfnd", ops.cast(probs, self.compute_dtype), value)
+
+        context = recomputed(attend, recompute and training)(query, key, value)
         shape = ops.shape(context)
         context = ops.reshape(context, (shape[0], shape[1], c.hidden_size))
         return context[:, 0] if first_token_only else tokens.pack(context)
@@ -169,11 +219,14 @@ class TransformerBlock(ConfigLayer):
     Call: `hidden [batch, seq, hidden]` (or in `tokens`' layout), int
     `input_mask [batch, seq]` -> the same layout. With `first_token_only`,
     the layer's output for each sequence's first token alone, `[batch, hidden]`.
+    `recompute` (one of `RECOMPUTE_MODES`): what training recomputes in the
+    backward pass instead of keeping; the results are the same.
     """
 
-    def __init__(self, config, **kwargs):
+    def __init__(self, config, recompute="none", **kwargs):
         super().__init__(config, **kwargs)
         c = self.config
+        self.recompute = recompute
         self.attention = SelfAttention(c, name="attention")
         self.attention_output = dense(c.hidden_size, c, "attention_output")
         self.attention_layer_norm = layer_norm("attention_layer_norm")
@@ -194,19 +247,35 @@ class TransformerBlock(ConfigLayer):
         self.output_layer_norm.build((None, None, c.hidden_size))
 
     def call(self, hidden, input_mask, training=None, tokens=PADDED, first_token_only=False):
-        context = self.attention(
-            hidden, input_mask, training=training, tokens=tokens, first_token_only=first_token_only
-        )
-        if first_token_only:
-            hidden = tokens.first(hidden)
-        attended = self.dropout(self.attention_output(context), training=training)
-        attended = ops.cast(self.attention_layer_norm(attended + hidden), self.compute_dtype)
-        if self.intermediate.activation is gelu and not training:
-            expanded = self.output_dense(fused_gelu_dense(self.intermediate, attended))
-        else:
-            expanded = self.output_dense(self.intermediate(attended))
-        expanded = self.dropout(expanded, training=training)
-        return ops.cast(self.output_layer_norm(expanded + attended), self.compute_dtype)
+        # Drawn here, outside what may be recomputed, in the order the layers drop.
+        seeds = [draw_dropout_seed(self.attention.dropout, training)]
+        seeds += [draw_dropout_seed(self.dropout, training) for _ in range(2)]
+
+        def transform(hidden):
+            context = self.attention(
+                hidden,
+                input_mask,
+                training=training,
+                tokens=tokens,
+                first_token_only=first_token_only,
+                dropout_seed=seeds[0],
+                recompute=self.recompute == "attention",
+            )
+            if first_token_only:
+                hidden = tokens.first(hidden)
+            attended = seeded_dropout(self.attention_output(context), self.dropout.rate, seeds[1])
+            attended = ops.cast(self.attention_layer_norm(attended + hidden), self.compute_dtype)
+            if self.intermediate.activation is gelu and not training:
+                expanded = self.output_dense(fused_gelu_dense(self.intermediate, attended))
+            else:
+                expanded = self.output_dense(self.intermediate(attended))
+            expanded = seeded_dropout(expanded, self.dropout.rate, seeds[2])
+            return ops.cast(self.output_layer_norm(expanded + attended), self.compute_dtype)
+
+        return recomputed(transform, training and self.recompute == "layer")(hidden)
+
+    def get_config(self):
+        return {**super().get_config(), "recompute": self.recompute}
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")

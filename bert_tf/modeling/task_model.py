@@ -31,17 +31,19 @@ class TaskModel(keras.Model):
     `preprocessor` (a `BertPreprocessor`; `from_pretrained` attaches one when
     it finds the vocab), models with a `text_layout` `fit`, `evaluate` and
     `predict` on raw text of that layout too. `compile()` defaults to the
-    original's AdamW and the task's loss and metrics.
+    original's AdamW and the task's loss and metrics. `recompute`: the
+    encoder's (`BertEncoder`), "none", "layer" or "attention", to train in
+    less memory; `model.encoder.recompute` changes it before `fit`.
     """
 
     # The raw text `fit` / `evaluate` / `predict` take through the preprocessor
     # (`preprocessor.TEXTS` or `CHOICES`), or None.
     text_layout = None
 
-    def __init__(self, config, preprocessor=None, **kwargs):
+    def __init__(self, config, preprocessor=None, recompute="none", **kwargs):
         super().__init__(**kwargs)
         self.config = config if isinstance(config, BertConfig) else BertConfig.from_dict(config)
-        self.encoder = BertEncoder(self.config)
+        self.encoder = BertEncoder(self.config, recompute=recompute)
         if isinstance(preprocessor, dict):
             preprocessor = keras.saving.deserialize_keras_object(preprocessor)
         self.preprocessor = preprocessor
@@ -53,6 +55,8 @@ class TaskModel(keras.Model):
 
     def get_config(self):
         config = {"name": self.name, "config": self.config.to_dict()}
+        if self.encoder.recompute != "none":
+            config["recompute"] = self.encoder.recompute
         if self.preprocessor is not None:
             config["preprocessor"] = keras.saving.serialize_keras_object(self.preprocessor)
         return config

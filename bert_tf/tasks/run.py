@@ -159,6 +159,7 @@ def _train_and_use(runner, config):
         )
         with strategy.scope(), initializers.deferred_draws() as draws:
             model = runner.build_model(config)
+            model.encoder.recompute = training.recompute
             if options.run.do_train:
                 num_train_steps, num_warmup_steps = runner.train_schedule()
                 optimizer = distribution.with_loss_scaling(

@@ -14,7 +14,7 @@ from absl import logging
 
 from bert_tf.accelerators import is_tpu_strategy, runs_on_cpu
 from bert_tf.errors import InputError
-from bert_tf.training.cpu_bfloat16 import fast_bfloat16
+from bert_tf.training.cpu_bfloat16 import slower_bfloat16
 from bert_tf.training.options import DTYPES, STRATEGY_NAMES, check_choice
 
 
@@ -99,10 +99,12 @@ def set_precision_policy(dtype, strategy):
     if dtype == "mixed_float16" and is_tpu_strategy(strategy):
         raise InputError("--dtype mixed_float16 is not supported on TPU; use mixed_bfloat16")
     keras.mixed_precision.set_dtype_policy(dtype)
-    if dtype == "mixed_bfloat16" and runs_on_cpu(strategy) and fast_bfloat16() is False:
+    slower = dtype == "mixed_bfloat16" and runs_on_cpu(strategy) and slower_bfloat16()
+    if slower:
         logging.warning(
-            "--dtype=mixed_bfloat16 on a CPU without AMX: slower than float32 here; "
-            "see docs/performance.md, bfloat16 on the CPU"
+            "--dtype=mixed_bfloat16 on a CPU %s: measured slower than float32 on such "
+            "a CPU; see docs/performance.md, bfloat16 on the CPU",
+            slower,
         )
     return dtype == "mixed_float16"
 

@@ -11,6 +11,8 @@ STRATEGY_NAMES = ("tpu", "mirrored", "multi_worker_mirrored", "one_device", "off
 DTYPES = ("float32", "mixed_float16", "mixed_bfloat16")
 # The keys of `optimization.OPTIMIZERS` (a test keeps them equal).
 OPTIMIZER_NAMES = ("adamw", "bert_adam", "lamb")
+# `modeling.layers.RECOMPUTE_MODES` (a test keeps them equal).
+RECOMPUTE_MODES = ("none", "layer", "attention")
 
 
 def check_choice(flag_name, value, choices):
@@ -79,6 +81,12 @@ class TrainingOptions(Options):
     eval_batch_size: int = option(8, "Global evaluation batch size.", at_least=1)
     predict_batch_size: int = option(8, "Global prediction batch size.", at_least=1)
     gradient_accumulation_steps: int = option(1, "Batches averaged per update.", at_least=1)
+    recompute: str = option(
+        "none",
+        "Recompute activations in the backward pass instead of keeping them, to train "
+        "larger batches or longer sequences in less memory: layer (each transformer "
+        "layer's; the least memory), attention (the attention scores alone), none.",
+    )
     steps_per_loop: int = option(
         1000,
         "At most this many train steps per tf.function call (fewer when a progress "
@@ -90,3 +98,4 @@ class TrainingOptions(Options):
     def __post_init__(self):
         super().__post_init__()
         check_choice("optimizer", self.optimizer, OPTIMIZER_NAMES)
+        check_choice("recompute", self.recompute, RECOMPUTE_MODES)
