@@ -9,16 +9,18 @@ peak memory: the process's peak resident set on the CPU, TensorFlow's peak
 allocation (`tf.config.experimental.get_memory_info`) on a GPU. The step's
 seconds (the third step's) come with it, so the cost of recomputing shows.
 
-The largest batch within `--budget_gb`: peak memory grows linearly with the
-batch, so the bench measures batches 1 and 2, predicts the largest batch
-from the line, measures that batch (stepping down until it fits) and the one
-above it (which must not).
+The largest batch within `--budget_gb`: peak memory grows about linearly
+with the batch, so the bench measures batches 1 and 2 and then probes where
+the line through the two nearest measurements meets the budget, until the
+batch it reports fits and the one above it (measured too) does not. With
+`--cache`, a rerun measures only what the cache lacks.
 
     python bench/memory.py [--models=base,large] [--seq_lengths=128,384,512] \\
         [--recompute=none,layer,attention] [--dtypes=float32] [--budget_gb=12] \\
-        [--batches=8] [--max_batch=64]
+        [--batches=8] [--max_batch=64] [--cache=memory_cache.json]
 """
 
+import functools
 import json
 import os
 import resource
@@ -38,7 +40,12 @@ flags.DEFINE_list("batches", [], "Also measure these batch sizes in every settin
 flags.DEFINE_float("budget_gb", 12.0, "Memory budget for the largest batch (GB = 10^9 bytes).")
 flags.DEFINE_integer("max_batch", 64, "Search no batch above this.")
 flags.DEFINE_integer("predictions", 20, "Masked positions per sequence.")
-flags.DEFINE_string("output", None, "Also write the measurements to this JSON file.")
+flags.DEFINE_string("output", None, "Also write the table's rows to this JSON file.")
+flags.DEFINE_string(
+    "cache",
+    None,
+    "Keep each measurement in this JSON file; a rerun measures only what is not there.",
+)
 flags.DEFINE_string("step", None, "Internal: measure one step, model,seq,batch,recompute,dtype.")
 FLAGS = flags.FLAGS
 
@@ -71,43 +78,63 @@ def measure_step(model, seq, batch, recompute, dtype):
     return {"peak_gb": peak / GB, "step_s": step_s}
 
 
-def measured(model, seq, batch, recompute, dtype):
-    """`measure_step` in a fresh process; None when it ran out of memory."""
+def measured(model, seq, batch, recompute, dtype, cache):
+    """`measure_step` in a fresh process (None: it ran out of memory),
+    remembered in `cache` (a dict saved to `--cache`)."""
     setting = f"{model},{seq},{batch},{recompute},{dtype}"
-    done = subprocess.run(
-        [sys.executable, os.path.abspath(__file__), f"--step={setting}"],
-        capture_output=True,
-        text=True,
-    )
-    if done.returncode != 0:
-        if done.returncode in (-9, 137) or "ResourceExhaustedError" in done.stderr:
-            print(f"  {setting}: out of memory", flush=True)
-            return None
-        raise RuntimeError(f"{setting} failed:\n{done.stderr[-3000:]}")
-    result = json.loads(done.stdout.strip().splitlines()[-1])
-    print(f"  {setting}: {result['peak_gb']:.2f} GB, step {result['step_s']:.2f} s", flush=True)
+    if setting not in cache:
+        done = subprocess.run(
+            [sys.executable, os.path.abspath(__file__), f"--step={setting}"],
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode == 0:
+            cache[setting] = json.loads(done.stdout.strip().splitlines()[-1])
+        elif done.returncode in (-9, 137) or "ResourceExhaustedError" in done.stderr:
+            cache[setting] = None
+        else:
+            raise RuntimeError(f"{setting} failed:\n{done.stderr[-3000:]}")
+        if FLAGS.cache:
+            with open(FLAGS.cache + ".tmp", "w") as f:
+                json.dump(cache, f, indent=1)
+            os.replace(FLAGS.cache + ".tmp", FLAGS.cache)
+    result = cache[setting]
+    if result is None:
+        print(f"  {setting}: out of memory", flush=True)
+    else:
+        print(f"  {setting}: {result['peak_gb']:.2f} GB, step {result['step_s']:.2f} s", flush=True)
     return result
 
 
-def largest_batch(model, seq, recompute, dtype, runs):
-    """The largest batch whose step fits `--budget_gb` (0: not even one);
-    `runs` collects every measurement by batch."""
+def largest_batch(measure):
+    """The largest batch whose step fits `--budget_gb` (0: not even one) and
+    `{batch: measure(batch)}` of the batches it tried. Peak memory is about
+    linear in the batch: each probe is where the line through the two
+    nearest measurements meets the budget, until a batch fits and the one
+    above it (measured too) does not."""
+    runs = {}
 
     def peak(batch):
         if batch not in runs:
-            runs[batch] = measured(model, seq, batch, recompute, dtype)
+            runs[batch] = measure(batch)
         return float("inf") if runs[batch] is None else runs[batch]["peak_gb"]
 
-    one, two = peak(1), peak(2)
-    if one > FLAGS.budget_gb:
-        return 0
-    slope = max(two - one, 1e-3)
-    batch = min(FLAGS.max_batch, max(1, int(1 + (FLAGS.budget_gb - one) / slope)))
-    while batch > 1 and peak(batch) > FLAGS.budget_gb:
-        batch -= 1
-    while batch < FLAGS.max_batch and peak(batch + 1) <= FLAGS.budget_gb:
-        batch += 1
-    return batch
+    if peak(1) > FLAGS.budget_gb:
+        return 0, runs
+    peak(2)
+    fitting, too_large = max(b for b in runs if peak(b) <= FLAGS.budget_gb), FLAGS.max_batch + 1
+    while too_large - fitting > 1:
+        below = sorted(b for b in runs if peak(b) <= FLAGS.budget_gb)[-2:]
+        above = min((b for b in runs if b > fitting and peak(b) < float("inf")), default=None)
+        low, high = (below[0], below[1]) if above is None else (fitting, above)
+        slope = max((peak(high) - peak(low)) / (high - low), 1e-3)
+        probe = int(low + (FLAGS.budget_gb - peak(low)) / slope)
+        probe = min(max(probe, fitting + 1), too_large - 1)
+        if peak(probe) <= FLAGS.budget_gb:
+            fitting = probe
+        else:
+            too_large = probe
+    return fitting, runs
 
 
 def main(argv):
@@ -116,16 +143,21 @@ def main(argv):
         model, seq, batch, recompute, dtype = FLAGS.step.split(",")
         print(json.dumps(measure_step(model, int(seq), int(batch), recompute, dtype)))
         return
+    cache = {}
+    if FLAGS.cache and os.path.exists(FLAGS.cache):
+        with open(FLAGS.cache) as f:
+            cache = json.load(f)
     rows = []
     for model in FLAGS.models:
         for seq in map(int, FLAGS.seq_lengths):
             for dtype in FLAGS.dtypes:
                 for recompute in FLAGS.recompute:
                     print(f"{model} seq {seq} {dtype} recompute={recompute}", flush=True)
-                    runs = {}
-                    for batch in map(int, FLAGS.batches):
-                        runs[batch] = measured(model, seq, batch, recompute, dtype)
-                    fits = largest_batch(model, seq, recompute, dtype, runs)
+                    measure = functools.partial(
+                        measured, model, seq, recompute=recompute, dtype=dtype, cache=cache
+                    )
+                    fits, runs = largest_batch(measure)
+                    runs.update({int(b): measure(int(b)) for b in FLAGS.batches})
                     rows.append(
                         {
                             "model": model,

@@ -63,10 +63,11 @@ def make_trainer(
     steps_per_loop=1,
     loss_scaling=False,
     gradient_accumulation_steps=1,
+    recompute="none",
 ):
     keras.utils.set_random_seed(0)
     with strategy.scope():
-        model = BertPretrainingModel(CONFIG)
+        model = BertPretrainingModel(CONFIG, recompute=recompute)
         if initial_weights is not None:
             model.set_weights(initial_weights)
         opt = create_optimizer(optimizer, 1e-3, num_steps, 2)
@@ -151,6 +152,14 @@ def _mirrored(out, data_dir):
     accumulated = _single_and_mirrored(
         strategy, data_dir, "-accumulated", num_steps=3, gradient_accumulation_steps=2
     )
+    recomputed = _single_and_mirrored(
+        strategy,
+        data_dir,
+        "-recomputed",
+        num_steps=3,
+        gradient_accumulation_steps=2,
+        recompute="layer",
+    )
     json.dump(
         {
             "replicas": strategy.num_replicas_in_sync,
@@ -160,6 +169,7 @@ def _mirrored(out, data_dir):
             "metrics_diff": metrics_diff,
             "predictions_diff": predictions_diff,
             "accumulated": accumulated,
+            "recomputed": recomputed,
         },
         open(out, "w"),
     )

@@ -36,3 +36,42 @@ def test_gpu_throughput_smoke_runs_and_reports_utilisation(tmp_path):
     assert set(result["forward_sequences_per_second"]) == {"plain", "xla"}
     assert min(result["forward_sequences_per_second"].values()) > 0
     assert "peak 0.5 TFLOP/s" in run.stdout
+
+
+def memory_bench(*flags):
+    run = subprocess.run(
+        [sys.executable, os.path.join(REPO, "bench", "memory.py"), *flags],
+        capture_output=True,
+        text=True,
+        timeout=HANG_TIMEOUT,
+        cwd=os.path.join(REPO, "bench"),
+    )
+    assert run.returncode == 0, (run.stdout[-3000:], run.stderr[-3000:])
+    return run.stdout
+
+
+@pytest.mark.large
+def test_memory_bench_finds_the_largest_batch_and_recomputing_keeps_less(tmp_path):
+    """On a tiny model at seq 512, where the attention's activations are most
+    of what a step keeps: the largest batch within a budget just above
+    batch 1's peak is one whose peak fits and whose successor's does not,
+    and recomputing keeps less at batch 16 and fits a larger batch."""
+    one = json.loads(memory_bench("--step=tiny,512,1,none,float32").splitlines()[-1])
+    budget = one["peak_gb"] + 0.15
+    output = tmp_path / "memory.json"
+    memory_bench(
+        "--models=tiny",
+        "--seq_lengths=512",
+        "--recompute=none,layer",
+        "--batches=16",
+        f"--budget_gb={budget}",
+        "--max_batch=32",
+        f"--output={output}",
+    )
+    rows = {row["recompute"]: row for row in json.loads(output.read_text())}
+    for row in rows.values():
+        largest, runs = row["largest_batch"], row["runs"]
+        assert largest >= 1 and runs[str(largest)]["peak_gb"] <= budget
+        assert runs[str(largest + 1)]["peak_gb"] > budget
+    assert rows["layer"]["runs"]["16"]["peak_gb"] < rows["none"]["runs"]["16"]["peak_gb"]
+    assert rows["layer"]["largest_batch"] > rows["none"]["largest_batch"]

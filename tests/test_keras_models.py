@@ -309,22 +309,22 @@ def test_bad_arguments_are_refused_at_once_in_one_line(tiny_config, tmp_path):
     for length in (0, -8, 513):
         with pytest.raises(
             InputError,
-            match=rf"^max_seq_length={length}: expected an integer from 2 to "
-            r"max_position_embeddings=512$",
+            match=rf"^max_seq_length={length}: expected a whole number in \[2, 512\] "
+            r"\(max_position_embeddings\)$",
         ):
             bert_tf.BertClassifier.from_pretrained(
                 minilm_dir(), num_labels=2, max_seq_length=length
             )
     tokenizer = tiny_tokenizer(tmp_path)
-    with pytest.raises(InputError, match=r"^max_seq_length=1: expected an integer of at least 2$"):
+    with pytest.raises(InputError, match=r"^max_seq_length=1: expected a whole number >= 2$"):
         bert_tf.BertPreprocessor(tokenizer, max_seq_length=1)
     for name, value in (("num_labels", 0), ("num_labels", -1), ("num_classes", 0)):
-        with pytest.raises(
-            InputError, match=rf"^{name}={value}: expected an integer of at least 1$"
-        ):
+        with pytest.raises(InputError, match=rf"^{name}={value}: expected a whole number >= 1$"):
             bert_tf.BertClassifier(tiny_config, **{name: value})
-    with pytest.raises(InputError, match=r"^num_choices=0: expected an integer of at least 1$"):
+    with pytest.raises(InputError, match=r"^num_choices=0: expected a whole number >= 1$"):
         bert_tf.BertMultipleChoice(tiny_config, num_choices=0)
+    with pytest.raises(InputError, match=r"^BertClassifier got no examples: x is empty$"):
+        bert_tf.BertClassifier(tiny_config, 2).predict([])
     preprocessor = bert_tf.BertPreprocessor(tokenizer, max_seq_length=16)
     classifier = bert_tf.BertClassifier(
         tiny_config, label_names=["neg", "pos"], preprocessor=preprocessor

@@ -79,6 +79,11 @@ def test_mirrored_over_two_cpus_equals_one_device(tmp_path):
     assert len(single) == 3
     np.testing.assert_allclose(mirrored, single, rtol=1e-5)
     assert final_diff < 1e-5
+    # ... and so does it with each layer recomputed, on both.
+    recomputed_single, recomputed_mirrored, final_diff = result["recomputed"]
+    np.testing.assert_allclose(recomputed_single, single, rtol=1e-5)
+    np.testing.assert_allclose(recomputed_mirrored, single, rtol=1e-5)
+    assert final_diff < 1e-5
 
 
 def free_port():

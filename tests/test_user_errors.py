@@ -283,6 +283,12 @@ def error_cases():
             ["--task_name", "--data_dir"],
         ),
         ("unknown flag", CLASSIFIER, classifier("--do_train", "--num_epochs=3"), ["num_epochs"]),
+        (
+            "data_dir missing",
+            CLASSIFIER,
+            lambda m, d, b, out: classifier_flags(m, b["root"] + "/missing", out, "--do_train"),
+            ["--data_dir", "missing does not exist"],
+        ),
         ("no mode", CLASSIFIER, classifier(), ["--do_train"]),
         (
             "output_dir is a file",

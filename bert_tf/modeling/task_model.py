@@ -15,6 +15,7 @@ from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.first_step import FirstStepNotice
+from bert_tf.options import Range
 from bert_tf.text.preprocessor import (
     INPUT_NAMES,
     dataset_text_layout,
@@ -169,6 +170,8 @@ class TaskModel(keras.Model):
     def _text_data(self, x, y, sample_weight, batch_size, shuffle):
         """Raw text -> `(dataset, None, None, None)` through the preprocessor;
         other data as it is."""
+        if isinstance(x, (list, tuple)) and len(x) == 0:
+            raise InputError(f"{type(self).__name__} got no examples: x is empty")
         layout = dataset_text_layout(x) if isinstance(x, tf.data.Dataset) else text_layout(x)
         if layout is None:
             return x, y, sample_weight, batch_size
@@ -272,7 +275,7 @@ def positive_count(name, value):
     """`value` (a count of labels, choices ...) as an int; InputError naming
     `name` unless it is an integer of at least 1."""
     if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
-        raise InputError(f"{name}={value!r}: expected an integer of at least 1")
+        raise InputError(f"{name}={value!r}: expected {Range(at_least=1).describe(int)}")
     return int(value)
 
 

@@ -23,7 +23,7 @@ from bert_tf.errors import InputError
 from bert_tf.export.common import check_export_dir
 from bert_tf.files import check_output_dir
 from bert_tf.optimization import create_optimizer
-from bert_tf.options import flag_names
+from bert_tf.options import flag_fields, flag_names
 from bert_tf.tasks.model_setup import (
     length_multiple,
     warm_start,
@@ -51,10 +51,22 @@ def _check_shared_options(options):
         modes = [f"--{name}" for _, name in modes]
         listed = ", ".join(modes[:-1]) + " or " + modes[-1] if len(modes) > 1 else modes[0]
         raise InputError(f"at least one of {listed} must be set")
+    data_dir = _flag_value(options, "data_dir")
+    if data_dir and not files.exists(data_dir):
+        raise InputError(f"--data_dir {data_dir} does not exist")
     check_output_dir(options.run.output_dir, "--output_dir")
     _check_eval_during_training(options)
     if options.export.export_dir:
         check_export_dir(options.export.export_dir, options.export.overwrite)
+
+
+def _flag_value(options, name):
+    """The value of the flag `name` in `options`, None where it has none."""
+    for flag in flag_fields(type(options)):
+        if flag.name == name:
+            holder = options if flag.group is None else getattr(options, flag.group)
+            return getattr(holder, flag.field.name)
+    return None
 
 
 def _check_eval_during_training(options):

@@ -13,6 +13,7 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf.errors import InputError
+from bert_tf.options import Range
 from bert_tf.text import tokenization
 from bert_tf.text.packing import pack_example_windows
 from bert_tf.text.tokenization import CONTEXT_WHITESPACE
@@ -132,8 +133,10 @@ def check_max_seq_length(max_seq_length, max_position_embeddings=None):
         or isinstance(max_seq_length, bool)
         or not 2 <= max_seq_length <= (top or max_seq_length)
     ):
-        expected = f"from 2 to max_position_embeddings={top}" if top else "of at least 2"
-        raise InputError(f"max_seq_length={max_seq_length!r}: expected an integer {expected}")
+        expected = Range(at_least=2, at_most=top).describe(int)
+        if top:
+            expected += " (max_position_embeddings)"
+        raise InputError(f"max_seq_length={max_seq_length!r}: expected {expected}")
 
 
 def whitespace_words(texts, split_cjk=False):
