@@ -54,8 +54,9 @@ def memory_bench(*flags):
 def test_memory_bench_finds_the_largest_batch_and_recomputing_keeps_less(tmp_path):
     """On a tiny model at seq 512, where the attention's activations are most
     of what a step keeps: the largest batch within a budget just above
-    batch 1's peak is one whose peak fits and whose successor's does not,
-    and recomputing keeps less at batch 16 and fits a larger batch."""
+    batch 1's peak is one whose peak fits and whose successor's does not
+    (up to --max_batch), and recomputing keeps less at batch 16 and fits a
+    larger batch."""
     one = json.loads(memory_bench("--step=tiny,512,1,none,float32").splitlines()[-1])
     budget = one["peak_gb"] + 0.15
     output = tmp_path / "memory.json"
@@ -72,6 +73,7 @@ def test_memory_bench_finds_the_largest_batch_and_recomputing_keeps_less(tmp_pat
     for row in rows.values():
         largest, runs = row["largest_batch"], row["runs"]
         assert largest >= 1 and runs[str(largest)]["peak_gb"] <= budget
-        assert runs[str(largest + 1)]["peak_gb"] > budget
+        if largest < 32:  # else the search stopped at --max_batch
+            assert runs[str(largest + 1)]["peak_gb"] > budget
     assert rows["layer"]["runs"]["16"]["peak_gb"] < rows["none"]["runs"]["16"]["peak_gb"]
     assert rows["layer"]["largest_batch"] > rows["none"]["largest_batch"]

@@ -2,7 +2,7 @@
 
 bfloat16 pays where the CPU multiplies bfloat16 in hardware: with AMX (Intel
 Sapphire Rapids and later) BERT-Base trained 1.9x faster than in float32, and
-with AVX512_BF16 alone on an AMD Zen 4 (EPYC Genoa) 1.5x. It was measured
+with AVX512_BF16 alone on an AMD Zen 4 1.3-1.5x. It was measured
 slower where oneDNN may use neither (TensorFlow then emulates bfloat16: a
 third of the float32 speed), and on a Sapphire Rapids whose AMX
 `ONEDNN_MAX_CPU_ISA` hid (0.55x). docs/performance.md, "bfloat16 on the CPU".
