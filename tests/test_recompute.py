@@ -79,15 +79,15 @@ def loss_and_gradients(mode, policy="float32", jit_compile=False, eager=False):
         keras.mixed_precision.set_global_policy("float32")
 
 
+@pytest.mark.numerics
 @pytest.mark.parametrize(
     "setting",
     [
-        {},
-        {"eager": True},
-        {"jit_compile": True},
-        {"policy": "mixed_bfloat16"},
+        pytest.param({}, id="graph"),
+        pytest.param({"eager": True}, id="eager"),
+        pytest.param({"jit_compile": True}, id="xla"),
+        pytest.param({"policy": "mixed_bfloat16"}, id="bfloat16", marks=pytest.mark.half_precision),
     ],
-    ids=["graph", "eager", "xla", "bfloat16"],
 )
 def test_recomputed_losses_and_gradients_equal_the_kept_ones(setting, counted_recomputations):
     kept = loss_and_gradients("none", **setting)
@@ -128,6 +128,7 @@ def test_dropout_drawn_once_per_step_as_keras_dropout_draws():
     )
 
 
+@pytest.mark.numerics
 def test_keras_fit_recomputes_and_trains_as_without(counted_recomputations):
     inputs = batch(seed=1)
     del inputs["masked_lm_positions"]
