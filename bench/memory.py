@@ -122,7 +122,8 @@ def largest_batch(measure):
     if peak(1) > FLAGS.budget_gb:
         return 0, runs
     peak(2)
-    fitting, too_large = max(b for b in runs if peak(b) <= FLAGS.budget_gb), FLAGS.max_batch + 1
+    fitting = max(b for b in runs if peak(b) <= FLAGS.budget_gb)
+    too_large = min((b for b in runs if peak(b) > FLAGS.budget_gb), default=FLAGS.max_batch + 1)
     while too_large - fitting > 1:
         below = sorted(b for b in runs if peak(b) <= FLAGS.budget_gb)[-2:]
         above = min((b for b in runs if b > fitting and peak(b) < float("inf")), default=None)

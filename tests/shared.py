@@ -10,6 +10,7 @@ import tensorflow as tf
 
 from bert_tf import checkpoints
 from bert_tf.config import BertConfig
+from bert_tf.modeling import layers
 from bert_tf.options import build
 from bert_tf.tasks.options import ClassifierOptions
 from bert_tf.text.tokenization import FullTokenizer
@@ -173,3 +174,18 @@ def write_release(encoder, parent, name="uncased_L-12_H-768_A-12"):
     encoder.config.to_json_file(str(release / "bert_config.json"))
     shutil.copy(os.path.join(minilm_dir(), "vocab.txt"), release / "vocab.txt")
     return release
+
+
+def counted_recomputations(monkeypatch):
+    """The names of the functions `layers.recomputed` is asked to recompute
+    from now on (a list that grows as the model is traced)."""
+    asked = []
+    original = layers.recomputed
+
+    def counting(function, recompute):
+        if recompute:
+            asked.append(function.__name__)
+        return original(function, recompute)
+
+    monkeypatch.setattr(layers, "recomputed", counting)
+    return asked

@@ -13,6 +13,7 @@ import pytest
 import tensorflow as tf
 from shared import tiny_model_files
 
+from bert_tf.checkpoints import read_tensors
 from bert_tf.errors import InputError
 from bert_tf.options import build
 from bert_tf.tasks.ner import run_ner
@@ -81,11 +82,6 @@ def ner_options(vocab, config, data, output_dir, **more):
     )
 
 
-def checkpoint(prefix):
-    reader = tf.train.load_checkpoint(prefix)
-    return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()}
-
-
 def assert_resumes(output_dir, last, earlier, run):
     """`output_dir` copied as a kill after checkpoint `earlier` leaves it,
     run again: the same metrics and weights at `last`."""
@@ -94,8 +90,8 @@ def assert_resumes(output_dir, last, earlier, run):
     with open(os.path.join(killed, "checkpoint"), "w") as f:
         f.write(f'model_checkpoint_path: "model.ckpt-{earlier}"\n')
     resumed = run(killed)
-    a = checkpoint(os.path.join(output_dir, f"model.ckpt-{last}"))
-    b = checkpoint(os.path.join(killed, f"model.ckpt-{last}"))
+    a = read_tensors(os.path.join(output_dir, f"model.ckpt-{last}"))
+    b = read_tensors(os.path.join(killed, f"model.ckpt-{last}"))
     assert set(a) == set(b)
     for name in a:
         np.testing.assert_allclose(a[name], b[name], rtol=1e-6, atol=1e-7, err_msg=name)
@@ -128,7 +124,7 @@ def test_ner_distillation_runs_end_to_end_and_resumes(ner_setup, tmp_path):
     steps = (48 + 40) // 8  # sentences, labelled and not, 8 a batch
     assert metrics["global_step"] == steps
     assert os.path.exists(os.path.join(out, "test_predictions.txt"))
-    assert "bert/encoder/layer_1/output/dense/kernel" not in checkpoint(
+    assert "bert/encoder/layer_1/output/dense/kernel" not in read_tensors(
         tf.train.latest_checkpoint(out)
     )
     assert assert_resumes(out, steps, 10, run) == metrics

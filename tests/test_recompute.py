@@ -4,6 +4,7 @@ training as keeping the activations, and really recomputed where asked."""
 import keras
 import numpy as np
 import pytest
+import shared
 import tensorflow as tf
 
 from bert_tf.config import BertConfig
@@ -38,17 +39,7 @@ def batch(seed=0, size=3, seq=12):
 
 @pytest.fixture
 def counted_recomputations(monkeypatch):
-    """The functions the backward pass was asked to recompute, by name."""
-    asked = []
-    original = layers.recomputed
-
-    def counting(function, recompute):
-        if recompute:
-            asked.append(function.__name__)
-        return original(function, recompute)
-
-    monkeypatch.setattr(layers, "recomputed", counting)
-    return asked
+    return shared.counted_recomputations(monkeypatch)
 
 
 def loss_and_gradients(mode, policy="float32", jit_compile=False, eager=False):

@@ -4,13 +4,13 @@ import re
 import numpy as np
 import numpy_bert
 import pytest
+import shared
 import tensorflow as tf
 from pretraining_records import write_records
 
-from bert_tf.checkpoints import save_tf1_checkpoint
+from bert_tf.checkpoints import read_tensors, save_tf1_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.errors import CheckpointError, InputError
-from bert_tf.modeling import layers
 from bert_tf.modeling.models import BertPretrainingModel
 from bert_tf.options import build, replace
 from bert_tf.tasks.options import PretrainingOptions
@@ -242,10 +242,7 @@ def test_float16_with_accumulation_resumes_like_an_uninterrupted_run(setup):
     )
     run_pretraining(run)
     output = setup[2] / "fp16"
-    finished = {
-        name: tf.train.load_checkpoint(str(output / "model.ckpt-10")).get_tensor(name)
-        for name, _ in tf.train.list_variables(str(output / "model.ckpt-10"))
-    }
+    finished = read_tensors(str(output / "model.ckpt-10"))
     scales = [name for name in finished if "scale" in name]
     assert scales and "global_step" in finished
 
@@ -267,14 +264,7 @@ def test_recompute_trains_as_keeping_the_activations(setup, monkeypatch):
     """--recompute=layer with accumulated micro-batches: the layers' functions
     are recomputed, and the weights after 6 updates are those of the run
     that keeps every activation."""
-    asked = []
-    original = layers.recomputed
-
-    def counting(function, recompute):
-        asked.append(recompute)
-        return original(function, recompute)
-
-    monkeypatch.setattr(layers, "recomputed", counting)
+    asked = shared.counted_recomputations(monkeypatch)
     weights = {}
     for mode in ("none", "layer"):
         run = options(
@@ -287,13 +277,9 @@ def test_recompute_trains_as_keeping_the_activations(setup, monkeypatch):
             num_train_steps=6,
         )
         run_pretraining(run)
-        saved = str(setup[2] / f"recompute-{mode}" / "model.ckpt-6")
-        weights[mode] = {
-            name: tf.train.load_checkpoint(saved).get_tensor(name)
-            for name, _ in tf.train.list_variables(saved)
-            if name.startswith(("bert/", "cls/"))
-        }
-        assert any(asked) == (mode == "layer")
+        saved = read_tensors(str(setup[2] / f"recompute-{mode}" / "model.ckpt-6"))
+        weights[mode] = {n: v for n, v in saved.items() if n.startswith(("bert/", "cls/"))}
+        assert bool(asked) == (mode == "layer")
         del asked[:]
     assert weights["none"].keys() == weights["layer"].keys() and weights["none"]
     for name, value in weights["none"].items():
