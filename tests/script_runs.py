@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from conftest import HANG_TIMEOUT
+from shared import HANG_TIMEOUT
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

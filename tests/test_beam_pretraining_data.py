@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import HANG_TIMEOUT
+from shared import HANG_TIMEOUT
 
 from bert_tf.beam import BeamOptions
 from bert_tf.data.pretraining.corpus import CorpusReader, plan_blocks

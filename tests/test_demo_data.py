@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import HANG_TIMEOUT
+from shared import HANG_TIMEOUT
 
 from bert_tf.data.classification.registry import get_processor
 from bert_tf.data.pretraining.corpus import CorpusReader

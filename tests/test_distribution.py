@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from absl import flags
-from conftest import HANG_TIMEOUT
+from shared import HANG_TIMEOUT
 
 from bert_tf import accelerators, cli
 from bert_tf.config import preset

@@ -9,7 +9,7 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import HANG_TIMEOUT
+from shared import HANG_TIMEOUT
 from tensorflow.core.protobuf import saved_model_pb2
 
 from bert_tf.data.classification import features as cf
@@ -114,7 +114,7 @@ def test_training_groups_shuffle_batches_of_similar_length(tmp_path):
 
 def test_model_outputs_do_not_depend_on_trailing_padding(tiny_config):
     """The attention mask makes the cut positions inert for a [CLS] head."""
-    from tests.conftest import random_inputs
+    from shared import random_inputs
 
     model = BertClassifier(tiny_config, 3)
     inputs = random_inputs(

@@ -14,9 +14,9 @@ import sys
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import HANG_TIMEOUT
 from script_runs import REPO
 from shared import (
+    HANG_TIMEOUT,
     WORDS,
     numpy_probabilities,
     options,

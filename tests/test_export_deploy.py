@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import minilm_dir
+from shared import minilm_dir
 
 from bert_tf.config import BertConfig
 from bert_tf.data.classification.processor import InputExample

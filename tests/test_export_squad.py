@@ -16,8 +16,8 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import HANG_TIMEOUT, minilm_dir
 from original_bert import is_chinese_char
+from shared import HANG_TIMEOUT, minilm_dir
 
 from bert_tf.config import BertConfig
 from bert_tf.data.squad import features

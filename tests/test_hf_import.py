@@ -8,8 +8,8 @@ import re
 import numpy as np
 import numpy_bert
 import pytest
-from conftest import minilm_dir
 from safetensors.numpy import load_file, save_file
+from shared import minilm_dir
 
 import bert_tf
 from bert_tf import checkpoints

@@ -8,7 +8,7 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import random_inputs
+from shared import random_inputs
 
 import bert_tf
 from bert_tf.errors import InputError

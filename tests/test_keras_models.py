@@ -17,9 +17,8 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import HANG_TIMEOUT, minilm_dir, random_inputs
 from readme_blocks import block_in
-from shared import write_release
+from shared import HANG_TIMEOUT, minilm_dir, random_inputs, write_release
 
 import bert_tf
 from bert_tf import checkpoints

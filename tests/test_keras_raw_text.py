@@ -10,9 +10,8 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import minilm_dir
 from readme_blocks import block_in
-from shared import tiny_model_files, write_release
+from shared import minilm_dir, tiny_model_files, write_release
 
 import bert_tf
 from bert_tf import checkpoints

@@ -11,7 +11,7 @@ import sys
 import keras
 import numpy as np
 import pytest
-from conftest import HANG_TIMEOUT, random_inputs
+from shared import HANG_TIMEOUT, random_inputs
 
 import bert_tf
 from bert_tf.modeling import BertFeatureTagger

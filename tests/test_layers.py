@@ -311,6 +311,21 @@ def test_imports_point_down_and_private_names_stay_home():
     assert violations(imports(_module_names())) == []
 
 
+def test_no_test_module_imports_conftest():
+    """Pytest imports conftest.py itself; a test that imports it too gets a
+    second copy of its module state. Helpers live in tests/shared.py."""
+    tests = pathlib.Path(__file__).resolve().parent
+    importing = []
+    for path in sorted(tests.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            if any(name.split(".")[-1] == "conftest" for name in names):
+                importing.append(path.name)
+    assert importing == []
+
+
 def test_the_rules_catch_what_they_forbid():
     forbidden = [
         ("bert_tf.modeling.encoder", "bert_tf.training.distribution", "is_tpu_strategy"),

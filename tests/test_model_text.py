@@ -6,7 +6,7 @@ import os
 import shutil
 
 import pytest
-from conftest import minilm_dir
+from shared import minilm_dir
 
 from bert_tf.errors import InputError
 from bert_tf.text import model_text, tokenization

@@ -5,9 +5,8 @@ import numpy as np
 import numpy_bert
 import pytest
 import tensorflow as tf
-from conftest import random_inputs
 from model_garden import copy_to_model_garden, model_garden_encoder
-from shared import with_random_weights
+from shared import random_inputs, with_random_weights
 
 from bert_tf.modeling import (
     BertClassifier,

@@ -11,8 +11,7 @@ import sys
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import HANG_TIMEOUT, random_inputs
-from shared import tiny_model_files
+from shared import HANG_TIMEOUT, random_inputs, tiny_model_files
 
 from bert_tf.data import multiple_choice as mc_data
 from bert_tf.errors import InputError

@@ -12,9 +12,8 @@ import textwrap
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import random_inputs
 from seqeval import metrics as seqeval_metrics
-from shared import tiny_model_files
+from shared import random_inputs, tiny_model_files
 
 from bert_tf.checkpoints import save_tf1_checkpoint
 from bert_tf.config import BertConfig

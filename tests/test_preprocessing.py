@@ -10,7 +10,7 @@ import keras
 import pytest
 import tensorflow as tf
 import tensorflow_text as tf_text
-from conftest import HANG_TIMEOUT
+from shared import HANG_TIMEOUT
 from test_tokenization import TEXTS, uncased_vocab_file
 
 from bert_tf.errors import InputError

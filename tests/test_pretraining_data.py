@@ -16,8 +16,8 @@ import jieba
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import HANG_TIMEOUT
 from original_bert import OriginalTokenizer, original_instances, run_original
+from shared import HANG_TIMEOUT
 
 from bert_tf.data.pretraining import writer
 from bert_tf.data.pretraining.instances import randint, shuffle

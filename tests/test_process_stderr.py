@@ -11,9 +11,8 @@ import subprocess
 import sys
 
 import pytest
-from conftest import HANG_TIMEOUT
 from script_runs import REPO, Finished
-from shared import assert_one_error
+from shared import HANG_TIMEOUT, assert_one_error
 from test_user_errors import bad_inputs, case_flags, data_dir, error_cases  # noqa: F401
 
 from bert_tf import startup_notices

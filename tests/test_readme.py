@@ -11,7 +11,6 @@ import subprocess
 import sys
 
 import pytest
-from conftest import minilm_dir
 from readme_blocks import (
     DOCUMENTS,
     NOT_RUN,
@@ -23,7 +22,7 @@ from readme_blocks import (
     optional_flags,
     script_flags,
 )
-from shared import write_release
+from shared import minilm_dir, write_release
 
 # Apache Beam's pipeline options, which create_pretraining_data.py passes on to Beam.
 BEAM_OPTIONS = {

@@ -9,8 +9,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import HANG_TIMEOUT
-from shared import numpy_probabilities, options, pair_features, sentence, write_mrpc
+from shared import HANG_TIMEOUT, numpy_probabilities, options, pair_features, sentence, write_mrpc
 
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError

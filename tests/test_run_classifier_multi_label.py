@@ -9,8 +9,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import HANG_TIMEOUT
-from shared import WORDS, options
+from shared import HANG_TIMEOUT, WORDS, options
 
 from bert_tf.options import replace
 from bert_tf.tasks.classifier import run_classifier

@@ -11,9 +11,8 @@ import subprocess
 import sys
 
 import pytest
-from conftest import HANG_TIMEOUT
 from script_runs import REPO, Finished
-from shared import assert_one_error
+from shared import HANG_TIMEOUT, assert_one_error
 
 SCRIPTS = sorted(
     os.path.basename(path)

@@ -13,9 +13,8 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import HANG_TIMEOUT
 from script_runs import REPO, ScriptServer
-from shared import numpy_probabilities, pair_features, write_mrpc
+from shared import HANG_TIMEOUT, numpy_probabilities, pair_features, write_mrpc
 from step_pause import wait_for_pause
 
 from bert_tf.errors import InputError

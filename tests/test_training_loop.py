@@ -9,7 +9,6 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import HANG_TIMEOUT
 from loop_harness import (
     PRED,
     SEQ,
@@ -20,6 +19,7 @@ from loop_harness import (
     write_data,
 )
 from pretraining_records import write_records
+from shared import HANG_TIMEOUT
 from step_pause import wait_for_pause
 from tensorflow.core.protobuf import config_pb2
 from tensorflow.python.eager import context

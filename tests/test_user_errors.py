@@ -18,9 +18,8 @@ import sys
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import HANG_TIMEOUT, minilm_dir
 from script_runs import REPO, ScriptServer
-from shared import assert_one_error, write_mrpc
+from shared import HANG_TIMEOUT, assert_one_error, minilm_dir, write_mrpc
 from step_pause import wait_for_pause
 
 from bert_tf import checkpoints

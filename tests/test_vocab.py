@@ -8,9 +8,9 @@ import sys
 
 import pytest
 import tensorflow as tf
-from conftest import HANG_TIMEOUT
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from shared import HANG_TIMEOUT
 from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib
 
 from bert_tf.errors import InputError

@@ -18,9 +18,8 @@ import tempfile
 import zipfile
 
 import pytest
-from conftest import HANG_TIMEOUT
 from script_runs import REPO
-from shared import write_mrpc
+from shared import HANG_TIMEOUT, write_mrpc
 
 from bert_tf.options import build
 from bert_tf.tasks.options import ClassifierOptions
