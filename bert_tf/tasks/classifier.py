@@ -132,10 +132,7 @@ class ClassifierRunner(FineTuningRunner):
             options.data.data_dir,
             split,
             self.features_dir,
-            options.model.max_seq_length,
-            self.tokenizer,
-            vocab_file=options.model.vocab_file,
-            do_lower_case=options.model.do_lower_case,
+            self.text,
             long_text_stride=options.long_text_stride,
             pad_examples_to_multiple_of=pad_to,
         )
@@ -243,10 +240,7 @@ class DistillingClassifierRunner(Distilling, ClassifierRunner):
         return unlabeled.ensure_unlabeled_features(
             paths,
             self.features_dir,
-            options.model.max_seq_length,
-            self.tokenizer,
-            vocab_file=options.model.vocab_file,
-            do_lower_case=options.model.do_lower_case,
+            self.text,
             is_regression=processor.is_regression,
             num_multi_labels=len(processor.get_labels()) if processor.multi_label else 0,
             long_text_stride=options.long_text_stride,

@@ -15,15 +15,16 @@ A task supplies what only it decides (CONTRIBUTING.md has the recipe):
 
 and, where it has them, `validate()`, `read_inputs()`, `export(model)` and
 `dev_metric()` (what a sweep compares runs by).
-The runner does the rest: the tokenizer, every split's features before
+The runner does the rest: the text settings (`self.text`, a
+`model_text.TextSettings` with its tokenizer), every split's features before
 training, the epoch schedule, the datasets (with dynamic padding and
 grouping by length), and predict-then-score for eval.
 """
 
 from absl import logging
 
+from bert_tf.tasks.model_setup import text_settings
 from bert_tf.tasks.runner import TaskRunner
-from bert_tf.text import tokenization
 
 
 def epoch_schedule(num_examples, options):
@@ -61,7 +62,7 @@ class FineTuningRunner(TaskRunner):
 
     def __init__(self, options):
         super().__init__(options)
-        self.tokenizer = None
+        self.text = None  # a TextSettings, from `prepare`
         self.train_file = None  # the train split's FeatureFile, with do_train
         self.feature_paths = []  # every feature file a dataset was made of
         # Where the feature files are cached; a sweep's runs share its folder.
@@ -78,7 +79,7 @@ class FineTuningRunner(TaskRunner):
         return "eval_accuracy"
 
     def read_inputs(self):
-        """Work after the tokenizer is made, before any feature file (e.g.
+        """Work after `self.text` is set, before any feature file (e.g.
         the label list)."""
 
     def dataset_arguments(self):
@@ -94,13 +95,11 @@ class FineTuningRunner(TaskRunner):
         raise NotImplementedError
 
     def prepare(self, config):
-        """The tokenizer, `read_inputs`, then the features of every split
+        """`self.text`, `read_inputs`, then the features of every split
         the run uses, so that bad data in any split stops the run before
         training, not after it."""
         options = self.options
-        self.tokenizer = tokenization.FullTokenizer(
-            options.model.vocab_file, options.model.do_lower_case
-        )
+        self.text = text_settings(options)
         self.read_inputs()
         if options.run.do_train:
             self.train_file = self.split_features("train", None)
@@ -108,7 +107,7 @@ class FineTuningRunner(TaskRunner):
             self.split_features("eval", options.training.eval_batch_size)
         if options.run.do_predict:
             self.split_features("predict", options.training.predict_batch_size)
-        self.tokenizer.check_unknown_share()
+        self.text.tokenizer.check_unknown_share()
 
     def split_dataset_fn(self, path, batch_size, is_training):
         """The Trainer's `dataset_fn` over the feature file at `path`."""

@@ -56,6 +56,13 @@ def with_model_text(options, default_lower_case=True):
     return dataclasses.replace(options, model=model)
 
 
+def text_settings(options):
+    """The `TextSettings` of `options` whose text side `with_model_text`
+    resolved: what every feature file and export of the run is made with."""
+    model = options.model
+    return model_text.TextSettings(model.vocab_file, model.do_lower_case, model.max_seq_length)
+
+
 def load_bert_config(options):
     """Reads the model's config (`config_file_of`) and checks
     `--max_seq_length` against it."""

@@ -40,10 +40,7 @@ class MultipleChoiceRunner(FineTuningRunner):
             options.data_dir,
             self.features_dir,
             split,
-            self.tokenizer,
-            vocab_file=options.model.vocab_file,
-            do_lower_case=options.model.do_lower_case,
-            max_seq_length=options.model.max_seq_length,
+            self.text,
             pad_examples_to_multiple_of=pad_to,
         )
 

@@ -149,10 +149,7 @@ class NerRunner(FineTuningRunner):
             path,
             documents,
             self.labels,
-            self.tokenizer,
-            vocab_file=options.model.vocab_file,
-            do_lower_case=options.model.do_lower_case,
-            max_seq_length=options.model.max_seq_length,
+            self.text,
             document_context=options.document_context,
             tag_scheme=self.scheme,
             pad_examples_to_multiple_of=pad_to,
@@ -254,10 +251,7 @@ class DistillingNerRunner(Distilling, NerRunner):
             self.features_dir,
             paths,
             options.data_format,
-            self.tokenizer,
-            vocab_file=options.model.vocab_file,
-            do_lower_case=options.model.do_lower_case,
-            max_seq_length=options.model.max_seq_length,
+            self.text,
             document_context=options.document_context,
         )
 

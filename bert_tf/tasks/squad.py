@@ -24,8 +24,8 @@ from bert_tf.modeling import BertSpanLabeler
 from bert_tf.modeling.losses import SPAN_LOSS_WEIGHTS, span_losses
 from bert_tf.tasks.distillation import Distilling, distilling
 from bert_tf.tasks.fine_tuning import FineTuningRunner
+from bert_tf.tasks.model_setup import text_settings
 from bert_tf.tasks.run import run_task
-from bert_tf.text import tokenization
 from bert_tf.training.objectives import HeadObjective
 
 EVAL_RESULTS_FILE = "eval_results.json"
@@ -91,12 +91,10 @@ class SquadRunner(FineTuningRunner):
         # The predict file's windows are made when predicting: post-processing
         # needs them then, and holding them during training costs memory.
         options = self.options
-        self.tokenizer = tokenization.FullTokenizer(
-            options.model.vocab_file, options.model.do_lower_case
-        )
+        self.text = text_settings(options)
         if options.run.do_train:
             self.train_file = self.split_features("train", None)
-        self.tokenizer.check_unknown_share()
+        self.text.tokenizer.check_unknown_share()
 
     def split_features(self, split, pad_to):
         # Only "train": the predict split is written by `predict_split`.
@@ -112,8 +110,8 @@ class SquadRunner(FineTuningRunner):
         options = self.options
         return squad_features.convert_examples(
             examples,
-            self.tokenizer,
-            options.model.max_seq_length,
+            self.text.tokenizer,
+            self.text.max_seq_length,
             options.doc_stride,
             options.max_query_length,
             is_training,
@@ -131,9 +129,7 @@ class SquadRunner(FineTuningRunner):
             split,
             windows,
             input_file=path,
-            vocab_file=options.model.vocab_file,
-            do_lower_case=options.model.do_lower_case,
-            max_seq_length=options.model.max_seq_length,
+            text=self.text,
             doc_stride=options.doc_stride,
             max_query_length=options.max_query_length,
             is_training=is_training,
@@ -152,7 +148,7 @@ class SquadRunner(FineTuningRunner):
         options = self.options
         examples = self._read(options.predict_file, is_training=False)
         windows = list(self._windows(examples, is_training=False))
-        self.tokenizer.check_unknown_share()
+        self.text.tokenizer.check_unknown_share()
         feature_file = self._features(
             options.predict_file, split, False, windows=windows, pad_to=batch_size
         )

@@ -4,9 +4,12 @@ A Google release holds `vocab.txt` beside `bert_model.ckpt` and is named for
 its casing (`uncased_L-12_H-768_A-12`, `cased_L-12_H-768_A-12`,
 `chinese_L-12_H-768_A-12`); a Hugging Face folder holds `vocab.txt` and a
 `tokenizer_config.json` with `do_lower_case`. Every script's `--vocab_file`
-and `--do_lower_case`, and every model's `from_pretrained`, are resolved here.
+and `--do_lower_case`, and every model's `from_pretrained`, are resolved here,
+into the one value that the data and export code take: `TextSettings`.
 """
 
+import dataclasses
+import functools
 import json
 import os
 
@@ -17,6 +20,22 @@ from bert_tf.text import tokenization
 
 VOCAB_FILE_NAME = "vocab.txt"
 TOKENIZER_CONFIG_NAME = "tokenizer_config.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class TextSettings:
+    """How a model reads text: its vocab file, its casing and the length of
+    its inputs in tokens (with `[CLS]` / `[SEP]`). Feature files are made,
+    fingerprinted and served with these; `tokenizer` is the `FullTokenizer`
+    over them, made on first use."""
+
+    vocab_file: str
+    do_lower_case: bool
+    max_seq_length: int
+
+    @functools.cached_property
+    def tokenizer(self):
+        return tokenization.FullTokenizer(self.vocab_file, self.do_lower_case)
 
 
 def vocab_file_beside(path):

@@ -331,9 +331,7 @@ def cached_features_file(output_dir, split):
 
 def features_fingerprint(
     input_files,
-    vocab_file,
-    do_lower_case,
-    max_seq_length,
+    text,
     label_list,
     is_regression=False,
     long_text_stride=None,
@@ -344,9 +342,7 @@ def features_fingerprint(
     return {
         "version": _CACHE_VERSION,
         "input_files": [file_stamp(path) for path in input_files],
-        "vocab_file": file_stamp(vocab_file),
-        "do_lower_case": bool(do_lower_case),
-        "max_seq_length": int(max_seq_length),
+        **feature_files.text_fingerprint(text),
         "labels": list(label_list or ()),
         "is_regression": bool(is_regression),
         "long_text_stride": long_text_stride,
@@ -362,12 +358,9 @@ def ensure_features(
     split,
     examples,
     label_list,
-    max_seq_length,
-    tokenizer,
+    text,
     *,
     input_files,
-    vocab_file,
-    do_lower_case,
     is_regression=False,
     long_text_stride=None,
     pad_examples_to_multiple_of=None,
@@ -379,11 +372,12 @@ def ensure_features(
 
     A JSON sidecar (`<record file>.json`) stores the fingerprint of the inputs
     (`features_fingerprint`: sizes and modification times of `input_files`
-    and `vocab_file`, do_lower_case, max_seq_length, labels, stride, padding
+    and of `text`'s vocab file, its casing and length, labels, stride, padding
     and `extra`, e.g. `processor.config()`) and the file's size and counts;
     the records are reused when all match, rebuilt otherwise.
 
     Args:
+      text: a `model_text.TextSettings`: what the examples are tokenized with.
       examples: a list of examples, or a zero-argument callable returning one
         (called only when the file is (re)built).
       split: "train", "eval" / "dev" or "predict" / "test".
@@ -397,9 +391,7 @@ def ensure_features(
     path = cached_features_file(output_dir, split)
     fingerprint = features_fingerprint(
         input_files,
-        vocab_file,
-        do_lower_case,
-        max_seq_length,
+        text,
         label_list,
         is_regression,
         long_text_stride,
@@ -416,8 +408,8 @@ def ensure_features(
         return _record_writer(
             read,
             label_list,
-            max_seq_length,
-            tokenizer,
+            text.max_seq_length,
+            text.tokenizer,
             is_regression,
             long_text_stride,
             pad_examples_to_multiple_of,
@@ -433,11 +425,8 @@ def ensure_split_features(
     data_dir,
     split,
     output_dir,
-    max_seq_length,
-    tokenizer,
+    text,
     *,
-    vocab_file,
-    do_lower_case,
     long_text_stride=None,
     pad_examples_to_multiple_of=None,
 ):
@@ -456,11 +445,8 @@ def ensure_split_features(
         data_split,
         lambda: reader(data_dir),
         processor.get_labels(),
-        max_seq_length,
-        tokenizer,
+        text,
         input_files=processor.input_files(data_dir, data_split),
-        vocab_file=vocab_file,
-        do_lower_case=do_lower_case,
         is_regression=processor.is_regression,
         long_text_stride=long_text_stride,
         pad_examples_to_multiple_of=pad_examples_to_multiple_of,

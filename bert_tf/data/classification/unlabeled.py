@@ -67,26 +67,22 @@ def is_labelled(label_ids):
 def ensure_unlabeled_features(
     paths,
     output_dir,
-    max_seq_length,
-    tokenizer,
+    text,
     *,
-    vocab_file,
-    do_lower_case,
     is_regression=False,
     num_multi_labels=0,
     long_text_stride=None,
 ):
     """Writes `output_dir/unlabeled.tf_record` from the files `paths` unless an
-    up-to-date one is there; returns its `FeatureFile`."""
+    up-to-date one is there, packed with `text` (a `model_text.TextSettings`);
+    returns its `FeatureFile`."""
     for path in paths:
         if not exists(path):
             raise InputError(f"--unlabeled_file: no such file {path!r}")
     fingerprint = {
         "version": _CACHE_VERSION,
         "input_files": [feature_files.file_stamp(path) for path in paths],
-        "vocab_file": feature_files.file_stamp(vocab_file),
-        "do_lower_case": bool(do_lower_case),
-        "max_seq_length": int(max_seq_length),
+        **feature_files.text_fingerprint(text),
         "is_regression": bool(is_regression),
         "num_multi_labels": int(num_multi_labels),
         "long_text_stride": long_text_stride,
@@ -102,8 +98,8 @@ def ensure_unlabeled_features(
             for features in classifier_features.convert_example(
                 dataclasses.replace(example, label=0.0),
                 None,
-                max_seq_length,
-                tokenizer,
+                text.max_seq_length,
+                text.tokenizer,
                 is_regression=True,
                 long_text_stride=long_text_stride,
                 example_index=index,

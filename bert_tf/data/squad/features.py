@@ -149,9 +149,7 @@ def ensure_squad_features(
     windows,
     *,
     input_file,
-    vocab_file,
-    do_lower_case,
-    max_seq_length,
+    text,
     doc_stride,
     max_query_length,
     is_training,
@@ -160,20 +158,21 @@ def ensure_squad_features(
     """Writes `output_dir/{split}.tf_record` unless an up-to-date one is there.
 
     `windows`: an iterable of `SquadWindow`s, or a zero-argument callable
-    returning one (called only when the file is written). Returns a
+    returning one (called only when the file is written), made with `text` (a
+    `model_text.TextSettings`, part of the fingerprint). Returns a
     `features.FeatureFile` (num_examples counts distinct examples).
     """
     fingerprint = {
         "version": _CACHE_VERSION,
         "input_file": file_stamp(input_file),
-        "vocab_file": file_stamp(vocab_file),
-        "do_lower_case": bool(do_lower_case),
-        "max_seq_length": max_seq_length,
+        **feature_files.text_fingerprint(text),
         "doc_stride": doc_stride,
         "max_query_length": max_query_length,
         "is_training": is_training,
         "pad_examples_to_multiple_of": pad_examples_to_multiple_of,
     }
+
+    max_seq_length = text.max_seq_length
 
     def write_records(writer):
         examples, count = set(), 0
