@@ -65,6 +65,33 @@ def export_classifier(
     )
     if is_regression is None:
         is_regression = model.num_labels == 1
+    outputs = _outputs_of_logits(model, is_regression, label_names, thresholds)
+    infer = model_call(model, jit_compile)
+
+    def pack(segments):
+        return pack_example_windows(
+            segments,
+            max_seq_length,
+            tokenizer.cls_id,
+            tokenizer.sep_id,
+            long_text_stride,
+            pad_to_longest=True,
+            length_multiple=request_length_multiple(jit_compile),
+        )
+
+    return write_archive(
+        export_dir,
+        model,
+        tokenizer,
+        {
+            "serving_default": _text_endpoint(infer, outputs, tokenizer, pack, sentence_pairs),
+            "serving_ids": _ids_endpoint(infer, outputs, max_seq_length),
+        },
+    )
+
+
+def _outputs_of_logits(model, is_regression, label_names, thresholds):
+    """`logits -> outputs` of the signatures (see `export_classifier`)."""
     if label_names is None:
         label_names = getattr(model, "label_names", None) or [
             str(i) for i in range(model.num_labels)
@@ -86,8 +113,12 @@ def export_classifier(
             result["labels"] = tf.gather(names, result["label_ids"])
         return result
 
+    return outputs
+
+
+def _ids_endpoint(infer, outputs, max_seq_length):
+    """`serving_ids`: the three id tensors `[batch, max_seq_length]` in."""
     ids_spec = tf.TensorSpec([None, max_seq_length], tf.int32)
-    infer = model_call(model, jit_compile)
 
     def classify_ids(input_word_ids, input_mask, input_type_ids):
         logits = infer(
@@ -99,35 +130,25 @@ def export_classifier(
         )
         return outputs(logits)
 
+    return tf.function(classify_ids, input_signature=[ids_spec] * 3)
+
+
+def _text_endpoint(infer, outputs, tokenizer, pack, sentence_pairs):
+    """`serving_default`: `text_a` (and `text_b` with `sentence_pairs`) in,
+    tokenized and packed (`pack`: `pack_example_windows`) in the graph, the
+    logits of an example's windows averaged."""
+
     def classify_text(text_a, text_b=None):
         segments = [tokenizer(text_a)] + ([tokenizer(text_b)] if text_b is not None else [])
-        inputs, example_ids, _ = pack_example_windows(
-            segments,
-            max_seq_length,
-            tokenizer.cls_id,
-            tokenizer.sep_id,
-            long_text_stride,
-            pad_to_longest=True,
-            length_multiple=request_length_multiple(jit_compile),
-        )
+        inputs, example_ids, _ = pack(segments)
         logits = infer(inputs)
         logits = average_windows(logits, example_ids, tf.shape(text_a)[0])
         return outputs(logits)
 
     text_spec = tf.TensorSpec([None], tf.string)
     if sentence_pairs:
-        text_fn = tf.function(
+        return tf.function(
             lambda text_a, text_b: classify_text(text_a, text_b),
             input_signature=[text_spec, text_spec],
         )
-    else:
-        text_fn = tf.function(lambda text_a: classify_text(text_a), input_signature=[text_spec])
-    return write_archive(
-        export_dir,
-        model,
-        tokenizer,
-        {
-            "serving_default": text_fn,
-            "serving_ids": tf.function(classify_ids, input_signature=[ids_spec] * 3),
-        },
-    )
+    return tf.function(lambda text_a: classify_text(text_a), input_signature=[text_spec])

@@ -155,107 +155,142 @@ def _saved_a_checkpoint(added):
 
 
 def _train_and_use(runner, config):
-    """Builds the model and trains, evaluates, predicts and exports as the options say."""
+    """Builds the model and trains, evaluates, predicts and exports as the
+    options say, in that order; returns the eval metrics."""
     options = runner.options
-    training, runtime = options.training, options.runtime
-    with distribution.runtime_environment(runtime) as strategy:
-        for name in runner.batch_size_options:
-            distribution.check_batch_divisible(getattr(training, name), strategy, name)
-        if runner.pads_dynamically:
-            runner.length_multiple = length_multiple(options, strategy, runtime.jit_compile)
-        num_train_steps, optimizer = 1, None
-        logging.info(
-            "building the model: %d layers, hidden size %d",
-            config.num_hidden_layers,
-            config.hidden_size,
-        )
+    with distribution.runtime_environment(options.runtime) as strategy:
+        _fit_batches_to(runner, strategy)
         with strategy.scope(), initializers.deferred_draws() as draws:
-            model = runner.build_model(config)
-            model.encoder.recompute = training.recompute
-            if options.run.do_train:
-                num_train_steps, num_warmup_steps = runner.train_schedule()
-                optimizer = distribution.with_loss_scaling(
-                    create_optimizer(
-                        training.optimizer,
-                        training.learning_rate,
-                        num_train_steps,
-                        num_warmup_steps,
-                        weight_decay_rate=training.weight_decay_rate,
-                    ),
-                    runtime.dtype,
-                )
-        trainer = Trainer(
-            strategy,
-            runner.objective(),
-            model,
-            optimizer,
-            LoopConfig(
-                output_dir=options.run.output_dir,
-                num_train_steps=num_train_steps,
-                steps_per_loop=training.steps_per_loop,
-                save_checkpoints_steps=options.run.save_checkpoints_steps,
-                keep_checkpoint_max=options.run.keep_checkpoint_max,
-                jit_compile=runtime.jit_compile,
-                gradient_accumulation_steps=training.gradient_accumulation_steps,
-                inference_jit_compile=runtime.jit_compile,
-            ),
-        )
-        best = (
-            BestCheckpoint(
-                options.run.output_dir,
-                MetricChoice.parse(options.run.keep_best_checkpoint),
-                model,
-                trainer.global_step,
-                trainer.checkpoints.is_chief,
-            )
-            if options.run.keep_best_checkpoint
-            else None
-        )
+            model, optimizer, num_train_steps = _model_and_optimizer(runner, config)
+        trainer = _trainer(runner, strategy, model, optimizer, num_train_steps)
+        best = _best_checkpoint(options, model, trainer)
         eval_writer = (
             tf.summary.create_file_writer(os.path.join(options.run.output_dir, "eval"))
             if options.run.do_eval
             else None
         )
         if options.run.do_train:
-            warm_start_fn = runner.initial_weights(model)
-
-            def init_fn():  # when there is no checkpoint to resume
-                if warm_start_fn is not None:
-                    warm_start_fn()
-                draws.finish()
-
-            evaluation = _evaluation_during_training(
-                runner, trainer, num_train_steps, best, eval_writer
-            )
-            trainer.train(
-                runner.train_dataset_fn(),
-                training.train_batch_size,
-                init_fn=init_fn,
-                evaluation=evaluation,
-            )
-            if trainer.checkpoints.is_chief:
-                runner.wrote("checkpoint", trainer.checkpoints.latest())
-            if evaluation is not None and evaluation.history is not None:
-                _write_eval_history(runner, evaluation.history)
+            _train(runner, trainer, num_train_steps, draws, best, eval_writer)
         elif not trainer.checkpoints.restore_latest() and not (best and best.record):
             warm_start(model, options.model.init_checkpoint)  # _check_weights_exist: there is one
             draws.finish()
         if best is not None and best.restore():
             runner.wrote("best checkpoint", best.prefix)
-        metrics = {}
-        if options.run.do_eval:
-            metrics = runner.evaluate(trainer)
-            metrics.setdefault("global_step", int(trainer.global_step.numpy()))
-            path = os.path.join(options.run.output_dir, "eval_results.txt")
-            write_results(path, metrics)
-            _write_eval_summaries(eval_writer, metrics["global_step"], metrics)
-            runner.wrote("eval results", path)
-        if options.run.do_predict:
-            runner.predict_and_write(trainer)
-        if options.export.export_dir:
-            logging.info("exporting the SavedModel to %s", options.export.export_dir)
-            runner.wrote("SavedModel", runner.export(model))
-        return metrics
+        return _use(runner, trainer, model, eval_writer)
+
+
+def _fit_batches_to(runner, strategy):
+    """Checks that the replicas divide every batch size and sets the
+    multiple that dynamically padded batches are padded to."""
+    training, runtime = runner.options.training, runner.options.runtime
+    for name in runner.batch_size_options:
+        distribution.check_batch_divisible(getattr(training, name), strategy, name)
+    if runner.pads_dynamically:
+        runner.length_multiple = length_multiple(runner.options, strategy, runtime.jit_compile)
+
+
+def _model_and_optimizer(runner, config):
+    """`(model, optimizer, num_train_steps)` (called in the strategy's scope);
+    without training, no optimizer and one step."""
+    training, runtime = runner.options.training, runner.options.runtime
+    logging.info(
+        "building the model: %d layers, hidden size %d",
+        config.num_hidden_layers,
+        config.hidden_size,
+    )
+    model = runner.build_model(config)
+    model.encoder.recompute = training.recompute
+    if not runner.options.run.do_train:
+        return model, None, 1
+    num_train_steps, num_warmup_steps = runner.train_schedule()
+    optimizer = distribution.with_loss_scaling(
+        create_optimizer(
+            training.optimizer,
+            training.learning_rate,
+            num_train_steps,
+            num_warmup_steps,
+            weight_decay_rate=training.weight_decay_rate,
+        ),
+        runtime.dtype,
+    )
+    return model, optimizer, num_train_steps
+
+
+def _trainer(runner, strategy, model, optimizer, num_train_steps):
+    options = runner.options
+    training, runtime = options.training, options.runtime
+    return Trainer(
+        strategy,
+        runner.objective(),
+        model,
+        optimizer,
+        LoopConfig(
+            output_dir=options.run.output_dir,
+            num_train_steps=num_train_steps,
+            steps_per_loop=training.steps_per_loop,
+            save_checkpoints_steps=options.run.save_checkpoints_steps,
+            keep_checkpoint_max=options.run.keep_checkpoint_max,
+            jit_compile=runtime.jit_compile,
+            gradient_accumulation_steps=training.gradient_accumulation_steps,
+            inference_jit_compile=runtime.jit_compile,
+        ),
+    )
+
+
+def _best_checkpoint(options, model, trainer):
+    """The `BestCheckpoint` of --keep_best_checkpoint, or None."""
+    if not options.run.keep_best_checkpoint:
+        return None
+    return BestCheckpoint(
+        options.run.output_dir,
+        MetricChoice.parse(options.run.keep_best_checkpoint),
+        model,
+        trainer.global_step,
+        trainer.checkpoints.is_chief,
+    )
+
+
+def _train(runner, trainer, num_train_steps, draws, best, eval_writer):
+    """Trains, resuming the newest checkpoint, else starting from the
+    runner's `initial_weights`; evaluates during training as the options say."""
+    warm_start_fn = runner.initial_weights(trainer.model)
+
+    def init_fn():  # when there is no checkpoint to resume
+        if warm_start_fn is not None:
+            warm_start_fn()
+        draws.finish()
+
+    evaluation = _evaluation_during_training(runner, trainer, num_train_steps, best, eval_writer)
+    trainer.train(
+        runner.train_dataset_fn(),
+        runner.options.training.train_batch_size,
+        init_fn=init_fn,
+        evaluation=evaluation,
+    )
+    if trainer.checkpoints.is_chief:
+        runner.wrote("checkpoint", trainer.checkpoints.latest())
+    if evaluation is not None and evaluation.history is not None:
+        _write_eval_history(runner, evaluation.history)
+
+
+def _use(runner, trainer, model, eval_writer):
+    """Evaluates (eval_results.txt), predicts and exports as the options say;
+    returns the eval metrics (empty without do_eval)."""
+    options = runner.options
+    metrics = {}
+    if options.run.do_eval:
+        metrics = runner.evaluate(trainer)
+        metrics.setdefault("global_step", int(trainer.global_step.numpy()))
+        path = os.path.join(options.run.output_dir, "eval_results.txt")
+        write_results(path, metrics)
+        _write_eval_summaries(eval_writer, metrics["global_step"], metrics)
+        runner.wrote("eval results", path)
+    if options.run.do_predict:
+        runner.predict_and_write(trainer)
+    if options.export.export_dir:
+        logging.info("exporting the SavedModel to %s", options.export.export_dir)
+        runner.wrote("SavedModel", runner.export(model))
+    return metrics
 
 
 def _evaluation_during_training(runner, trainer, num_train_steps, best, eval_writer):
