@@ -18,7 +18,8 @@ from script_runs import ScriptServer
 from shared import assert_one_error, numpy_probabilities, pair_features, write_mrpc
 
 from bert_tf.errors import InputError
-from bert_tf.training.best_checkpoint import MetricChoice
+from bert_tf.training.best_checkpoint import BestCheckpoint, MetricChoice
+from bert_tf.training.periodic_eval import PeriodicEvaluation
 
 CLASSIFIER = "run_classifier.py"
 
@@ -84,6 +85,57 @@ def test_metric_choice_parses_the_direction_and_finds_the_metric():
         MetricChoice.parse("global_step").key_in(metrics)
     assert MetricChoice.parse("eval_loss").better(0.1, 0.2)
     assert not MetricChoice.parse("accuracy").better(0.5, 0.5)
+
+
+def kept_best(output_dir, step, value, evaluations):
+    """A BestCheckpoint of `output_dir` by accuracy, its record as a run left
+    it. Not the chief: it decides as every worker does and writes nothing,
+    so it needs no model."""
+    os.makedirs(os.path.join(output_dir, "best"), exist_ok=True)
+    with open(os.path.join(output_dir, "best", "best_metric.json"), "w") as f:
+        json.dump(
+            {
+                "metric": "eval_accuracy",
+                "lower_is_better": False,
+                "value": value,
+                "step": step,
+                "checkpoint": f"model.ckpt-{step}",
+                "evaluations": evaluations,
+            },
+            f,
+        )
+    return BestCheckpoint(
+        str(output_dir), MetricChoice.parse("accuracy"), None, None, is_chief=False
+    )
+
+
+def test_a_resumed_run_keeps_the_evaluation_at_its_step_and_does_the_later_ones_again(tmp_path):
+    """Killed after the evaluation at step 6, before its checkpoint, a run
+    resumes from step 4's checkpoint: the evaluations at steps 2 and 4 stand
+    (step 4's counts towards the patience), step 6's is done again."""
+    evaluations = [[2, 0.75], [4, 0.5], [6, 0.5]]
+    best = kept_best(tmp_path / "a", 2, 0.75, evaluations)
+    best.resume(4)
+    assert best.record["evaluations"] == [[2, 0.75], [4, 0.5]]
+    assert best.evaluations_since_best() == 1
+
+    # Patience 2: the evaluation at step 6 is the second without improvement.
+    best = kept_best(tmp_path / "b", 2, 0.75, evaluations)
+    evaluation = PeriodicEvaluation(lambda: {"eval_accuracy": 0.5}, 2, best=best, patience=2)
+    assert not evaluation.resume(4)
+    assert evaluation(6)
+    assert best.record["evaluations"] == evaluations and best.record["step"] == 2
+    # Resumed from step 6's checkpoint, the run had already stopped.
+    best = kept_best(tmp_path / "c", 2, 0.75, evaluations)
+    assert PeriodicEvaluation(lambda: {}, 2, best=best, patience=2).resume(6)
+
+    # The best evaluation at the resume step stays the best, with no evaluation since.
+    best = kept_best(tmp_path / "d", 4, 0.75, [[2, 0.5], [4, 0.75], [6, 0.6]])
+    best.resume(4)
+    assert best.record["evaluations"] == [[2, 0.5], [4, 0.75]]
+    assert best.evaluations_since_best() == 0
+    assert not best.update(6, {"eval_accuracy": 0.75})
+    assert best.prefix == os.path.join(str(tmp_path / "d"), "best", "model.ckpt-4")
 
 
 @pytest.mark.learning

@@ -307,6 +307,13 @@ def test_original_records_without_example_index(tmp_path):
     got = batches_to_arrays(cf.make_dataset(path, 4, 2, False))
     assert got["example_index"].tolist() == [0, 1, 2, 3]
     assert got["is_real_example"].tolist() == [1, 1, 1, 0]
+    # Input pipeline 1 of 2 reads records 1 and 3, numbered by their place in the file.
+    context = tf.distribute.InputContext(
+        num_input_pipelines=2, input_pipeline_id=1, num_replicas_in_sync=2
+    )
+    shard = batches_to_arrays(cf.make_dataset(path, 4, 2, False, input_context=context))
+    assert shard["example_index"].tolist() == [1, 3]
+    assert shard["input_word_ids"][:, 1].tolist() == [1, 3]
 
 
 def test_feature_cache(tmp_path, tokenizer):

@@ -408,6 +408,64 @@ def test_onnx_export_says_what_its_long_steps_do(tmp_path, monkeypatch, caplog):
     assert "tf2onnx" in lines[converting[0]] and "minute" in lines[converting[0]]
 
 
+@pytest.mark.numerics
+def test_onnx_weights_behind_a_transpose_are_stored_transposed(tmp_path):
+    """The export takes the large weights out of the graph tf2onnx converts
+    and stores them as initializers; a weight only read transposed (as the
+    classifier's `[labels, hidden]` output_weights) is stored transposed, its
+    Transpose dropped. A stand-in SavedModel (a real conversion of the tiny
+    BERT takes seconds more) with such weights, square (a weight left
+    untransposed still fits: only the outputs tell) and not, and one also
+    read untransposed (stored as it is, its Transpose kept); onnxruntime's
+    outputs are the SavedModel's."""
+    import onnx
+    import onnxruntime
+
+    rng = np.random.default_rng(0)
+    module = tf.Module()
+    # 1024 values and more: WEIGHT_MIN_SIZE, taken out of the graph.
+    module.embeddings = tf.Variable(rng.normal(size=(40, 32)), dtype=tf.float32)
+    module.square = tf.Variable(rng.normal(size=(32, 32)), dtype=tf.float32)
+    module.wide = tf.Variable(rng.normal(size=(48, 32)), dtype=tf.float32)
+    module.both = tf.Variable(rng.normal(size=(32, 32)), dtype=tf.float32)
+
+    def ids(input_word_ids, input_mask, input_type_ids):
+        # Tokens of the second segment count twice.
+        mask = tf.cast(input_mask * (1 + input_type_ids), tf.float32)[..., None]
+        pooled = tf.reduce_sum(tf.gather(module.embeddings, input_word_ids) * mask, 1)
+        return {
+            "square": tf.matmul(pooled, tf.transpose(module.square)),
+            "wide": tf.matmul(pooled, module.wide, transpose_b=True),
+            "both": tf.matmul(pooled, module.both, transpose_b=True)
+            + tf.matmul(pooled, module.both),
+        }
+
+    module.ids = tf.function(
+        ids, input_signature=[tf.TensorSpec([None, 8], tf.int32, name) for name in INPUT_NAMES]
+    )
+    saved_model = str(tmp_path / "saved_model")
+    tf.saved_model.save(module, saved_model, {"serving_ids": module.ids})
+    path = convert(saved_model, str(tmp_path / "model.onnx"), "onnx")
+
+    graph = onnx.load(path).graph
+    assert [tensor.name for tensor in graph.input] == list(INPUT_NAMES)
+    # Stored: the embeddings, `both` as it is, `square` and `wide` transposed.
+    stored = sorted(tuple(t.dims) for t in graph.initializer if np.prod(t.dims) >= 1024)
+    assert stored == [(32, 32), (32, 32), (32, 48), (40, 32)]
+    assert [node.op_type for node in graph.node].count("Transpose") == 1
+    inputs = {
+        "input_word_ids": rng.integers(0, 40, (3, 8)).astype(np.int32),
+        "input_mask": (np.arange(8) < np.array([[8], [5], [2]])).astype(np.int32),
+        "input_type_ids": (np.arange(8) >= 6).astype(np.int32)[None].repeat(3, 0),
+    }
+    session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+    got = dict(zip([o.name for o in session.get_outputs()], session.run(None, inputs)))
+    expected = module.ids(**inputs)
+    assert sorted(got) == ["both", "square", "wide"]
+    for name, value in got.items():
+        np.testing.assert_allclose(value, expected[name].numpy(), rtol=1e-4, atol=1e-3)
+
+
 @pytest.mark.large
 @pytest.mark.numerics
 def test_onnx_of_a_bert_base_shaped_classifier_equals_the_saved_model(tmp_path):

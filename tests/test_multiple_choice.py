@@ -128,6 +128,28 @@ def test_features_pack_each_choice_as_a_pair(tmp_path):
     assert values["label_ids"] == [2] and values["is_real_example"] == [1]
 
 
+def write_records(path, seq, lengths):
+    """Multiple-choice records, one per entry of `lengths` (each choice's
+    length): choice c of record i holds the token 100 * i + c, label i % 4."""
+    schema = mc_data.multiple_choice_schema(seq)
+    with tf.io.TFRecordWriter(str(path)) as writer:
+        for index, example in enumerate(lengths):
+            rows = [[100 * index + c] * n + [0] * (seq - n) for c, n in enumerate(example)]
+            masks = [[1] * n + [0] * (seq - n) for n in example]
+            writer.write(
+                schema.serialize(
+                    {
+                        "input_ids": sum(rows, []),
+                        "input_mask": sum(masks, []),
+                        "segment_ids": [0] * (4 * seq),
+                        "label_ids": [index % 4],
+                        "is_real_example": [1],
+                    }
+                )
+            )
+    return str(path)
+
+
 def test_eval_batches_grouped_by_longest_pair_carry_their_example_index(tmp_path):
     """Sorted on each example's longest pair (not the last pair of the flat
     record), trimmed to the batch's longest, and traceable to the record."""
@@ -142,23 +164,7 @@ def test_eval_batches_grouped_by_longest_pair_carry_their_example_index(tmp_path
         [2, 8, 2, 2],
         [3, 3, 3, 3],
     ]
-    schema = mc_data.multiple_choice_schema(seq)
-    path = str(tmp_path / "eval.tf_record")
-    with tf.io.TFRecordWriter(path) as writer:
-        for index, example in enumerate(lengths):
-            rows = [[100 * index + c] * n + [0] * (seq - n) for c, n in enumerate(example)]
-            masks = [[1] * n + [0] * (seq - n) for n in example]
-            writer.write(
-                schema.serialize(
-                    {
-                        "input_ids": sum(rows, []),
-                        "input_mask": sum(masks, []),
-                        "segment_ids": [0] * (4 * seq),
-                        "label_ids": [0],
-                        "is_real_example": [1],
-                    }
-                )
-            )
+    path = write_records(tmp_path / "eval.tf_record", seq, lengths)
     batches = list(
         mc_data.make_dataset(path, seq, 2, False, length_multiple=1, group_by_length=True)
     )
@@ -171,6 +177,23 @@ def test_eval_batches_grouped_by_longest_pair_carry_their_example_index(tmp_path
         assert batch["input_mask"].shape == (2, 4, max(max(lengths[i]) for i in batch_indexes))
         for row, index in zip(batch["input_word_ids"].numpy(), batch_indexes):
             assert row[:, 0].tolist() == [100 * index + c for c in range(4)]
+
+
+@pytest.mark.parametrize("pipeline", [0, 1])
+def test_each_input_pipeline_numbers_its_records_by_their_place_in_the_file(tmp_path, pipeline):
+    """Under two input pipelines (two replicas), each reads every other
+    record; example_index is the record's position in the file, not in the
+    pipeline's share, so the predictions of every pipeline go back in place."""
+    path = write_records(tmp_path / "eval.tf_record", 4, [[4, 3, 2, 1]] * 6)
+    context = tf.distribute.InputContext(
+        num_input_pipelines=2, input_pipeline_id=pipeline, num_replicas_in_sync=2
+    )
+    batches = list(mc_data.make_dataset(path, 4, 2, False, input_context=context))
+    expected = [pipeline, pipeline + 2, pipeline + 4]
+    assert [b["input_word_ids"].shape for b in batches] == [(1, 4, 4)] * 3  # per-replica batch 1
+    assert [int(i) for b in batches for i in b["example_index"]] == expected
+    assert [int(b["input_word_ids"][0, 0, 0]) for b in batches] == [100 * i for i in expected]
+    assert [int(i) for b in batches for i in b["label_ids"]] == [i % 4 for i in expected]
 
 
 def test_model_scores_each_choice_alone(tiny_config):
