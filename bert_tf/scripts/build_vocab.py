@@ -16,8 +16,9 @@ Run it as (the same flags each way):
 
 from absl import flags
 
-from bert_tf.beam import BeamOptions, beam_options
-from bert_tf.cli import options_from_flags, run_script
+from bert_tf.beam import beam_options
+from bert_tf.cli import options_from_flags
+from bert_tf.scripts import script
 from bert_tf.text import vocab
 from bert_tf.text.vocab_beam import build_vocab_with_beam
 
@@ -34,9 +35,7 @@ def main(argv):
     print(f"vocabulary: {FLAGS.output_file}")
 
 
-def run():
-    """The `bert-tf-build-vocab` command: parses the flags, then runs `main`."""
-    run_script(main, __doc__, vocab.VocabOptions, BeamOptions, known_only=True)
+main, run = script("build_vocab", __doc__, main)
 
 
 if __name__ == "__main__":

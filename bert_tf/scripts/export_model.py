@@ -15,30 +15,9 @@ Run it as (the same flags each way):
   python export_model.py --flag=value ...   (in a checkout)
 """
 
-from absl import flags
+from bert_tf.scripts import script
 
-from bert_tf.cli import options_from_flags, run_script
-from bert_tf.tasks.options import ExportModelOptions
-
-FLAGS = flags.FLAGS
-
-
-def main(argv):
-    del argv
-    options = options_from_flags(ExportModelOptions, FLAGS)
-    # TensorFlow is imported here, once the flags are parsed and checked.
-    from bert_tf.export.deploy.conversion import accuracy_summary, convert_saved_model
-
-    report = convert_saved_model(options)
-    if report is not None:
-        print(accuracy_summary(report))
-    print(f"model: {options.output_file}")
-
-
-def run():
-    """The `bert-tf-export-model` command: parses the flags, then runs `main`."""
-    run_script(main, __doc__, ExportModelOptions)
-
+main, run = script("export_model", __doc__)
 
 if __name__ == "__main__":
     run()

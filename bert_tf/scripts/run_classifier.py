@@ -9,27 +9,9 @@ Run it as (the same flags each way):
   python run_classifier.py --flag=value ...   (in a checkout)
 """
 
-from absl import flags
+from bert_tf.scripts import script
 
-from bert_tf.cli import options_from_flags, run_script
-from bert_tf.tasks.options import ClassifierOptions
-
-FLAGS = flags.FLAGS
-
-
-def main(argv):
-    del argv
-    options = options_from_flags(ClassifierOptions, FLAGS)
-    # TensorFlow is imported here, once the flags are parsed and checked.
-    from bert_tf.tasks.classifier import run_classifier
-
-    run_classifier(options)
-
-
-def run():
-    """The `bert-tf-run-classifier` command: parses the flags, then runs `main`."""
-    run_script(main, __doc__, ClassifierOptions)
-
+main, run = script("run_classifier", __doc__)
 
 if __name__ == "__main__":
     run()

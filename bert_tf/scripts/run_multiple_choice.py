@@ -9,27 +9,9 @@ Run it as (the same flags each way):
   python run_multiple_choice.py --flag=value ...   (in a checkout)
 """
 
-from absl import flags
+from bert_tf.scripts import script
 
-from bert_tf.cli import options_from_flags, run_script
-from bert_tf.tasks.options import MultipleChoiceOptions
-
-FLAGS = flags.FLAGS
-
-
-def main(argv):
-    del argv
-    options = options_from_flags(MultipleChoiceOptions, FLAGS)
-    # TensorFlow is imported here, once the flags are parsed and checked.
-    from bert_tf.tasks.multiple_choice import run_multiple_choice
-
-    run_multiple_choice(options)
-
-
-def run():
-    """The `bert-tf-run-multiple-choice` command: parses the flags, then runs `main`."""
-    run_script(main, __doc__, MultipleChoiceOptions)
-
+main, run = script("run_multiple_choice", __doc__)
 
 if __name__ == "__main__":
     run()
