@@ -8,8 +8,8 @@ and a bad flag answer at once. `import bert_tf` sets TensorFlow's C++ log
 level first (`TF_CPP_MIN_LOG_LEVEL`, unless set).
 
 What the scripts differ in is one row each of `SCRIPTS`; a script's module
-holds its docstring (the `--help` text) and `main, run = script(name,
-__doc__)`. A script with steps of its own (the Beam scripts: `--runner`
+holds its docstring (the `--help` text, to which `script` adds the three
+ways to start it) and `main, run = script(name, __doc__)`. A script with steps of its own (the Beam scripts: `--runner`
 picks the function, Beam's flags come from `argv`) passes its own `main`.
 """
 
@@ -142,12 +142,23 @@ def _load(spec):
     return getattr(importlib.import_module(module), name)
 
 
+def _run_it_as(command, name):
+    """The end of every script's `--help`: the three ways to start it."""
+    return (
+        "\nRun it as (the same flags each way):\n"
+        f"  {command} --flag=value ...\n"
+        f"  python -m bert_tf.scripts.{name} --flag=value ...\n"
+        f"  python {name}.py --flag=value ...   (in a checkout)\n"
+    )
+
+
 def script(name, doc, main=None):
     """`(main, run)` of the script `name`, from its row of `SCRIPTS`. `main`
     (absl's, given `argv`) builds the options from the parsed flags, calls
     the row's function and prints what it returned; a script with a `main`
     of its own passes it. `run()` is the `bert-tf-...` command: it defines
-    the flags, `--help` shows `doc`, and runs `main` (`cli.run_script`)."""
+    the flags, `--help` shows `doc` and the ways to start the script, and
+    runs `main` (`cli.run_script`)."""
     row = SCRIPTS[name]
     options_classes = [_load(spec) for spec in row.options]
     if main is None:
@@ -159,9 +170,11 @@ def script(name, doc, main=None):
             results = _load(row.function)(options)
             row.prints(results, options)
 
-    def run():
-        run_script(main, doc, *options_classes, known_only=row.known_only)
-
     command = "bert-tf-" + name.replace("_", "-")
+    help_text = doc + _run_it_as(command, name)
+
+    def run():
+        run_script(main, help_text, *options_classes, known_only=row.known_only)
+
     run.__doc__ = f"The `{command}` command: parses the flags, then runs `main`."
     return main, run

@@ -7,11 +7,6 @@ Usage:
 With --runner, the words are counted by an Apache Beam pipeline (the same
 vocabulary); the flags this script does not define are Beam's pipeline
 options, e.g. --runner=DirectRunner --direct_num_workers=2.
-
-Run it as (the same flags each way):
-  bert-tf-build-vocab --flag=value ...
-  python -m bert_tf.scripts.build_vocab --flag=value ...
-  python build_vocab.py --flag=value ...   (in a checkout)
 """
 
 from absl import flags

@@ -28,11 +28,6 @@ this script does not define are Beam's pipeline options:
       --direct_num_workers=2 --direct_running_mode=multi_processing
 writes out/train.tfrecord-00000-of-00004 ... and out/train.summary.json
 (see bert_tf/data/pretraining/beam_pipeline.py).
-
-Run it as (the same flags each way):
-  bert-tf-create-pretraining-data --flag=value ...
-  python -m bert_tf.scripts.create_pretraining_data --flag=value ...
-  python create_pretraining_data.py --flag=value ...   (in a checkout)
 """
 
 from absl import flags

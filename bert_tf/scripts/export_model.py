@@ -8,11 +8,6 @@ Usage:
   # loses more than --max_accuracy_drop points)
   python export_model.py --saved_model_dir=out/export --export_format=onnx --int8 \
       --output_file=out/model_int8.onnx --task_name=MRPC --data_dir=glue/MRPC
-
-Run it as (the same flags each way):
-  bert-tf-export-model --flag=value ...
-  python -m bert_tf.scripts.export_model --flag=value ...
-  python export_model.py --flag=value ...   (in a checkout)
 """
 
 from bert_tf.scripts import script

@@ -10,11 +10,6 @@ Usage:
   # more segment types
   python extend_checkpoint.py --init_checkpoint=uncased_L-12_H-768_A-12 \
       --type_vocab_size=4 --output_dir=out
-
-Run it as (the same flags each way):
-  bert-tf-extend-checkpoint --flag=value ...
-  python -m bert_tf.scripts.extend_checkpoint --flag=value ...
-  python extend_checkpoint.py --flag=value ...   (in a checkout)
 """
 
 from bert_tf.scripts import script

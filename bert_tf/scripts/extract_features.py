@@ -3,11 +3,6 @@
 Input: one example per line, `text_a` or `text_a ||| text_b`. Output: the
 original's JSON lines (`--output_format=jsonl`, the default) or arrays in an
 .npz file (`--output_format=npz`, for large jobs).
-
-Run it as (the same flags each way):
-  bert-tf-extract-features --flag=value ...
-  python -m bert_tf.scripts.extract_features --flag=value ...
-  python extract_features.py --flag=value ...   (in a checkout)
 """
 
 from bert_tf.scripts import script

@@ -2,11 +2,6 @@
 
 Outputs in --output_dir: checkpoints, eval_results.txt, test_results.tsv and
 the GLUE or CLUE submission file; --export_dir writes a SavedModel for TF Serving.
-
-Run it as (the same flags each way):
-  bert-tf-run-classifier --flag=value ...
-  python -m bert_tf.scripts.run_classifier --flag=value ...
-  python run_classifier.py --flag=value ...   (in a checkout)
 """
 
 from bert_tf.scripts import script

@@ -8,11 +8,6 @@ precision / recall / F1 as fractions, eval_loss) and test_predictions.txt
 (test.txt with a predicted tag column, for conlleval) or, for CLUENER,
 cluener_predict.json; --export_dir writes a SavedModel that tags raw
 sentences.
-
-Run it as (the same flags each way):
-  bert-tf-run-ner --flag=value ...
-  python -m bert_tf.scripts.run_ner --flag=value ...
-  python run_ner.py --flag=value ...   (in a checkout)
 """
 
 from bert_tf.scripts import script

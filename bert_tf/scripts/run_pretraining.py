@@ -2,11 +2,6 @@
 
 The original google-research/bert flags, plus the shared training flags
 (--distribution_strategy, --dtype, --jit_compile, --optimizer, ...).
-
-Run it as (the same flags each way):
-  bert-tf-run-pretraining --flag=value ...
-  python -m bert_tf.scripts.run_pretraining --flag=value ...
-  python run_pretraining.py --flag=value ...   (in a checkout)
 """
 
 from bert_tf.scripts import script

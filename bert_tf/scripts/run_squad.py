@@ -4,11 +4,6 @@ Outputs in --output_dir: checkpoints, predictions.json, nbest_predictions.json,
 null_odds.json (v2.0) and, when --predict_file has answers, eval_results.json
 (the official evaluation's EM / F1); --export_dir writes a SavedModel that
 answers questions from raw text.
-
-Run it as (the same flags each way):
-  bert-tf-run-squad --flag=value ...
-  python -m bert_tf.scripts.run_squad --flag=value ...
-  python run_squad.py --flag=value ...   (in a checkout)
 """
 
 from bert_tf.scripts import script
