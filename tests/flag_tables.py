@@ -15,24 +15,11 @@ if REPO not in sys.path:  # run as `python tests/flag_tables.py`
     sys.path.insert(0, REPO)
 
 from bert_tf.options import REQUIRED, flag_fields  # noqa: E402
+from bert_tf.scripts import SCRIPTS  # noqa: E402
 
-# The options classes each script defines its flags from, in its order.
-SCRIPT_OPTIONS = {
-    "build_vocab.py": ("bert_tf.text.vocab:VocabOptions", "bert_tf.beam:BeamOptions"),
-    "create_pretraining_data.py": (
-        "bert_tf.data.pretraining.writer:PretrainingDataOptions",
-        "bert_tf.beam:BeamOptions",
-        "bert_tf.data.pretraining.beam_pipeline:ShardOptions",
-    ),
-    "run_pretraining.py": ("bert_tf.tasks.options:PretrainingOptions",),
-    "run_classifier.py": ("bert_tf.tasks.options:ClassifierOptions",),
-    "run_squad.py": ("bert_tf.tasks.options:SquadOptions",),
-    "run_multiple_choice.py": ("bert_tf.tasks.options:MultipleChoiceOptions",),
-    "run_ner.py": ("bert_tf.tasks.options:NerOptions",),
-    "extract_features.py": ("bert_tf.tasks.options:FeatureOptions",),
-    "export_model.py": ("bert_tf.tasks.options:ExportModelOptions",),
-    "extend_checkpoint.py": ("bert_tf.tasks.options:ExtendOptions",),
-}
+# The options classes each script defines its flags from, in its order
+# ("module:Class"): the scripts' table, bert_tf/scripts/__init__.py.
+SCRIPT_OPTIONS = {f"{name}.py": script.options for name, script in SCRIPTS.items()}
 
 BEGIN = (
     "<!-- flags: made by tests/flag_tables.py from the options dataclasses; edit the help there -->"

@@ -14,6 +14,8 @@ import pytest
 from script_runs import REPO, Finished
 from shared import HANG_TIMEOUT, assert_one_error
 
+from bert_tf.scripts import SCRIPTS as TABLE
+
 SCRIPTS = sorted(
     os.path.basename(path)
     for path in glob.glob(os.path.join(REPO, "*.py"))
@@ -63,6 +65,10 @@ def runs():
 
 def test_every_script_is_probed():
     assert len(SCRIPTS) == 10 and "run_classifier.py" in SCRIPTS and "build_vocab.py" in SCRIPTS
+    # ... and each has a module in bert_tf/scripts and a row in its table.
+    modules = glob.glob(os.path.join(REPO, "bert_tf", "scripts", "*.py"))
+    assert sorted(os.path.basename(m) for m in modules if not m.endswith("__init__.py")) == SCRIPTS
+    assert sorted(f"{name}.py" for name in TABLE) == SCRIPTS
 
 
 @pytest.mark.parametrize("script", SCRIPTS)

@@ -7,17 +7,13 @@ Usage:
 With --runner, the words are counted by an Apache Beam pipeline (the same
 vocabulary); the flags this script does not define are Beam's pipeline
 options, e.g. --runner=DirectRunner --direct_num_workers=2.
-
-Run it as (the same flags each way):
-  bert-tf-build-vocab --flag=value ...
-  python -m bert_tf.scripts.build_vocab --flag=value ...
-  python build_vocab.py --flag=value ...   (in a checkout)
 """
 
 from absl import flags
 
-from bert_tf.beam import BeamOptions, beam_options
-from bert_tf.cli import options_from_flags, run_script
+from bert_tf.beam import beam_options
+from bert_tf.cli import options_from_flags
+from bert_tf.scripts import script
 from bert_tf.text import vocab
 from bert_tf.text.vocab_beam import build_vocab_with_beam
 
@@ -34,9 +30,7 @@ def main(argv):
     print(f"vocabulary: {FLAGS.output_file}")
 
 
-def run():
-    """The `bert-tf-build-vocab` command: parses the flags, then runs `main`."""
-    run_script(main, __doc__, vocab.VocabOptions, BeamOptions, known_only=True)
+main, run = script("build_vocab", __doc__, main)
 
 
 if __name__ == "__main__":

@@ -28,23 +28,15 @@ this script does not define are Beam's pipeline options:
       --direct_num_workers=2 --direct_running_mode=multi_processing
 writes out/train.tfrecord-00000-of-00004 ... and out/train.summary.json
 (see bert_tf/data/pretraining/beam_pipeline.py).
-
-Run it as (the same flags each way):
-  bert-tf-create-pretraining-data --flag=value ...
-  python -m bert_tf.scripts.create_pretraining_data --flag=value ...
-  python create_pretraining_data.py --flag=value ...   (in a checkout)
 """
 
 from absl import flags
 
-from bert_tf.beam import BeamOptions, beam_options
-from bert_tf.cli import options_from_flags, run_script
-from bert_tf.data.pretraining.beam_pipeline import (
-    ShardOptions,
-    create_pretraining_data_with_beam,
-    shard_paths,
-)
+from bert_tf.beam import beam_options
+from bert_tf.cli import options_from_flags
+from bert_tf.data.pretraining.beam_pipeline import create_pretraining_data_with_beam, shard_paths
 from bert_tf.data.pretraining.writer import PretrainingDataOptions, create_pretraining_data
+from bert_tf.scripts import script
 
 FLAGS = flags.FLAGS
 
@@ -64,9 +56,7 @@ def main(argv):
     print(f"summary: {options.summary_file}")
 
 
-def run():
-    """The `bert-tf-create-pretraining-data` command: parses the flags, then runs `main`."""
-    run_script(main, __doc__, PretrainingDataOptions, BeamOptions, ShardOptions, known_only=True)
+main, run = script("create_pretraining_data", __doc__, main)
 
 
 if __name__ == "__main__":
