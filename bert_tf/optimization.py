@@ -310,6 +310,18 @@ class AdamW(_BertOptimizerMixin, keras.optimizers.AdamW):
 OPTIMIZERS = {"adamw": AdamW, "bert_adam": BertAdam, "lamb": Lamb}
 
 
+def default_optimizer(learning_rate=5e-5, num_train_steps=None, warmup_proportion=0.1):
+    """The Keras models' `compile(optimizer="auto")`: the original AdamW
+    (`create_optimizer("adamw", ...)`) warmed up over `warmup_proportion` of
+    `num_train_steps` and decayed linearly to 0; without `num_train_steps`
+    a constant `learning_rate` (gradients clipped to global norm 1.0 either way)."""
+    if not num_train_steps:
+        return AdamW(learning_rate, global_clipnorm=1.0)
+    return create_optimizer(
+        "adamw", learning_rate, num_train_steps, int(num_train_steps * warmup_proportion)
+    )
+
+
 def create_optimizer(
     optimizer_type,
     init_lr,

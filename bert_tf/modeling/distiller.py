@@ -7,13 +7,7 @@ import tensorflow as tf
 
 from bert_tf import optimization
 from bert_tf.errors import InputError
-from bert_tf.modeling.losses import distillation_loss
-
-SINGLE_OUTPUT = "logits"
-
-
-def _keyed(value):
-    return value if isinstance(value, dict) else {SINGLE_OUTPUT: value}
+from bert_tf.modeling.losses import distillation_loss, keyed
 
 
 def check_same_task(student, teacher):
@@ -55,7 +49,7 @@ class Distiller(keras.Model):
         self.teacher = teacher
         self.teacher.trainable = False
         self.distillation_weight = float(distillation_weight)
-        self.label_losses = _keyed(student.default_loss())
+        self.label_losses = keyed(student.default_loss())
         self.loss_weights = student.default_loss_weights() or dict.fromkeys(self.label_losses, 1.0)
         self.distillation_losses = {
             key: distillation_loss(loss, temperature) for key, loss in self.label_losses.items()
@@ -77,15 +71,8 @@ class Distiller(keras.Model):
         """Keras `compile` with the task models' defaults for "auto" (see
         `TaskModel.compile`); the loss is the distiller's own."""
         if isinstance(optimizer, str) and optimizer == "auto":
-            optimizer = (
-                optimization.create_optimizer(
-                    "adamw",
-                    learning_rate,
-                    num_train_steps,
-                    int(num_train_steps * warmup_proportion),
-                )
-                if num_train_steps
-                else optimization.AdamW(learning_rate, global_clipnorm=1.0)
+            optimizer = optimization.default_optimizer(
+                learning_rate, num_train_steps, warmup_proportion
             )
         if isinstance(metrics, str) and metrics == "auto":
             metrics = self.student.default_metrics()
@@ -93,12 +80,12 @@ class Distiller(keras.Model):
 
     def teacher_outputs(self, x):
         """The teacher's outputs on the packed inputs `x`, keyed like the loss."""
-        outputs = _keyed(self.teacher(x, training=False))
+        outputs = keyed(self.teacher(x, training=False))
         return {key: tf.stop_gradient(tf.cast(value, tf.float32)) for key, value in outputs.items()}
 
     def distillation(self, x, y_pred):
         """`D`: each output's distillation loss, weighted and added."""
-        teacher, student = self.teacher_outputs(x), _keyed(y_pred)
+        teacher, student = self.teacher_outputs(x), keyed(y_pred)
         total = 0.0
         for key, loss in self.distillation_losses.items():
             mask = x["input_mask"] if getattr(loss, "per_token", False) else None
@@ -107,7 +94,7 @@ class Distiller(keras.Model):
 
     def labels_loss(self, y, y_pred, sample_weight=None):
         """`L`: the student's head losses on the labels `y`, weighted and added."""
-        y, y_pred = _keyed(y), _keyed(y_pred)
+        y, y_pred = keyed(y), keyed(y_pred)
         weights = sample_weight if isinstance(sample_weight, dict) else {}
         total = 0.0
         for key, loss in self.label_losses.items():

@@ -382,6 +382,15 @@ PRETRAINING_TARGETS = {
 }
 
 
+# The key of a single-output model's output (as `Predictor` names it).
+SINGLE_OUTPUT = "logits"
+
+
+def keyed(value):
+    """`value` as a dict of outputs: itself, or `{SINGLE_OUTPUT: value}`."""
+    return value if isinstance(value, dict) else {SINGLE_OUTPUT: value}
+
+
 def summed_counts(losses, y_true, sample_weight):
     """`{output: sum of its loss's counts}` (dicts keyed like `losses`;
     `sample_weight` may lack outputs)."""

@@ -114,15 +114,9 @@ class TaskModel(keras.Model):
         over `warmup_proportion` of `num_train_steps` and decayed linearly to
         0 (constant without `num_train_steps`); the task's loss and metrics."""
         if isinstance(optimizer, str) and optimizer == "auto":
-            if num_train_steps:
-                optimizer = optimization.create_optimizer(
-                    "adamw",
-                    learning_rate,
-                    num_train_steps,
-                    int(num_train_steps * warmup_proportion),
-                )
-            else:
-                optimizer = optimization.AdamW(learning_rate, global_clipnorm=1.0)
+            optimizer = optimization.default_optimizer(
+                learning_rate, num_train_steps, warmup_proportion
+            )
         if isinstance(loss, str) and loss == "auto":
             loss = self.default_loss()
             kwargs.setdefault("loss_weights", self.default_loss_weights())

@@ -1,15 +1,8 @@
 """`HeadObjective`: the training loop's `Objective` from a head's loss
 definitions (`bert_tf.modeling.losses`), the ones Keras's `compile()` uses."""
 
-from bert_tf.modeling.losses import model_loss, summed_counts
+from bert_tf.modeling.losses import keyed, model_loss, summed_counts
 from bert_tf.training.loop import Objective
-
-# The key of a single-output model's output (as `Predictor` names it).
-SINGLE_OUTPUT = "logits"
-
-
-def _keyed(value):
-    return value if isinstance(value, dict) else {SINGLE_OUTPUT: value}
 
 
 class HeadObjective(Objective):
@@ -24,8 +17,8 @@ class HeadObjective(Objective):
     """
 
     def __init__(self, losses, labels, sample_weights=None, loss_weights=None):
-        self.losses = _keyed(losses)
-        self.labels = _keyed(labels)
+        self.losses = keyed(losses)
+        self.labels = keyed(labels)
         self.sample_weights = sample_weights or {}
         self.loss_weights = loss_weights
 
@@ -39,4 +32,4 @@ class HeadObjective(Objective):
 
     def loss(self, outputs, features, totals):
         y_true, weights = self._targets(features)
-        return model_loss(self.losses, y_true, _keyed(outputs), weights, totals, self.loss_weights)
+        return model_loss(self.losses, y_true, keyed(outputs), weights, totals, self.loss_weights)
