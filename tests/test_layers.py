@@ -33,7 +33,7 @@ SHARED = {
     "data": {"features", "tfrecord"},
     "export": {"common"},
     # sweep: `run.run_task` hands a sweep to it, `options` holds its flags;
-    # distillation: the teacher-and-student runner every distilling task mixes in.
+    # distillation: the `Teacher` that the fine-tuning skeleton asks in a distilled run.
     "tasks": {
         "model_setup",
         "runner",

@@ -14,7 +14,6 @@ from bert_tf.errors import InputError
 from bert_tf.export import export_classifier
 from bert_tf.metrics.classification import glue_metrics, multi_label_metrics, tune_thresholds
 from bert_tf.modeling import BertClassifier
-from bert_tf.tasks.distillation import Distilling, distilling
 from bert_tf.tasks.fine_tuning import FineTuningRunner
 from bert_tf.tasks.logits import (
     ClassificationObjective,
@@ -223,10 +222,7 @@ class ClassifierRunner(FineTuningRunner):
             thresholds=self.thresholds() if self.processor.multi_label else None,
         )
 
-
-class DistillingClassifierRunner(Distilling, ClassifierRunner):
-    """Classification distilled from `--teacher`, on the train set and the
-    `--unlabeled_file` text (whose labels the teacher gives)."""
+    # What distillation (`tasks.distillation`) asks of the task.
 
     @staticmethod
     def labelled(features):
@@ -254,5 +250,4 @@ def run_classifier(options):
     checkpoints, cached features (`train.tf_record`, ...), multi-label `thresholds.json`,
     `eval_results.txt`, `test_results.tsv` and the GLUE or CLUE submission file.
     """
-    distilled = distilling(options)
-    return run_task((DistillingClassifierRunner if distilled else ClassifierRunner)(options))
+    return run_task(ClassifierRunner(options))

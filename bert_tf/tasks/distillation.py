@@ -1,13 +1,22 @@
 """Task distillation on the fine-tuning skeleton (`DistillationOptions`).
 
-`Distilling` goes before a task's runner class (`class X(Distilling,
-ClassifierRunner)`): the model the run trains, checkpoints, evaluates and
-exports is the student; the teacher, a fine-tuned model of the same task,
-labels and vocabulary, is loaded frozen beside it and gives its outputs in
-each train step (`training.distillation.DistillationObjective`). The student
-is the run's model (`--bert_config_file` / `--init_checkpoint`) or, with
+A run with `--teacher` has a `Teacher` (`runner.teacher`), a part that the
+run skeleton asks at its steps (`tasks.run`, `fine_tuning.FineTuningRunner`):
+the student's config, the teacher's label check, the unlabelled text, the
+teacher model, the objective, the student's first weights. The model the run
+trains, checkpoints, evaluates and exports is the student; the teacher, a
+fine-tuned model of the same task, labels and vocabulary, is loaded frozen
+beside it and gives its outputs in each train step
+(`training.distillation.DistillationObjective`). The student is the run's
+model (`--bert_config_file` / `--init_checkpoint`) or, with
 `--student_num_layers`, the teacher cut to fewer layers and started from
 them (DistilBERT's initialisation).
+
+What a task adds for it (all optional, on its runner): `labelled(features)`
+(float32 `[batch]`, 1 on an example with a label) when its unlabelled
+examples need masking, `fingerprint_labels()` (its labels as its train
+features' fingerprint lists them) and `unlabeled_features(paths)` (records
+of the train set's schema from unlabelled text).
 """
 
 import dataclasses
@@ -20,7 +29,6 @@ from absl import logging
 from bert_tf import checkpoints, files
 from bert_tf.config import BertConfig, checkpoint_folder, config_file_beside
 from bert_tf.errors import CheckpointError, InputError
-from bert_tf.tasks.fine_tuning import epoch_schedule
 from bert_tf.tasks.model_setup import check_model_fits, config_file_of
 from bert_tf.text.model_text import same_vocab, vocab_file_beside
 from bert_tf.training.distillation import DistillationObjective
@@ -74,41 +82,55 @@ def check_distillation_options(options):
         logging.info("--teacher without --do_train: only the student is used")
 
 
-def distilling(options):
-    """Whether the options ask for distillation (`--teacher`); the flags
-    that only distillation reads are an InputError without it."""
-    d = options.distillation
+def teacher_of(options):
+    """The run's `Teacher`, or None without `--teacher` (or without the
+    distillation flags); the flags that only distillation reads are an
+    InputError without `--teacher`."""
+    d = getattr(options, "distillation", None)
+    if d is None:
+        return None
     if d.teacher is None:
         for name in ("teacher_config_file", "student_num_layers", "unlabeled_file"):
             if getattr(d, name) is not None:
                 raise InputError(f"--{name} is for distillation: add --teacher")
-    return d.teacher is not None
+        return None
+    return Teacher(options)
 
 
-class Distilling:
-    """Distillation hooks of a `FineTuningRunner` (listed before it in the
-    bases). A task sets `labelled(features)` (float32 `[batch]`, 1 on an
-    example with a label) when its unlabelled examples need masking."""
-
-    labelled = None
+class Teacher:
+    """The teacher of a distilled run and what it decides (see the module
+    docstring); `options` are the run's (with a `distillation` group)."""
 
     def __init__(self, options):
-        super().__init__(options)
-        self.teacher = None
-        self.teacher_config = None
-        self.unlabeled_file = None  # its FeatureFile, with do_train
-
-    def unlabeled_features(self, paths):
-        """The `FeatureFile` of the unlabelled text files `paths`, records of
-        the train set's schema without labels."""
-        raise InputError("--unlabeled_file: this task reads no unlabelled text")
+        self.options = options
+        self.flags = options.distillation
+        self.config = None  # its BertConfig, from `student_config`
+        self.model = None  # from `build`
 
     def validate(self):
-        super().validate()
         check_distillation_options(self.options)
 
-    def _teacher_config_file(self):
-        d = self.options.distillation
+    def student_config(self, runner):
+        """The student's `BertConfig`: the run's (`runner.model_config()`),
+        or the teacher's cut to `--student_num_layers`; its vocabulary must
+        be the teacher's."""
+        d = self.flags
+        self.config = BertConfig.from_json_file(self._config_file())
+        if d.student_num_layers is None:
+            config = runner.model_config()
+        else:
+            if d.student_num_layers > self.config.num_hidden_layers:
+                raise InputError(
+                    f"--student_num_layers={d.student_num_layers}: the teacher has only "
+                    f"{self.config.num_hidden_layers} layers"
+                )
+            config = dataclasses.replace(self.config, num_hidden_layers=d.student_num_layers)
+            check_model_fits(self.options, config, f"--teacher={d.teacher}'s config")
+        self._check_vocab(config)
+        return config
+
+    def _config_file(self):
+        d = self.flags
         path = d.teacher_config_file or config_file_beside(d.teacher)
         if path:
             return path
@@ -118,90 +140,81 @@ class Distilling:
             f"--teacher_config_file is needed: --teacher={d.teacher} has no config beside it"
         )
 
-    def model_config(self):
-        d = self.options.distillation
-        self.teacher_config = BertConfig.from_json_file(self._teacher_config_file())
-        if d.student_num_layers is None:
-            config = super().model_config()
-        else:
-            if d.student_num_layers > self.teacher_config.num_hidden_layers:
-                raise InputError(
-                    f"--student_num_layers={d.student_num_layers}: the teacher has only "
-                    f"{self.teacher_config.num_hidden_layers} layers"
-                )
-            config = dataclasses.replace(
-                self.teacher_config, num_hidden_layers=d.student_num_layers
-            )
-            check_model_fits(self.options, config, f"--teacher={d.teacher}'s config")
-        self._check_vocab(config)
-        return config
-
     def _check_vocab(self, config):
-        d, vocab_file = self.options.distillation, self.options.model.vocab_file
-        teacher_vocab = vocab_file_beside(d.teacher) or self.teacher_vocab_file()
-        if config.vocab_size != self.teacher_config.vocab_size or (
+        teacher, vocab_file = self.flags.teacher, self.options.model.vocab_file
+        teacher_vocab = vocab_file_beside(teacher) or self._vocab_file_of_its_run()
+        if config.vocab_size != self.config.vocab_size or (
             teacher_vocab and vocab_file and not same_vocab(teacher_vocab, vocab_file)
         ):
             raise InputError(
                 f"--vocab_file {vocab_file}: the student's vocabulary differs from "
-                f"--teacher={d.teacher}'s ({teacher_vocab or 'its config'}); the student "
+                f"--teacher={teacher}'s ({teacher_vocab or 'its config'}); the student "
                 "learns from the teacher's outputs on the same tokens"
             )
 
-    def fingerprint_labels(self):
-        """The task's labels as its train features' fingerprint lists them
-        (None: the task has none)."""
-        return None
-
-    def _teacher_fingerprint(self):
+    def _fingerprint(self):
         """The fingerprint of the teacher run's train features (None: not a run folder)."""
-        folder = checkpoint_folder(self.options.distillation.teacher)
+        folder = checkpoint_folder(self.flags.teacher)
         path = os.path.join(folder, TRAIN_FEATURES + ".json")
         if not os.path.exists(path):
             return None
         with open(path) as f:
             return json.load(f).get("fingerprint")
 
-    def teacher_vocab_file(self):
+    def _vocab_file_of_its_run(self):
         """The vocab the teacher was fine-tuned with where its run says it (None: unknown)."""
-        fingerprint = self._teacher_fingerprint() or {}
+        fingerprint = self._fingerprint() or {}
+        # "vocab": how the tagging features of earlier versions named it.
         stamp = fingerprint.get("vocab_file") or fingerprint.get("vocab") or [None]
         return stamp[0] if stamp[0] and os.path.exists(stamp[0]) else None
 
-    def read_inputs(self):
-        super().read_inputs()
-        fingerprint, labels = self._teacher_fingerprint(), self.fingerprint_labels()
+    def check_labels(self, labels):
+        """InputError unless the teacher's run trained on `labels` (the
+        task's `fingerprint_labels()`; None: the task has none to check)."""
+        fingerprint = self._fingerprint()
         if fingerprint and labels is not None and fingerprint.get("labels") != labels:
             raise InputError(
-                f"--teacher={self.options.distillation.teacher} was trained on the labels "
+                f"--teacher={self.flags.teacher} was trained on the labels "
                 f"{fingerprint.get('labels')}, not {labels}"
             )
 
-    def build_model(self, config):
-        d = self.options.distillation
-        teacher = super().build_model(self.teacher_config)
+    def unlabeled_file(self, runner):
+        """The `FeatureFile` of `--unlabeled_file` (`runner.unlabeled_features`),
+        or None without it."""
+        paths = [p.strip() for p in (self.flags.unlabeled_file or "").split(",")]
+        paths = [p for p in paths if p]
+        return runner.unlabeled_features(paths) if paths else None
+
+    def build(self, runner):
+        """The teacher model (`runner.build_model` of the teacher's config)
+        with its weights, frozen; called in the strategy's scope."""
+        teacher = self.flags.teacher
+        model = runner.build_model(self.config)
         try:
-            checkpoints.load_checkpoint(teacher, d.teacher)
+            checkpoints.load_checkpoint(model, teacher)
         except CheckpointError as e:
             raise InputError(
-                f"--teacher={d.teacher} is not a model of this task and labels: {e}"
+                f"--teacher={teacher} is not a model of this task and labels: {e}"
             ) from None
-        teacher.trainable = False
-        self.teacher = teacher
-        logging.info("teacher %s: %d layers", d.teacher, self.teacher_config.num_hidden_layers)
-        return super().build_model(config)
+        model.trainable = False
+        self.model = model
+        logging.info("teacher %s: %d layers", teacher, self.config.num_hidden_layers)
+        return model
 
-    def objective(self):
-        d = self.options.distillation
+    def objective(self, task_objective, labelled=None):
+        """The task's objective mixed with the loss to the teacher's outputs."""
+        d = self.flags
         return DistillationObjective(
-            self.teacher, super().objective(), d.temperature, d.distillation_weight, self.labelled
+            self.model, task_objective, d.temperature, d.distillation_weight, labelled
         )
 
     def initial_weights(self, model):
-        d = self.options.distillation
+        """With `--student_num_layers`: training's `init_fn` that starts
+        `model` from the teacher's chosen layers; else None."""
+        d = self.flags
         if d.student_num_layers is None:
-            return super().initial_weights(model)
-        layers = chosen_layers(self.teacher_config.num_hidden_layers, d.student_num_layers)
+            return None
+        layers = chosen_layers(self.config.num_hidden_layers, d.student_num_layers)
 
         def start_from_teacher():
             weights = student_weights(checkpoints.read_weights(d.teacher), layers)
@@ -209,38 +222,3 @@ class Distilling:
             logging.info("student: the teacher's layers %s", layers)
 
         return start_from_teacher
-
-    def prepare(self, config):
-        super().prepare(config)
-        paths = [p.strip() for p in (self.options.distillation.unlabeled_file or "").split(",")]
-        if any(paths) and self.options.run.do_train:
-            self.unlabeled_file = self.unlabeled_features([p for p in paths if p])
-
-    def _train_files(self):
-        return [self.train_file, *([self.unlabeled_file] if self.unlabeled_file else [])]
-
-    def train_schedule(self):
-        if self.unlabeled_file is None:
-            return super().train_schedule()
-        size = sum(getattr(f, self.epoch_of) for f in self._train_files())
-        schedule = epoch_schedule(size, self.options)
-        logging.info(
-            "training on %d labelled and %d unlabelled %s for %d steps",
-            getattr(self.train_file, self.epoch_of),
-            getattr(self.unlabeled_file, self.epoch_of),
-            self.epoch_of.removeprefix("num_"),
-            schedule[0],
-        )
-        return schedule
-
-    def train_dataset_fn(self):
-        """Batches of the train set and the unlabelled text, shuffled together."""
-        paths = [f.path for f in self._train_files()]
-        self.feature_paths.extend(p for p in paths if p not in self.feature_paths)
-        return self.dataset_fn(
-            self.make_dataset,
-            paths,
-            self.options.training.train_batch_size,
-            True,
-            **self.dataset_arguments(),
-        )

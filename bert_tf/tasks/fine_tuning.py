@@ -23,6 +23,8 @@ grouping by length), and predict-then-score for eval.
 
 from absl import logging
 
+from bert_tf.errors import InputError
+from bert_tf.tasks.distillation import teacher_of
 from bert_tf.tasks.model_setup import text_settings
 from bert_tf.tasks.runner import TaskRunner
 
@@ -64,6 +66,8 @@ class FineTuningRunner(TaskRunner):
         super().__init__(options)
         self.text = None  # a TextSettings, from `prepare`
         self.train_file = None  # the train split's FeatureFile, with do_train
+        self.teacher = teacher_of(options)
+        self.unlabeled_file = None  # a distilled run's --unlabeled_file, with do_train
         self.feature_paths = []  # every feature file a dataset was made of
         # Where the feature files are cached; a sweep's runs share its folder.
         self.features_dir = options.run.output_dir
@@ -81,6 +85,17 @@ class FineTuningRunner(TaskRunner):
     def read_inputs(self):
         """Work after `self.text` is set, before any feature file (e.g.
         the label list)."""
+
+    def fingerprint_labels(self):
+        """The task's labels as its train features' fingerprint lists them,
+        checked against a `--teacher`'s (None: the task has none)."""
+        return None
+
+    def unlabeled_features(self, paths):
+        """The `FeatureFile` of the unlabelled text files `paths` (a
+        distilled run's `--unlabeled_file`): records of the train set's
+        schema without labels."""
+        raise InputError("--unlabeled_file: this task reads no unlabelled text")
 
     def dataset_arguments(self):
         """More keyword arguments of `make_dataset`."""
@@ -101,6 +116,8 @@ class FineTuningRunner(TaskRunner):
         options = self.options
         self.text = text_settings(options)
         self.read_inputs()
+        if self.teacher is not None:
+            self.teacher.check_labels(self.fingerprint_labels())
         if options.run.do_train:
             self.train_file = self.split_features("train", None)
         if options.run.do_eval:
@@ -121,12 +138,23 @@ class FineTuningRunner(TaskRunner):
         return self.feature_paths
 
     def train_schedule(self):
-        train = self.train_file
-        schedule = epoch_schedule(getattr(train, self.epoch_of), self.options)
+        train, unlabeled = self.train_file, self.unlabeled_file
+        if unlabeled is None:
+            schedule = epoch_schedule(getattr(train, self.epoch_of), self.options)
+            logging.info(
+                "training on %d features of %d examples for %d steps",
+                train.num_features,
+                train.num_examples,
+                schedule[0],
+            )
+            return schedule
+        size = getattr(train, self.epoch_of) + getattr(unlabeled, self.epoch_of)
+        schedule = epoch_schedule(size, self.options)
         logging.info(
-            "training on %d features of %d examples for %d steps",
-            train.num_features,
-            train.num_examples,
+            "training on %d labelled and %d unlabelled %s for %d steps",
+            getattr(train, self.epoch_of),
+            getattr(unlabeled, self.epoch_of),
+            self.epoch_of.removeprefix("num_"),
             schedule[0],
         )
         return schedule
@@ -135,8 +163,15 @@ class FineTuningRunner(TaskRunner):
         return max(1, round(num_train_steps / self.options.training.num_train_epochs))
 
     def train_dataset_fn(self):
-        return self.split_dataset_fn(
-            self.train_file.path, self.options.training.train_batch_size, True
+        """Batches of the train set (and a distilled run's unlabelled text,
+        shuffled together)."""
+        batch_size = self.options.training.train_batch_size
+        if self.unlabeled_file is None:
+            return self.split_dataset_fn(self.train_file.path, batch_size, True)
+        paths = [self.train_file.path, self.unlabeled_file.path]
+        self.feature_paths.extend(p for p in paths if p not in self.feature_paths)
+        return self.dataset_fn(
+            self.make_dataset, paths, batch_size, True, **self.dataset_arguments()
         )
 
     def predict_split(self, trainer, split, batch_size):

@@ -36,7 +36,6 @@ from bert_tf.modeling.tagging import (
     decode_tags,
     word_losses,
 )
-from bert_tf.tasks.distillation import Distilling, distilling
 from bert_tf.tasks.fine_tuning import FineTuningRunner, pass_name
 from bert_tf.tasks.model_setup import parse_layers
 from bert_tf.tasks.run import run_task
@@ -237,10 +236,7 @@ class NerRunner(FineTuningRunner):
             jit_compile=options.runtime.jit_compile,
         )
 
-
-class DistillingNerRunner(Distilling, NerRunner):
-    """NER distilled from `--teacher`: each token's tag distribution, on the
-    train set and the `--unlabeled_file` sentences (tagged by the teacher)."""
+    # What distillation (`tasks.distillation`) asks of the task.
 
     def fingerprint_labels(self):
         return list(self.labels)
@@ -259,5 +255,4 @@ class DistillingNerRunner(Distilling, NerRunner):
 def run_ner(options):
     """Trains, evaluates, predicts and exports as `options` (a NerOptions)
     say; returns the eval metrics (empty without do_eval)."""
-    distilled = distilling(options)
-    return run_task((DistillingNerRunner if distilled else NerRunner)(options))
+    return run_task(NerRunner(options))

@@ -124,7 +124,10 @@ def _checked(runner):
     options = runner.options
     _check_shared_options(options)
     runner.validate()
-    config = runner.model_config()
+    teacher = runner.teacher
+    if teacher is not None:
+        teacher.validate()
+    config = runner.model_config() if teacher is None else teacher.student_config(runner)
     _check_weights_exist(options)
     return config
 
@@ -137,6 +140,8 @@ def _run(runner):
         files.new_entries_removed_on_error(options.run.output_dir, keep=_saved_a_checkpoint),
     ):
         runner.prepare(config)
+        if runner.teacher is not None and options.run.do_train:
+            runner.unlabeled_file = runner.teacher.unlabeled_file(runner)
         try:
             return _train_and_use(runner, config)
         except tf.errors.DataLossError:
@@ -198,6 +203,8 @@ def _model_and_optimizer(runner, config):
         config.num_hidden_layers,
         config.hidden_size,
     )
+    if runner.teacher is not None:
+        runner.teacher.build(runner)
     model = runner.build_model(config)
     model.encoder.recompute = training.recompute
     if not runner.options.run.do_train:
@@ -219,9 +226,12 @@ def _model_and_optimizer(runner, config):
 def _trainer(runner, strategy, model, optimizer, num_train_steps):
     options = runner.options
     training, runtime = options.training, options.runtime
+    objective = runner.objective()
+    if runner.teacher is not None:
+        objective = runner.teacher.objective(objective, runner.labelled)
     return Trainer(
         strategy,
-        runner.objective(),
+        objective,
         model,
         optimizer,
         LoopConfig(
@@ -253,7 +263,8 @@ def _best_checkpoint(options, model, trainer):
 def _train(runner, trainer, num_train_steps, draws, best, eval_writer):
     """Trains, resuming the newest checkpoint, else starting from the
     runner's `initial_weights`; evaluates during training as the options say."""
-    warm_start_fn = runner.initial_weights(trainer.model)
+    model, teacher = trainer.model, runner.teacher
+    warm_start_fn = (teacher and teacher.initial_weights(model)) or runner.initial_weights(model)
 
     def init_fn():  # when there is no checkpoint to resume
         if warm_start_fn is not None:

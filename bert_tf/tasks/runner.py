@@ -23,6 +23,12 @@ class TaskRunner:
     default_lower_case = True
     # Whether the options hold a `sweep` group (`tasks.sweep`): fine-tuning tasks.
     sweeps = False
+    # A distilled run's `tasks.distillation.Teacher` (fine-tuning tasks).
+    teacher = None
+    # `labelled(features)`: float32 `[batch]`, 1 on an example with a label,
+    # for a task whose distillation mixes in unlabelled examples (None: its
+    # loss already skips them).
+    labelled = None
 
     def __init__(self, options):
         self.options = options

@@ -22,7 +22,6 @@ from bert_tf.files import write_text_atomically
 from bert_tf.metrics import squad_scoring as scoring
 from bert_tf.modeling import BertSpanLabeler
 from bert_tf.modeling.losses import SPAN_LOSS_WEIGHTS, span_losses
-from bert_tf.tasks.distillation import Distilling, distilling
 from bert_tf.tasks.fine_tuning import FineTuningRunner
 from bert_tf.tasks.model_setup import text_settings
 from bert_tf.tasks.run import run_task
@@ -211,24 +210,7 @@ class SquadRunner(FineTuningRunner):
             jit_compile=options.runtime.jit_compile,
         )
 
-
-def _warn_if_chinese(examples):
-    """Warns when most contexts hold CJK ideographs: SQuAD's scripts split
-    answers on whitespace, so on Chinese their F1 is their exact match."""
-    chinese = sum(len(e.doc_tokens) > len(e.context_text.split()) for e in examples)
-    if chinese > len(examples) / 2:
-        logging.warning(
-            "%d of %d contexts are Chinese, where the SQuAD scores give no partial credit "
-            "(F1 = exact match): pass --eval_metric=cmrc2018 for CMRC 2018's scores",
-            chinese,
-            len(examples),
-        )
-
-
-class DistillingSquadRunner(Distilling, SquadRunner):
-    """SQuAD distilled from `--teacher`: the start and end distributions, on
-    the train set and the questions of an `--unlabeled_file` (SQuAD JSON
-    whose answers, if any, are not read)."""
+    # What distillation (`tasks.distillation`) asks of the task.
 
     @staticmethod
     def labelled(features):
@@ -247,10 +229,22 @@ class DistillingSquadRunner(Distilling, SquadRunner):
         return self._features(paths[0], "unlabeled", is_training=True, windows=windows)
 
 
+def _warn_if_chinese(examples):
+    """Warns when most contexts hold CJK ideographs: SQuAD's scripts split
+    answers on whitespace, so on Chinese their F1 is their exact match."""
+    chinese = sum(len(e.doc_tokens) > len(e.context_text.split()) for e in examples)
+    if chinese > len(examples) / 2:
+        logging.warning(
+            "%d of %d contexts are Chinese, where the SQuAD scores give no partial credit "
+            "(F1 = exact match): pass --eval_metric=cmrc2018 for CMRC 2018's scores",
+            chinese,
+            len(examples),
+        )
+
+
 def run_squad(options):
     """Fine-tunes and/or predicts as the flags say; returns the scores of the
     predictions (empty unless the predict file has answers)."""
-    distilled = distilling(options)
-    runner = (DistillingSquadRunner if distilled else SquadRunner)(options)
+    runner = SquadRunner(options)
     # A sweep returns its chosen run's scores.
     return run_task(runner) or runner.eval_results
