@@ -3,7 +3,7 @@ loss to a frozen teacher's outputs, computed in the train step."""
 
 import tensorflow as tf
 
-from bert_tf.modeling.losses import LabelledOnly, distillation_loss, model_loss
+from bert_tf.modeling.losses import LabelledOnly, distillation_loss, keyed, model_loss
 from bert_tf.training.loop import Objective
 from bert_tf.training.objectives import HeadObjective
 
@@ -66,12 +66,11 @@ class DistillationObjective(Objective):
 
     def teacher_outputs(self, features):
         """The teacher's outputs `{output: logits}` (no gradient)."""
-        outputs = self.teacher(features, training=False)
-        outputs = outputs if isinstance(outputs, dict) else {"logits": outputs}
+        outputs = keyed(self.teacher(features, training=False))
         return {key: tf.stop_gradient(tf.cast(value, tf.float32)) for key, value in outputs.items()}
 
     def loss(self, outputs, features, totals):
-        keyed = outputs if isinstance(outputs, dict) else {"logits": outputs}
+        student = keyed(outputs)
         label_totals = {k: v for k, v in totals.items() if not k.startswith(_PREFIX)}
         label_losses = self.labels.loss(outputs, self._with_labelled(features), label_totals)
         teacher = self.teacher_outputs(features)
@@ -79,7 +78,7 @@ class DistillationObjective(Objective):
         distilled = model_loss(
             self.losses,
             {key: teacher[key] for key in self.losses},
-            keyed,
+            student,
             self._weights(features),
             counts,
             self.loss_weights,
