@@ -27,7 +27,6 @@ from bert_tf.options import flag_fields, flag_names
 from bert_tf.tasks.model_setup import (
     length_multiple,
     warm_start,
-    with_model_text,
 )
 from bert_tf.tasks.sweep import runs as sweep_runs
 from bert_tf.training import distribution
@@ -119,8 +118,6 @@ def run_task(runner):
 
 def _checked(runner):
     """Checks the options before any work; returns the model's config."""
-    if runner.reads_text:
-        runner.options = with_model_text(runner.options, runner.default_lower_case)
     options = runner.options
     _check_shared_options(options)
     runner.validate()

@@ -3,13 +3,15 @@ task: `fine_tuning.FineTuningRunner`)."""
 
 from absl import logging
 
-from bert_tf.tasks.model_setup import load_model_config, warm_start
+from bert_tf.tasks.model_setup import load_model_config, warm_start, with_model_text
 
 
 class TaskRunner:
     """What a task supplies to `run_task`. `self.options` holds the option
     groups `model`, `run`, `training`, `runtime` and `export` (see
-    `tasks.options`); the hooks are called in the order listed."""
+    `tasks.options`), the model's vocab and casing already resolved
+    (`model_setup.with_model_text`) for a task that `reads_text`; the hooks
+    are called in the order listed."""
 
     # The batch sizes of `TrainingOptions` that every replica count must divide.
     batch_size_options = ("train_batch_size", "eval_batch_size")
@@ -31,6 +33,8 @@ class TaskRunner:
     labelled = None
 
     def __init__(self, options):
+        if self.reads_text:
+            options = with_model_text(options, self.default_lower_case)
         self.options = options
         self.written = []  # (what, path) of each output, listed when the run ends
         # Set by run_task: the multiple batches are padded to under
