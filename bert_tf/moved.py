@@ -23,6 +23,12 @@ MOVED = {
     "bert_tf.metrics_ner": ("bert_tf.metrics.entities", "bert_tf.text.tags"),
     "bert_tf.model_text": ("bert_tf.text.model_text",),
     "bert_tf.modeling.initializers": ("bert_tf.initializers",),
+    "bert_tf.modeling.models": (
+        "bert_tf.modeling.pretraining_model",
+        "bert_tf.modeling.classifier",
+        "bert_tf.modeling.span_labeler",
+        "bert_tf.modeling.multiple_choice",
+    ),
     "bert_tf.packing": ("bert_tf.text.packing",),
     "bert_tf.preprocessing": ("bert_tf.text.graph_tokenizer",),
     "bert_tf.preprocessor": ("bert_tf.text.preprocessor",),

@@ -21,6 +21,12 @@ OLD_TO_NEW = {
     "bert_tf.metrics_ner": ["bert_tf.metrics.entities", "bert_tf.text.tags"],
     "bert_tf.model_text": ["bert_tf.text.model_text"],
     "bert_tf.modeling.initializers": ["bert_tf.initializers"],
+    "bert_tf.modeling.models": [
+        "bert_tf.modeling.pretraining_model",
+        "bert_tf.modeling.classifier",
+        "bert_tf.modeling.span_labeler",
+        "bert_tf.modeling.multiple_choice",
+    ],
     "bert_tf.packing": ["bert_tf.text.packing"],
     "bert_tf.preprocessing": ["bert_tf.text.graph_tokenizer"],
     "bert_tf.preprocessor": ["bert_tf.text.preprocessor"],
@@ -44,6 +50,12 @@ DOCUMENTED_NAMES = {
     "bert_tf.squad_serving": ["answer"],
     "bert_tf.metrics_ner": ["entity_scores", "chunks", "detect_scheme"],
     "bert_tf.tasks.common": ["TaskRunner", "run_task", "warm_start"],
+    "bert_tf.modeling.models": [
+        "BertPretrainingModel",
+        "BertClassifier",
+        "BertSpanLabeler",
+        "BertMultipleChoice",
+    ],
 }
 # The names of 0.1.0's bert_tf/metrics.py, which bert_tf/metrics/ replaced.
 METRICS = ["accuracy", "f1_score", "matthews_corrcoef", "pearson", "spearman", "glue_metrics"]
