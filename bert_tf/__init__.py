@@ -5,7 +5,7 @@ import importlib.machinery
 import os
 import sys
 
-from bert_tf import moved, startup_notices
+from bert_tf.imports import moved, startup_notices
 
 # TensorFlow's C++ log hidden up to its errors: on a machine without a GPU
 # driver it logs `failed call to cuInit` and oneDNN's int64 fallback at error
