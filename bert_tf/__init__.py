@@ -5,7 +5,7 @@ import importlib.machinery
 import os
 import sys
 
-from bert_tf import moved, startup_notices
+from bert_tf.imports import moved, startup_notices
 
 # TensorFlow's C++ log hidden up to its errors: on a machine without a GPU
 # driver it logs `failed call to cuInit` and oneDNN's int64 fallback at error
@@ -70,13 +70,16 @@ moved.install()
 # Every module that defines a Keras class a `.keras` file may name.
 _KERAS_MODULES = (
     "bert_tf.initializers",
+    "bert_tf.modeling.classifier",
     "bert_tf.modeling.crf",
     "bert_tf.modeling.embedding",
     "bert_tf.modeling.encoder",
     "bert_tf.modeling.heads",
     "bert_tf.modeling.layers",
     "bert_tf.modeling.losses",
-    "bert_tf.modeling.models",
+    "bert_tf.modeling.multiple_choice",
+    "bert_tf.modeling.pretraining_model",
+    "bert_tf.modeling.span_labeler",
     "bert_tf.modeling.tagging",
     "bert_tf.optimization",
     "bert_tf.text.packing",

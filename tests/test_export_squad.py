@@ -31,7 +31,7 @@ from bert_tf.data.squad.reader import (
 )
 from bert_tf.errors import InputError
 from bert_tf.export import squad as squad_serving
-from bert_tf.modeling.models import BertSpanLabeler
+from bert_tf.modeling import BertSpanLabeler
 from bert_tf.text import tokenization
 from bert_tf.text.preprocessor import whitespace_words
 

@@ -9,9 +9,9 @@ import pytest
 from bert_tf import checkpoints
 from bert_tf.config import BertConfig
 from bert_tf.errors import CheckpointError, InputError
-from bert_tf.extract import extract_features
 from bert_tf.modeling import BertClassifier, BertEncoder
 from bert_tf.options import build
+from bert_tf.tasks.extract import extract_features
 from bert_tf.tasks.options import FeatureOptions
 from bert_tf.text import tokenization
 

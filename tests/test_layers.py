@@ -17,14 +17,14 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "bert_tf"
 
 # Lowest first; an entry names a module or a package (all that is under it).
 LAYERS = [
-    ["errors", "options", "compat", "moved", "startup_notices"],
+    ["errors", "options", "compat", "imports"],
     ["files", "beam"],
     ["config", "text", "accelerators", "initializers"],
     ["optimization", "data", "checkpoints"],
     ["metrics", "modeling"],
     ["training"],
     ["export"],
-    ["tasks", "extract"],
+    ["tasks"],
     ["cli"],
     ["scripts"],
 ]
@@ -57,9 +57,21 @@ def _module_names():
     return names
 
 
+def moved_paths():
+    """`bert_tf/imports/moved.py`'s MOVED, read from its source: old import
+    path -> its new module paths."""
+    tree = ast.parse((PACKAGE / "imports" / "moved.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "MOVED":
+            return ast.literal_eval(node.value)
+    raise AssertionError("bert_tf/imports/moved.py has no MOVED")
+
+
 def imports(modules):
     """(importer, imported module, name or None) for every bert_tf import;
-    the name is what `from module import name` or `module.name` reads from it."""
+    the name is what `from module import name` or `module.name` reads from it.
+    An old path that moved (`moved_paths()`) counts as each of its new modules."""
+    moved = moved_paths()
     found = []
     for importer, path in modules.items():
         tree = ast.parse(path.read_text())
@@ -84,7 +96,11 @@ def imports(modules):
                 and node.value.id in aliases
             ):
                 found.append((importer, aliases[node.value.id], node.attr))
-    return found
+    return [
+        (importer, new, name)
+        for importer, imported, name in found
+        for new in moved.get(imported, (imported,))
+    ]
 
 
 def _layer(module):
@@ -309,6 +325,35 @@ def test_every_module_is_in_a_layer():
 
 def test_imports_point_down_and_private_names_stay_home():
     assert violations(imports(_module_names())) == []
+
+
+# The top of bert_tf/ holds what the whole package uses (config, errors,
+# options, files, ...); a module of one kind lives in that kind's subpackage.
+MOST_TOP_MODULES = 10
+
+
+def top_modules(package=PACKAGE):
+    """The modules at the top of `package`, besides its `__init__.py`."""
+    return sorted(p.stem for p in package.glob("*.py") if p.stem != "__init__")
+
+
+def test_the_top_of_the_package_holds_at_most_ten_modules(tmp_path):
+    assert len(top_modules()) <= MOST_TOP_MODULES, top_modules()
+    for name in ["__init__", *(f"m{i}" for i in range(MOST_TOP_MODULES + 1))]:
+        (tmp_path / f"{name}.py").write_text("")
+    assert len(top_modules(tmp_path)) == MOST_TOP_MODULES + 1
+
+
+def test_an_old_import_path_counts_as_its_new_modules(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text("from bert_tf.extract import extract_features\nimport bert_tf.tasks.common\n")
+    found = imports({"bert_tf.scripts.sample": sample})
+    assert sorted(found) == [
+        ("bert_tf.scripts.sample", "bert_tf.tasks.extract", "extract_features"),
+        ("bert_tf.scripts.sample", "bert_tf.tasks.model_setup", None),
+        ("bert_tf.scripts.sample", "bert_tf.tasks.run", None),
+        ("bert_tf.scripts.sample", "bert_tf.tasks.runner", None),
+    ]
 
 
 def test_no_test_module_imports_conftest():

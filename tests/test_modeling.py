@@ -1,4 +1,7 @@
+import json
 import math
+import warnings
+import zipfile
 
 import keras
 import numpy as np
@@ -323,6 +326,33 @@ def test_models_save_and_reload_as_keras_files(tiny_config, tmp_path, make):
     a, b = tf.nest.flatten(model(inputs)), tf.nest.flatten(loaded(inputs))
     for x, y in zip(a, b):
         assert max_diff(x, y) == 0
+
+
+def test_keras_files_that_name_the_old_models_module_load(tiny_config, tmp_path):
+    """A `.keras` file saved before `modeling/models.py` was split records
+    `"module": "bert_tf.modeling.models"`; Keras finds the class by its
+    registered name (`bert_tf>BertClassifier`), which did not change, and
+    never imports the old path."""
+    for cls in (BertPretrainingModel, BertClassifier, BertSpanLabeler, BertMultipleChoice):
+        assert keras.saving.get_registered_name(cls) == f"bert_tf>{cls.__name__}"
+    model = BertClassifier(tiny_config, 3)
+    path, old = str(tmp_path / "model.keras"), str(tmp_path / "old.keras")
+    model.save(path)
+    with zipfile.ZipFile(path) as new_file, zipfile.ZipFile(old, "w") as old_file:
+        for item in new_file.infolist():
+            data = new_file.read(item)
+            if item.filename == "config.json":
+                config = json.loads(data)
+                assert config["module"] == "bert_tf.modeling.classifier"
+                data = json.dumps({**config, "module": "bert_tf.modeling.models"})
+            old_file.writestr(item, data)
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        loaded = keras.saving.load_model(old)
+    assert not [w for w in warned if "bert_tf.modeling.models" in str(w.message)]
+    assert type(loaded) is BertClassifier
+    inputs = random_inputs(tiny_config)
+    assert max_diff(model(inputs), loaded(inputs)) == 0
 
 
 # Largest differences from the float64 reference measured over 4 seeds of

@@ -32,11 +32,11 @@ from bert_tf.config import BertConfig
 from bert_tf.data import tagging
 from bert_tf.data.pretraining.writer import PretrainingDataOptions, create_pretraining_data
 from bert_tf.data.squad import postprocess
-from bert_tf.extract import extract_features
 from bert_tf.modeling import BertEncoder
 from bert_tf.options import build
 from bert_tf.tasks import multiple_choice as multiple_choice_task
 from bert_tf.tasks.classifier import run_classifier
+from bert_tf.tasks.extract import extract_features
 from bert_tf.tasks.multiple_choice import run_multiple_choice
 from bert_tf.tasks.ner import run_ner
 from bert_tf.tasks.options import (

@@ -3,7 +3,7 @@ TF_CPP_MIN_LOG_LEVEL of the suite's): a bad input is exactly one `error:`
 line, and a Keras user's process prints nothing. test_user_errors runs its
 scripts through `script_server`, whose one TensorFlow import per module hides
 what an import prints; TensorFlow 2.21 prints notices while it loads
-(bert_tf/startup_notices.py). `make test-newest` runs this module too."""
+(bert_tf/imports/startup_notices.py). `make test-newest` runs this module too."""
 
 import os
 import re
@@ -15,7 +15,7 @@ from script_runs import REPO, Finished
 from shared import HANG_TIMEOUT, assert_one_error
 from test_user_errors import bad_inputs, case_flags, data_dir, error_cases  # noqa: F401
 
-from bert_tf import startup_notices
+from bert_tf.imports import startup_notices
 
 USER_ENV = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
 

@@ -9,9 +9,8 @@ import tensorflow as tf
 
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
-from bert_tf.modeling import layers
+from bert_tf.modeling import BertClassifier, BertPretrainingModel, layers
 from bert_tf.modeling.encoder import BertEncoder
-from bert_tf.modeling.models import BertClassifier, BertPretrainingModel
 from bert_tf.training import options as training_options
 
 CONFIG = BertConfig(

@@ -11,7 +11,7 @@ from pretraining_records import write_records
 from bert_tf.checkpoints import read_tensors, save_tf1_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.errors import CheckpointError, InputError
-from bert_tf.modeling.models import BertPretrainingModel
+from bert_tf.modeling import BertPretrainingModel
 from bert_tf.options import build, replace
 from bert_tf.tasks.options import PretrainingOptions
 from bert_tf.tasks.pretraining import run_pretraining

@@ -3,7 +3,8 @@ weights, vocab and casing (behind every model's `from_pretrained`)."""
 
 from absl import logging
 
-from bert_tf import checkpoints
+from bert_tf.checkpoints.assign import load_weights
+from bert_tf.checkpoints.formats import checkpoint_format, read_weights
 from bert_tf.config import CONFIG_FILE_NAMES, BertConfig, config_file_beside
 from bert_tf.errors import CheckpointError
 from bert_tf.initializers import deferred_draws
@@ -20,7 +21,7 @@ def pretrained_config(path, bert_config_file=None):
     out), else the config beside the checkpoint (a Hugging Face folder's
     `config.json`), as the scripts' `--bert_config_file`. A `path` that holds
     no checkpoint is a CheckpointError saying what it is instead."""
-    checkpoints.checkpoint_format(path)  # finds the checkpoint, or says why not
+    checkpoint_format(path)  # finds the checkpoint, or says why not
     bert_config_file = bert_config_file or config_file_beside(path)
     if bert_config_file is None:
         raise CheckpointError(
@@ -34,7 +35,7 @@ def read_pretrained(path, bert_config_file=None):
     a Google release folder or checkpoint prefix, a run's output folder (its
     newest `model.ckpt-N`), a Model Garden checkpoint or a Hugging Face folder;
     the config is `pretrained_config`'s."""
-    return pretrained_config(path, bert_config_file), checkpoints.read_weights(path)
+    return pretrained_config(path, bert_config_file), read_weights(path)
 
 
 def load_pretrained(
@@ -67,10 +68,10 @@ def load_pretrained(
     if max_seq_length is None:
         max_seq_length = min(DEFAULT_MAX_SEQ_LENGTH, config.max_position_embeddings)
     check_max_seq_length(max_seq_length, config.max_position_embeddings)
-    weights = checkpoints.read_weights(path)
+    weights = read_weights(path)
     with deferred_draws() as draws:
         model = model_class(config, **model_arguments)
-    report = checkpoints.load_weights(model, weights, strict=False, source=path)
+    report = load_weights(model, weights, strict=False, source=path)
     draws.finish()
     required = ("bert/", *getattr(model_class, "required_heads", ()))
     missing = [name for name in report.left_initialised if name.startswith(required)]

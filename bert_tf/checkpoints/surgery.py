@@ -30,8 +30,11 @@ import re
 import numpy as np
 from absl import logging
 
-from bert_tf import checkpoints, files
+from bert_tf import files
+from bert_tf.checkpoints.formats import checkpoint_format
 from bert_tf.checkpoints.loading import read_pretrained
+from bert_tf.checkpoints.name_map import is_training_state
+from bert_tf.checkpoints.tf1_files import resolve_checkpoint_prefix, write_checkpoint
 from bert_tf.errors import CheckpointError, InputError
 from bert_tf.text import tokenization
 from bert_tf.text.model_text import VOCAB_FILE_NAME, text_settings
@@ -152,7 +155,7 @@ def _checkpoint_format(path):
     """The format of `--init_checkpoint`; a path with no checkpoint is an
     InputError naming the flag."""
     try:
-        return checkpoints.checkpoint_format(path)
+        return checkpoint_format(path)
     except CheckpointError as e:
         raise InputError(f"--init_checkpoint: {e}") from None
 
@@ -218,7 +221,7 @@ def _read_model(o):
     for name in (WORD_EMBEDDINGS, TOKEN_TYPE_EMBEDDINGS):
         if name not in weights:
             raise CheckpointError(f"{o.init_checkpoint} has no {name}")
-    return config, {k: v for k, v in weights.items() if not checkpoints.is_training_state(k)}
+    return config, {k: v for k, v in weights.items() if not is_training_state(k)}
 
 
 def extend_checkpoint(options):
@@ -281,11 +284,11 @@ def _write_folder(o, config, tokens, weights, copy_checkpoint):
         files.makedirs(tmp)
         prefix = os.path.join(tmp, CHECKPOINT_NAME)
         if copy_checkpoint:
-            source = checkpoints.resolve_checkpoint_prefix(o.init_checkpoint)
+            source = resolve_checkpoint_prefix(o.init_checkpoint)
             for path in [*files.matching(source + ".data-*"), source + ".index"]:
                 files.copy_file(path, prefix + path[len(source) :])
         else:
-            checkpoints.write_checkpoint(prefix, weights)
+            write_checkpoint(prefix, weights)
         config.to_json_file(os.path.join(tmp, CONFIG_NAME))
         files.write_text_atomically(
             os.path.join(tmp, VOCAB_FILE_NAME), "".join(f"{t}\n" for t in tokens)

@@ -5,7 +5,7 @@ multi-label classification (`classification`), conlleval's entity scores
 
 import warnings
 
-from bert_tf import moved
+from bert_tf.imports import moved
 
 # The names of 0.1.0's module bert_tf/metrics.py, now bert_tf.metrics.classification.
 _CLASSIFICATION = (

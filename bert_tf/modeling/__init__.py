@@ -1,5 +1,6 @@
 """BERT as Keras 3 layers and models."""
 
+from bert_tf.modeling.classifier import BertClassifier
 from bert_tf.modeling.embedding import BertSentenceEmbedder
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.heads import MaskedLMHead
@@ -10,12 +11,9 @@ from bert_tf.modeling.layers import (
     TransformerBlock,
 )
 from bert_tf.modeling.losses import pretraining_losses
-from bert_tf.modeling.models import (
-    BertClassifier,
-    BertMultipleChoice,
-    BertPretrainingModel,
-    BertSpanLabeler,
-)
+from bert_tf.modeling.multiple_choice import BertMultipleChoice
+from bert_tf.modeling.pretraining_model import BertPretrainingModel
+from bert_tf.modeling.span_labeler import BertSpanLabeler
 from bert_tf.modeling.tagging import BertFeatureTagger, BertTokenClassifier
 
 __all__ = [

@@ -7,6 +7,10 @@ from keras import ops
 from bert_tf.modeling.activations import get_activation
 from bert_tf.modeling.layers import ConfigLayer, dense, layer_norm
 
+# The original's fixed keep_prob=0.9 before a classifier head: on the pooled
+# output (classifier, multiple choice) or on every token (token classifier).
+CLASSIFIER_DROPOUT = 0.1
+
 
 def gather_positions(sequence, positions):
     """`[batch, seq, hidden]`, int `[batch, num]` -> `[batch, num, hidden]`."""

@@ -307,6 +307,15 @@ class OutputProjection(keras.layers.Layer):
         x = ops.cast(x, "float32")
         return ops.matmul(x, ops.transpose(self.output_weights)) + self.output_bias
 
+    def tf1_variables(self, scope=""):
+        """`{TF1 name: variable}` of the two weights: `<scope>output_weights`
+        and `<scope>output_bias` (`scope` "" for the original classifier's
+        top-level names, "cls/squad/" for its SQuAD head's)."""
+        return {
+            f"{scope}output_weights": self.output_weights,
+            f"{scope}output_bias": self.output_bias,
+        }
+
     def get_config(self):
         return {
             **super().get_config(),

@@ -12,9 +12,9 @@ from bert_tf.errors import InputError
 from bert_tf.metrics.entities import eval_metrics
 from bert_tf.modeling import tagging_text
 from bert_tf.modeling.crf import LinearChainCrf
+from bert_tf.modeling.heads import CLASSIFIER_DROPOUT
 from bert_tf.modeling.layers import OutputProjection
 from bert_tf.modeling.losses import CrfLoss, TokenCrossEntropy
-from bert_tf.modeling.models import CLASSIFIER_DROPOUT
 from bert_tf.modeling.task_model import TaskModel, label_count, positive_count
 
 COMBINE_MODES = ("concat", "sum")
@@ -104,11 +104,7 @@ class BertTokenClassifier(TaskModel):
         self.built = True
 
     def tf1_head_variables(self):
-        return {
-            "output_weights": self.classifier.output_weights,
-            "output_bias": self.classifier.output_bias,
-            **_crf_variables(self.crf),
-        }
+        return {**self.classifier.tf1_variables(), **_crf_variables(self.crf)}
 
     def call(self, inputs, training=None):
         sequence = self.encoder(inputs, training=training)["sequence_output"]

@@ -10,6 +10,7 @@ until an old path is imported.
 
 import importlib
 import importlib.abc
+import importlib.machinery
 import importlib.util
 import sys
 import warnings
@@ -19,10 +20,17 @@ MOVED = {
     "bert_tf.checkpoint_surgery": ("bert_tf.checkpoints.surgery",),
     "bert_tf.export_multiple_choice": ("bert_tf.export.multiple_choice",),
     "bert_tf.export_tagging": ("bert_tf.export.tagging",),
+    "bert_tf.extract": ("bert_tf.tasks.extract",),
     "bert_tf.loading": ("bert_tf.checkpoints.loading",),
     "bert_tf.metrics_ner": ("bert_tf.metrics.entities", "bert_tf.text.tags"),
     "bert_tf.model_text": ("bert_tf.text.model_text",),
     "bert_tf.modeling.initializers": ("bert_tf.initializers",),
+    "bert_tf.modeling.models": (
+        "bert_tf.modeling.pretraining_model",
+        "bert_tf.modeling.classifier",
+        "bert_tf.modeling.span_labeler",
+        "bert_tf.modeling.multiple_choice",
+    ),
     "bert_tf.packing": ("bert_tf.text.packing",),
     "bert_tf.preprocessing": ("bert_tf.text.graph_tokenizer",),
     "bert_tf.preprocessor": ("bert_tf.text.preprocessor",),
@@ -45,8 +53,9 @@ def message(old, new):
 
 
 class _OldPath(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds the old paths of MOVED (after every other finder) and loads each
-    as its new module."""
+    """Finds the old paths of MOVED (after the finder of the files on
+    sys.path, so a module that is there wins) and loads each as its new
+    module."""
 
     def find_spec(self, name, path=None, target=None):
         if name in MOVED:
@@ -82,6 +91,11 @@ def _first_of(old, parts):
 
 
 def install():
-    """Lets the old paths be imported (once per process)."""
+    """Lets the old paths be imported (once per process). The finder goes
+    right after `PathFinder` (the one that finds bert_tf's own files), before
+    the finders that come later: an editable install's finder would
+    otherwise give an old path's file from the checkout that was installed,
+    which another checkout using the same environment has moved."""
     if not any(isinstance(finder, _OldPath) for finder in sys.meta_path):
-        sys.meta_path.append(_OldPath())
+        after = [i for i, f in enumerate(sys.meta_path) if f is importlib.machinery.PathFinder]
+        sys.meta_path.insert(after[0] + 1 if after else len(sys.meta_path), _OldPath())
