@@ -121,7 +121,7 @@ SCRIPTS = {
     ),
     "extract_features": Script(
         options=("bert_tf.tasks.options:FeatureOptions",),
-        function="bert_tf.extract:extract_features",
+        function="bert_tf.tasks.extract:extract_features",
     ),
     "export_model": Script(
         options=("bert_tf.tasks.options:ExportModelOptions",),
