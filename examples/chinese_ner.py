@@ -30,7 +30,7 @@ import os
 from bert_tf.export.tagging import entities
 from bert_tf.options import build
 from bert_tf.tasks.ner import run_ner
-from bert_tf.tasks.options import NerOptions
+from bert_tf.tasks.ner_options import NerOptions
 
 
 def main():

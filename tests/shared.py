@@ -14,7 +14,7 @@ from bert_tf import checkpoints
 from bert_tf.config import BertConfig
 from bert_tf.modeling import layers
 from bert_tf.options import build
-from bert_tf.tasks.options import ClassifierOptions
+from bert_tf.tasks.classifier_options import ClassifierOptions
 from bert_tf.text.tokenization import FullTokenizer
 
 # The limit on a subprocess or a wait in the tests: a hang guard, far beyond

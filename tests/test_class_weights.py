@@ -13,8 +13,8 @@ from bert_tf.data.classification.class_weights import (
 from bert_tf.errors import InputError
 from bert_tf.options import build
 from bert_tf.tasks.classifier import ClassifierRunner
+from bert_tf.tasks.classifier_options import ClassifierOptions
 from bert_tf.tasks.logits import ClassificationObjective
-from bert_tf.tasks.options import ClassifierOptions
 
 
 def objective_loss(logits, labels, class_weights):

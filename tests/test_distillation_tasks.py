@@ -17,8 +17,9 @@ from bert_tf.checkpoints import read_tensors
 from bert_tf.errors import InputError
 from bert_tf.options import build
 from bert_tf.tasks.ner import run_ner
-from bert_tf.tasks.options import NerOptions, SquadOptions
+from bert_tf.tasks.ner_options import NerOptions
 from bert_tf.tasks.squad import run_squad
+from bert_tf.tasks.squad_options import SquadOptions
 
 SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 PEOPLE, PLACES = ["alice", "bruno", "carla"], ["paris", "lima", "oslo"]

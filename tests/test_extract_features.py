@@ -12,7 +12,7 @@ from bert_tf.errors import CheckpointError, InputError
 from bert_tf.modeling import BertClassifier, BertEncoder
 from bert_tf.options import build
 from bert_tf.tasks.extract import extract_features
-from bert_tf.tasks.options import FeatureOptions
+from bert_tf.tasks.extract_options import FeatureOptions
 from bert_tf.text import tokenization
 
 # Floats that depend on the CPU's kernels: also run by `make test-portable`.

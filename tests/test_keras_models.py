@@ -27,8 +27,9 @@ from bert_tf.export import export_classifier, export_embedder
 from bert_tf.options import build
 from bert_tf.tasks import model_setup
 from bert_tf.tasks.classifier import run_classifier
+from bert_tf.tasks.classifier_options import ClassifierOptions
 from bert_tf.tasks.extract import extract_features as run_extract_features
-from bert_tf.tasks.options import ClassifierOptions, FeatureOptions
+from bert_tf.tasks.extract_options import FeatureOptions
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -22,8 +22,9 @@ from bert_tf.errors import InputError
 from bert_tf.modeling import span_text, tagging_text
 from bert_tf.options import build
 from bert_tf.tasks.ner import TaggingObjective, run_ner
-from bert_tf.tasks.options import NerOptions, SquadOptions
+from bert_tf.tasks.ner_options import NerOptions
 from bert_tf.tasks.squad import SquadObjective, run_squad
+from bert_tf.tasks.squad_options import SquadOptions
 
 FILLER = ["the town is old .", "a bird sang .", "it was cold .", "the road is long ."]
 CODES = ["amber", "birch", "cedar"]

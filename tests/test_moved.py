@@ -146,6 +146,27 @@ def test_old_metrics_names_warn_and_are_the_classification_ones(name):
     assert namespace[name] is getattr(classification, name)
 
 
+TASK_OPTIONS = {
+    "ClassifierOptions": "classifier_options",
+    "MultipleChoiceOptions": "multiple_choice_options",
+    "NerOptions": "ner_options",
+    "SquadOptions": "squad_options",
+    "PretrainingOptions": "pretraining_options",
+    "FeatureOptions": "extract_options",
+}
+
+
+@pytest.mark.parametrize("name", TASK_OPTIONS)
+def test_task_options_from_their_old_module_warn_and_are_the_new_ones(name):
+    new = importlib.import_module(f"bert_tf.tasks.{TASK_OPTIONS[name]}")
+    with pytest.warns(DeprecationWarning, match=re.escape(f"{new.__name__}.{name}")):
+        namespace = {}
+        exec(compile(f"from bert_tf.tasks.options import {name}", __file__, "exec"), namespace)
+    assert namespace[name] is getattr(new, name)
+    with pytest.raises(AttributeError, match="no_such_options"):
+        _ = importlib.import_module("bert_tf.tasks.options").no_such_options
+
+
 def test_metrics_package_still_imports_its_modules_and_rejects_unknown_names():
     import bert_tf.metrics
 

@@ -16,8 +16,8 @@ from bert_tf.modeling import BertClassifier
 from bert_tf.modeling.losses import SigmoidCrossEntropy
 from bert_tf.options import build
 from bert_tf.tasks.classifier import ClassifierRunner
+from bert_tf.tasks.classifier_options import ClassifierOptions
 from bert_tf.tasks.logits import MultiLabelObjective, binary_cross_entropy
-from bert_tf.tasks.options import ClassifierOptions
 from bert_tf.text.model_text import TextSettings
 
 RNG = np.random.default_rng(0)

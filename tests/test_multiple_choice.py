@@ -18,7 +18,7 @@ from bert_tf.errors import InputError
 from bert_tf.modeling import BertMultipleChoice
 from bert_tf.options import build
 from bert_tf.tasks.multiple_choice import run_multiple_choice
-from bert_tf.tasks.options import MultipleChoiceOptions
+from bert_tf.tasks.multiple_choice_options import MultipleChoiceOptions
 from bert_tf.text import tokenization
 
 HEADER = (

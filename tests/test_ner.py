@@ -25,7 +25,7 @@ from bert_tf.modeling import BertEncoder
 from bert_tf.modeling.tagging import BertFeatureTagger, BertTokenClassifier
 from bert_tf.options import build
 from bert_tf.tasks.ner import TaggingObjective, run_ner
-from bert_tf.tasks.options import NerOptions
+from bert_tf.tasks.ner_options import NerOptions
 from bert_tf.text import tokenization
 from bert_tf.text.graph_tokenizer import BertTokenizer
 from bert_tf.text.packing import pack_example_windows

@@ -18,7 +18,7 @@ from bert_tf.export.tagging import entities as served_entities
 from bert_tf.metrics.entities import entity_scores
 from bert_tf.options import build
 from bert_tf.tasks.ner import run_ner
-from bert_tf.tasks.options import NerOptions
+from bert_tf.tasks.ner_options import NerOptions
 from bert_tf.text.tags import chunks, detect_scheme, span_tags, split_tag
 
 # -- the column reader ----------------------------------------------------------------

@@ -36,19 +36,17 @@ from bert_tf.modeling import BertEncoder
 from bert_tf.options import build
 from bert_tf.tasks import multiple_choice as multiple_choice_task
 from bert_tf.tasks.classifier import run_classifier
+from bert_tf.tasks.classifier_options import ClassifierOptions
 from bert_tf.tasks.extract import extract_features
+from bert_tf.tasks.extract_options import FeatureOptions
 from bert_tf.tasks.multiple_choice import run_multiple_choice
+from bert_tf.tasks.multiple_choice_options import MultipleChoiceOptions
 from bert_tf.tasks.ner import run_ner
-from bert_tf.tasks.options import (
-    ClassifierOptions,
-    FeatureOptions,
-    MultipleChoiceOptions,
-    NerOptions,
-    PretrainingOptions,
-    SquadOptions,
-)
+from bert_tf.tasks.ner_options import NerOptions
 from bert_tf.tasks.pretraining import run_pretraining
+from bert_tf.tasks.pretraining_options import PretrainingOptions
 from bert_tf.tasks.squad import run_squad
+from bert_tf.tasks.squad_options import SquadOptions
 
 WORDS = [
     "the",

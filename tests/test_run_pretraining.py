@@ -13,8 +13,8 @@ from bert_tf.config import BertConfig
 from bert_tf.errors import CheckpointError, InputError
 from bert_tf.modeling import BertPretrainingModel
 from bert_tf.options import build, replace
-from bert_tf.tasks.options import PretrainingOptions
 from bert_tf.tasks.pretraining import run_pretraining
+from bert_tf.tasks.pretraining_options import PretrainingOptions
 
 SEQ, PRED = 24, 4
 

@@ -13,8 +13,8 @@ from bert_tf.export.squad import answer
 from bert_tf.metrics import cmrc2018
 from bert_tf.metrics import squad as evaluation
 from bert_tf.options import build
-from bert_tf.tasks.options import SquadOptions
 from bert_tf.tasks.squad import run_squad
+from bert_tf.tasks.squad_options import SquadOptions
 
 # Every context says what "the code" is once, among filler sentences (v2.0:
 # some contexts do not say it); the answer keeps its punctuation and case in

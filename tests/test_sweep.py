@@ -19,8 +19,9 @@ from step_pause import wait_for_pause
 
 from bert_tf.errors import InputError
 from bert_tf.options import build, replace
+from bert_tf.tasks.classifier_options import ClassifierOptions
 from bert_tf.tasks.fine_tuning import FineTuningRunner
-from bert_tf.tasks.options import ClassifierOptions, SquadOptions
+from bert_tf.tasks.squad_options import SquadOptions
 from bert_tf.tasks.sweep import plot, runs, summary
 from bert_tf.tasks.sweep.options import Configuration, configurations, restart_seed
 

@@ -22,7 +22,7 @@ from script_runs import REPO
 from shared import HANG_TIMEOUT, write_mrpc
 
 from bert_tf.options import build
-from bert_tf.tasks.options import ClassifierOptions
+from bert_tf.tasks.classifier_options import ClassifierOptions
 
 pytestmark = pytest.mark.large
 

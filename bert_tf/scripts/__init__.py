@@ -98,29 +98,29 @@ SCRIPTS = {
         known_only=True,
     ),
     "run_pretraining": Script(
-        options=("bert_tf.tasks.options:PretrainingOptions",),
+        options=("bert_tf.tasks.pretraining_options:PretrainingOptions",),
         function="bert_tf.tasks.pretraining:run_pretraining",
     ),
     "run_classifier": Script(
-        options=("bert_tf.tasks.options:ClassifierOptions",),
+        options=("bert_tf.tasks.classifier_options:ClassifierOptions",),
         function="bert_tf.tasks.classifier:run_classifier",
     ),
     "run_squad": Script(
-        options=("bert_tf.tasks.options:SquadOptions",),
+        options=("bert_tf.tasks.squad_options:SquadOptions",),
         function="bert_tf.tasks.squad:run_squad",
         prints=_key_values,
     ),
     "run_multiple_choice": Script(
-        options=("bert_tf.tasks.options:MultipleChoiceOptions",),
+        options=("bert_tf.tasks.multiple_choice_options:MultipleChoiceOptions",),
         function="bert_tf.tasks.multiple_choice:run_multiple_choice",
     ),
     "run_ner": Script(
-        options=("bert_tf.tasks.options:NerOptions",),
+        options=("bert_tf.tasks.ner_options:NerOptions",),
         function="bert_tf.tasks.ner:run_ner",
         prints=_sorted_key_values,
     ),
     "extract_features": Script(
-        options=("bert_tf.tasks.options:FeatureOptions",),
+        options=("bert_tf.tasks.extract_options:FeatureOptions",),
         function="bert_tf.tasks.extract:extract_features",
     ),
     "export_model": Script(

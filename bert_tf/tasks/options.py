@@ -1,20 +1,25 @@
-"""The options of the scripts that run or change a model, one dataclass per
-script composed from option groups (`options.group`): `ModelOptions` (the
-model, `model`), `RunOptions` (what a training run does and where, `run`),
+"""The option groups of the scripts that run or change a model, and the
+options of the scripts that are not tasks. A script's options are one
+dataclass composed from groups (`options.group`): `ModelOptions` (the model,
+`model`), `RunOptions` (what a training run does and where, `run`),
 `training.options.TrainingOptions` (`training`) and `RuntimeOptions`
 (`runtime`), `ExportOptions` (`export`), the task's data options, then the
-script's own flags. Free of TensorFlow, so that a script defines and parses
-its flags, and answers `--help` or a bad flag, before importing it; the tasks
-(`tasks/<task>.py`) and `checkpoints.surgery` read them.
+script's own flags. Each task's options are beside its runner
+(`tasks/<task>_options.py`: `ClassifierOptions`, `SquadOptions`, ...);
+`ExportModelOptions` and `ExtendOptions` are here. Free of TensorFlow, so
+that a script defines and parses its flags, and answers `--help` or a bad
+flag, before importing it; the tasks (`tasks/<task>.py`) and
+`checkpoints.surgery` read them.
 """
 
 import dataclasses
+import importlib
+import warnings
 
 from bert_tf.data.classification import registry
 from bert_tf.data.classification.options import ClassifierDataOptions
 from bert_tf.options import (
     ALLOW_VOCAB_MISMATCH_HELP,
-    REQUIRED,
     ModelOptions,
     Options,
     group,
@@ -130,246 +135,6 @@ class FineTuningOptions(Options):
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class ClassifierOptions(FineTuningOptions):
-    """The flags of the original run_classifier.py (with its defaults) and the additions."""
-
-    data: ClassifierDataOptions = group(ClassifierDataOptions)
-    distillation: DistillationOptions = group(DistillationOptions)
-    long_text_stride: int | None = option(
-        None,
-        "Split texts longer than --max_seq_length into windows this many tokens apart "
-        "and average their logits (default: truncate, as the original).",
-        at_least=1,
-    )
-    class_weights: str | None = option(
-        None,
-        "Classification: weights of the labels in the training loss, comma-separated in "
-        "label order (1,3,1), or 'balanced': n_examples / (n_labels * count) over train.",
-    )
-    threshold: float | None = option(
-        None,
-        "multi-label: the probability at or over which a label is predicted, for every "
-        "label (default: output_dir/thresholds.json if there, else 0.5).",
-        above=0,
-        below=1,
-    )
-    tune_thresholds: bool = option(
-        False,
-        "multi-label: choose each label's threshold on dev (its best F1; needs --do_eval) "
-        "and save them to output_dir/thresholds.json.",
-    )
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class MultipleChoiceOptions(FineTuningOptions):
-    """The flags of run_multiple_choice.py (run_classifier's that apply)."""
-
-    run: RunOptions = group(
-        RunOptions, help={"do_predict": "Whether to predict test.csv (writes test_results.tsv)."}
-    )
-    export: ExportOptions = group(
-        ExportOptions, help={"export_dir": "Write a SavedModel (context + endings in) here."}
-    )
-    data_dir: str = option(help="Folder with SWAG's train.csv, val.csv and test.csv.")
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class NerOptions(FineTuningOptions):
-    """The flags of run_ner.py."""
-
-    distillation: DistillationOptions = group(
-        DistillationOptions,
-        help={
-            "unlabeled_file": "With --teacher: comma-separated files of unlabelled sentences "
-            "(one a line, words split by spaces; --data_format=chars: each character) that the "
-            "teacher tags, trained on with the train set."
-        },
-    )
-    model: ModelOptions = group(
-        ModelOptions,
-        help={
-            "do_lower_case": "Lower-case the input (uncased models). Default: what the model "
-            "says (a Hugging Face tokenizer_config.json, a Google release's name), else "
-            "false (CoNLL models are usually cased)."
-        },
-    )
-    run: RunOptions = group(
-        RunOptions,
-        help={
-            "do_predict": "Tag test.txt (writes test_predictions.txt; cluener: "
-            "cluener_predict.json)."
-        },
-    )
-    training: TrainingOptions = group(
-        TrainingOptions,
-        exclude=IN_UPDATES,
-        help={"num_train_epochs": "Training epochs (over the sentences)."},
-    )
-    export: ExportOptions = group(
-        ExportOptions, help={"export_dir": "Write a SavedModel (sentences in, tags out) here."}
-    )
-    data_dir: str = option(
-        help="Folder with train.txt, dev.txt (or valid.txt) and test.txt "
-        "(train.json, dev.json and test.json for --data_format=cluener)."
-    )
-    data_format: str = option(
-        "conll",
-        "conll (CoNLL-2003: token POS chunk NER rows), chars (word first, tag "
-        "last, e.g. MSRA's `character tag` rows) or cluener (CLUENER2020 JSON lines).",
-    )
-    tag_scheme: str = option(
-        "auto",
-        "bio (conlleval: BIO or IOB1), bioes or bmes: how entity chunks are "
-        "scored and CLUENER's spans tagged; auto: bmes with M- labels, bioes "
-        "with E- or S- labels, else bio.",
-    )
-    labels: str = option(
-        "", "Comma-separated tags (default: the train file's tags, sorted, O first)."
-    )
-    document_context: bool = option(
-        False,
-        "Fill each window with the neighbouring "
-        "sentences of the document (only the sentence "
-        "is tagged).",
-    )
-    feature_based: bool = option(
-        False, "Train a 2-layer BiLSTM on the frozen encoder's --layers instead of fine-tuning it."
-    )
-    layers: str = option(
-        "-1,-2,-3,-4", "Feature-based: encoder layers to use (negative from the top)."
-    )
-    combine: str = option("concat", "Feature-based: concat or sum the --layers.")
-    lstm_units: int = option(768, "Feature-based: LSTM units per direction.", at_least=1)
-    use_crf: bool = option(
-        False, "A linear-chain CRF over each window's words: NLL loss, Viterbi tags."
-    )
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class SquadOptions(FineTuningOptions):
-    """The flags of the original run_squad.py (with its defaults) and the
-    additions. run_squad.py has no eval set of its own: --predict_file is
-    scored instead, after training only."""
-
-    distillation: DistillationOptions = group(
-        DistillationOptions,
-        help={
-            "unlabeled_file": "With --teacher: a SQuAD JSON file of questions on contexts "
-            "(answers not read) that the teacher answers, trained on with --train_file."
-        },
-    )
-    model: ModelOptions = group(
-        ModelOptions,
-        defaults={"max_seq_length": 384},
-        help={
-            "max_seq_length": "Tokens per window after WordPiece; longer contexts are "
-            "split into windows."
-        },
-    )
-    run: RunOptions = group(
-        RunOptions,
-        flags=(
-            "output_dir",
-            "do_train",
-            "do_predict",
-            "save_checkpoints_steps",
-            "keep_checkpoint_max",
-        ),
-        help={"do_predict": "Whether to predict --predict_file."},
-    )
-    training: TrainingOptions = group(
-        TrainingOptions,
-        exclude=(*IN_UPDATES, "eval_batch_size"),
-        help={"num_train_epochs": "Training epochs (over the questions)."},
-    )
-    export: ExportOptions = group(
-        ExportOptions, help={"export_dir": "Write a SavedModel (question + context in) here."}
-    )
-    train_file: str | None = option(None, "SQuAD JSON for training, e.g. train-v1.1.json.")
-    predict_file: str | None = option(
-        None, "SQuAD JSON to predict, e.g. dev-v1.1.json; scored when it has answers."
-    )
-    doc_stride: int = option(128, "Tokens between the starts of a context's windows.", at_least=1)
-    max_query_length: int = option(64, "Question tokens kept (the rest is cut).", at_least=1)
-    n_best_size: int = option(
-        20,
-        "Answers per question in nbest_predictions.json, and start "
-        "/ end positions considered per window.",
-        at_least=1,
-    )
-    max_answer_length: int = option(30, "Longest answer, in WordPiece tokens.", at_least=1)
-    verbose_logging: bool = option(
-        False, "Log why an answer could not be mapped back to the context text."
-    )
-    version_2_with_negative: bool = option(
-        False, "SQuAD 2.0: questions may have no answer (writes null_odds.json)."
-    )
-    null_score_diff_threshold: float = option(
-        0.0, 'SQuAD 2.0: answer "" when the null score exceeds the best span\'s by more.'
-    )
-    eval_metric: str = option(
-        "squad",
-        "How to score --predict_file: squad (the official v1.1 / v2.0 scripts) or cmrc2018 "
-        "(CMRC 2018's script, for Chinese: CMRC 2018, DRCD).",
-    )
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class PretrainingOptions(Options):
-    """The flags of the original run_pretraining.py, with its defaults."""
-
-    model: ModelOptions = group(
-        ModelOptions, exclude=("vocab_file", "allow_vocab_mismatch", "do_lower_case")
-    )
-    run: RunOptions = group(RunOptions, exclude=("do_predict", "eval_every_epoch"))
-    training: TrainingOptions = group(TrainingOptions, exclude=(*IN_EPOCHS, "predict_batch_size"))
-    runtime: RuntimeOptions = group(RuntimeOptions)
-    export: ExportOptions = group(ExportOptions, flags=())  # no SavedModel
-    input_file: str = option(help="Input TFRecord files (comma-separated globs).")
-    eval_input_file: str | None = option(
-        None,
-        "Held-out TFRecord files to evaluate on (comma-separated globs; made by "
-        "create_pretraining_data.py from documents kept out of --input_file). "
-        "Default: --input_file, as the original.",
-    )
-    max_predictions_per_seq: int = option(20, "Masked positions per record.", at_least=1)
-    max_eval_steps: int = option(100, "Maximum evaluation batches.", at_least=1)
-    skip_corrupt_records: bool = option(
-        False,
-        "Read each --input_file up to its first damaged record (truncated, or a "
-        "checksum that does not match) and skip the rest of that file, instead of "
-        "stopping. The files are checked before training; what is skipped is listed.",
-    )
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class FeatureOptions(Options):
-    """The flags of the original extract_features.py, `output_format`, and
-    how the model runs (`runtime`): nothing is trained."""
-
-    model: ModelOptions = group(
-        ModelOptions,
-        exclude=("group_by_length",),
-        defaults={"init_checkpoint": REQUIRED},
-        help={
-            "init_checkpoint": "The model's checkpoint (Google's bert_model.ckpt, "
-            "bert_tf, Model Garden or a Hugging Face folder)."
-        },
-    )
-    runtime: RuntimeOptions = group(RuntimeOptions)
-    input_file: str = option(help="Text, one example per line: text_a or 'text_a ||| text_b'.")
-    output_file: str = option(help="Where the features are written (JSON lines or .npz).")
-    layers: str = option("-1,-2,-3,-4", "Comma-separated layer indexes (-1: the last).")
-    batch_size: int = option(32, "Global batch size for predictions.", at_least=1)
-    output_format: str = option("jsonl", "jsonl (the original's JSON lines) or npz (arrays).")
-    use_one_hot_embeddings: bool = option(
-        False,
-        "The original's switch to one-hot matmul lookups on TPUs. Accepted and ignored: "
-        "the embedding gather here gives the same values on every device.",
-    )
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
 class ExportModelOptions(Options):
     """export_model.py's flags; the task flags name the dev set of the check."""
 
@@ -454,3 +219,28 @@ class ExtendOptions(Options):
         "says, else true).",
     )
     overwrite: bool = option(False, "Replace an existing --output_dir.")
+
+
+# The options of each task, which moved beside its runner (0.1.0 had them
+# here): importing them from here keeps working, with a DeprecationWarning,
+# for one more release.
+_MOVED = {
+    "ClassifierOptions": "bert_tf.tasks.classifier_options",
+    "MultipleChoiceOptions": "bert_tf.tasks.multiple_choice_options",
+    "NerOptions": "bert_tf.tasks.ner_options",
+    "SquadOptions": "bert_tf.tasks.squad_options",
+    "PretrainingOptions": "bert_tf.tasks.pretraining_options",
+    "FeatureOptions": "bert_tf.tasks.extract_options",
+}
+
+
+def __getattr__(name):
+    if name not in _MOVED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(
+        f"bert_tf.tasks.options.{name} is deprecated and will be removed in the next "
+        f"release: use {_MOVED[name]}.{name}",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return getattr(importlib.import_module(_MOVED[name]), name)
