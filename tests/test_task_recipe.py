@@ -17,10 +17,15 @@ from bert_tf.config import BertConfig
 from bert_tf.data import features as feature_files
 from bert_tf.modeling import BertClassifier
 from bert_tf.options import build, option
+from bert_tf.tasks import fine_tuning
+from bert_tf.tasks.classifier import ClassifierRunner
 from bert_tf.tasks.fine_tuning import FineTuningRunner
 from bert_tf.tasks.logits import ClassificationObjective, combine_windows, softmax
+from bert_tf.tasks.multiple_choice import MultipleChoiceRunner
+from bert_tf.tasks.ner import NerRunner
 from bert_tf.tasks.options import FineTuningOptions
 from bert_tf.tasks.run import run_task
+from bert_tf.tasks.squad import SquadRunner
 from bert_tf.text import tokenization
 from bert_tf.text.packing import pack_inputs
 
@@ -188,3 +193,35 @@ def test_a_task_made_by_the_recipe_writes_what_its_model_computes(task_dir, tmp_
     test, _ = probabilities("predict")
     written = np.loadtxt(os.path.join(options.run.output_dir, "test_results.tsv"), delimiter="\t")
     np.testing.assert_allclose(written, test, atol=1e-5)
+
+
+# What a task overrides beyond the contract, and why.
+BEYOND_THE_CONTRACT = {
+    # Windows of the predict file are made when predicting (post-processing
+    # needs them then), and every batch has the static --max_seq_length shape.
+    "SquadRunner": {"prepare", "batch_size_options", "pads_dynamically", "dev_results"},
+}
+# The hooks a task leaves out, and why.
+WITHOUT = {"SquadRunner": {"score"}}  # no --do_eval: the predictions are scored
+
+
+@pytest.mark.parametrize(
+    "runner",
+    [SentenceLabelRunner, ClassifierRunner, MultipleChoiceRunner, NerRunner, SquadRunner],
+    ids=lambda runner: runner.__name__,
+)
+def test_a_task_defines_the_six_hooks_and_overrides_only_the_contract(runner):
+    """The contract a task must know is `fine_tuning.TASK_HOOKS` (all
+    defined) and `OPTIONAL_HOOKS`; nothing else of the skeleton is overridden."""
+    skeleton = {
+        name
+        for base in runner.__mro__[1:]
+        if base.__module__.startswith("bert_tf.tasks.")
+        and base.__name__ in ("FineTuningRunner", "TaskRunner")
+        for name in vars(base)
+        if not name.startswith("__")
+    }
+    own = {name for name in vars(runner) if not name.startswith("__")}
+    assert set(fine_tuning.TASK_HOOKS) - own == WITHOUT.get(runner.__name__, set())
+    beyond = own & skeleton - set(fine_tuning.TASK_HOOKS) - set(fine_tuning.OPTIONAL_HOOKS)
+    assert beyond == BEYOND_THE_CONTRACT.get(runner.__name__, set())

@@ -29,6 +29,35 @@ from bert_tf.tasks.model_setup import text_settings
 from bert_tf.tasks.runner import TaskRunner
 
 
+# The contract of a fine-tuning task (CONTRIBUTING.md's recipe): the hooks
+# every task defines, and those it may add or change where it needs to. The
+# rest of `FineTuningRunner` and `TaskRunner` is the skeleton's, which a task
+# neither overrides nor needs to know (tests/test_task_recipe.py checks).
+TASK_HOOKS = (
+    "make_dataset",
+    "split_features",
+    "build_model",
+    "objective",
+    "score",
+    "write_predictions",
+)
+OPTIONAL_HOOKS = (
+    "validate",
+    "read_inputs",
+    "dataset_arguments",
+    "dev_metric",
+    "export",
+    "passthrough",
+    "predict_split",
+    "epoch_of",
+    "default_lower_case",
+    # Distillation (`tasks.distillation`):
+    "fingerprint_labels",
+    "unlabeled_features",
+    "labelled",
+)
+
+
 def epoch_schedule(num_examples, options):
     """`(num_train_steps, num_warmup_steps)` for `options.training.num_train_epochs` over
     `num_examples` at `options.training.train_batch_size`, with

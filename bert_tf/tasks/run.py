@@ -303,7 +303,7 @@ def _use(runner, trainer, model, eval_writer):
 
 def _evaluation_during_training(runner, trainer, num_train_steps, best, eval_writer):
     """The Trainer's `evaluation` (None when the run evaluates only after training)."""
-    every_steps = runner.eval_every_steps(num_train_steps)
+    every_steps = _eval_every_steps(runner, num_train_steps)
     if not every_steps:
         return None
     return PeriodicEvaluation(
@@ -316,6 +316,18 @@ def _evaluation_during_training(runner, trainer, num_train_steps, best, eval_wri
         if trainer.checkpoints.is_chief
         else None,
     )
+
+
+def _eval_every_steps(runner, num_train_steps):
+    """Updates between evaluations during training (0: none): --eval_every_steps,
+    an epoch's with --eval_every_epoch, else with --keep_best_checkpoint
+    --save_checkpoints_steps."""
+    run = runner.options.run
+    if run.eval_every_steps:
+        return run.eval_every_steps
+    if run.eval_every_epoch:
+        return runner.steps_per_epoch(num_train_steps)
+    return run.save_checkpoints_steps if run.keep_best_checkpoint else 0
 
 
 def _write_eval_history(runner, history):

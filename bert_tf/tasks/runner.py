@@ -46,16 +46,6 @@ class TaskRunner:
         logging.info("wrote %s", path)
         self.written.append((what, path))
 
-    def group_by_length(self, is_training):
-        """Whether batches are grouped by length (dynamic padding only): eval
-        and predict always, training with --group_by_length. A task that
-        uses it puts eval / predict results back in example order (the
-        classifier and multiple choice by example_index, NER by
-        sentence_index and word_ids)."""
-        return self.length_multiple is not None and (
-            self.options.model.group_by_length or not is_training
-        )
-
     def validate(self):
         """Checks the options before any work (raise InputError)."""
 
@@ -91,7 +81,12 @@ class TaskRunner:
         if self.pads_dynamically:
             task_arguments.update(
                 length_multiple=self.length_multiple,
-                group_by_length=self.group_by_length(is_training),
+                # Grouped by length (dynamic padding only): eval and predict
+                # always, training with --group_by_length. A task puts eval and
+                # predict results back in example order (the classifier and
+                # multiple choice by example_index, NER by sentence_index).
+                group_by_length=self.length_multiple is not None
+                and (options.model.group_by_length or not is_training),
             )
 
         def dataset_fn(input_context):
@@ -118,17 +113,6 @@ class TaskRunner:
     def evaluate(self, trainer):
         """With do_eval: the metrics to write to `eval_results.txt`."""
         raise NotImplementedError
-
-    def eval_every_steps(self, num_train_steps):
-        """Updates between evaluations during training (0: none): --eval_every_steps,
-        an epoch's with --eval_every_epoch, else with --keep_best_checkpoint
-        --save_checkpoints_steps."""
-        options = self.options
-        if options.run.eval_every_steps:
-            return options.run.eval_every_steps
-        if options.run.eval_every_epoch:
-            return self.steps_per_epoch(num_train_steps)
-        return options.run.save_checkpoints_steps if options.run.keep_best_checkpoint else 0
 
     def steps_per_epoch(self, num_train_steps):
         """Updates in an epoch of training (a task with --eval_every_epoch)."""
