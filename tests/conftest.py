@@ -11,6 +11,9 @@ from shared import CPU_SETTINGS, WORDS, tiny_model_files  # noqa: E402
 
 from bert_tf.config import BertConfig  # noqa: E402
 
+# keras_harness.py's checks are asserts in a helper module: pytest explains them as a test's.
+pytest.register_assert_rewrite("keras_harness")
+
 # Property tests (tests/test_properties_*.py) draw the same examples on every
 # run and machine, with no example database and no deadline (TensorFlow's
 # first call in a process is slow); each test sets its own max_examples.

@@ -2,7 +2,8 @@
 transcribed for comparison: the same rules, character by character, on string
 tokens, with the whole corpus in memory, written with tf.train.Example as the
 original writes. The tests check bert_tf against it and bench/ measures it as
-the peer."""
+the peer. Also the names and shapes of the variables that the original's
+modeling.py, run_pretraining.py, run_classifier.py and run_squad.py create."""
 
 import collections
 import random
@@ -364,3 +365,90 @@ def run_original(
         instances, tokenizer, max_seq_length, max_predictions_per_seq, output_files
     )
     return len(instances)
+
+
+# --- the variables of modeling.py, run_pretraining.py, run_classifier.py, run_squad.py ----------
+
+# Each as (name, shape): H hidden_size, I intermediate_size, V vocab_size, T
+# type_vocab_size, P max_position_embeddings, L num_labels, 2 two. Per layer
+# (`bert/encoder/layer_{i}/...`), written out from modeling.py's
+# transformer_model: its tf.layers.dense layers and tf.contrib's layer_norm.
+LAYER_VARIABLES = [
+    ("attention/self/query/kernel", "HH"),
+    ("attention/self/query/bias", "H"),
+    ("attention/self/key/kernel", "HH"),
+    ("attention/self/key/bias", "H"),
+    ("attention/self/value/kernel", "HH"),
+    ("attention/self/value/bias", "H"),
+    ("attention/output/dense/kernel", "HH"),
+    ("attention/output/dense/bias", "H"),
+    ("attention/output/LayerNorm/gamma", "H"),
+    ("attention/output/LayerNorm/beta", "H"),
+    ("intermediate/dense/kernel", "HI"),
+    ("intermediate/dense/bias", "I"),
+    ("output/dense/kernel", "IH"),
+    ("output/dense/bias", "H"),
+    ("output/LayerNorm/gamma", "H"),
+    ("output/LayerNorm/beta", "H"),
+]
+# modeling.py's BertModel outside the layers.
+EMBEDDING_AND_POOLER_VARIABLES = [
+    ("bert/embeddings/word_embeddings", "VH"),
+    ("bert/embeddings/token_type_embeddings", "TH"),
+    ("bert/embeddings/position_embeddings", "PH"),
+    ("bert/embeddings/LayerNorm/gamma", "H"),
+    ("bert/embeddings/LayerNorm/beta", "H"),
+    ("bert/pooler/dense/kernel", "HH"),
+    ("bert/pooler/dense/bias", "H"),
+]
+# run_pretraining.py's get_masked_lm_output and get_next_sentence_output.
+PRETRAINING_HEAD_VARIABLES = [
+    ("cls/predictions/transform/dense/kernel", "HH"),
+    ("cls/predictions/transform/dense/bias", "H"),
+    ("cls/predictions/transform/LayerNorm/gamma", "H"),
+    ("cls/predictions/transform/LayerNorm/beta", "H"),
+    ("cls/predictions/output_bias", "V"),
+    ("cls/seq_relationship/output_weights", "2H"),
+    ("cls/seq_relationship/output_bias", "2"),
+]
+# run_classifier.py's create_model: tf.get_variable at the top level, no scope.
+CLASSIFIER_HEAD_VARIABLES = [("output_weights", "LH"), ("output_bias", "L")]
+# run_squad.py's create_model.
+SQUAD_HEAD_VARIABLES = [("cls/squad/output_weights", "2H"), ("cls/squad/output_bias", "2")]
+
+
+def _shapes(variables, config=None, num_labels=None, hidden_size=None):
+    dims = {"2": 2, "L": num_labels, "H": hidden_size}
+    if config is not None:
+        dims.update(
+            H=config.hidden_size,
+            I=config.intermediate_size,
+            V=config.vocab_size,
+            T=config.type_vocab_size,
+            P=config.max_position_embeddings,
+        )
+    return {name: tuple(dims[d] for d in shape) for name, shape in variables}
+
+
+def encoder_variables(config):
+    """`{name: shape}` of modeling.py's BertModel (`bert/...`) of `config`."""
+    names = _shapes(EMBEDDING_AND_POOLER_VARIABLES, config)
+    for i in range(config.num_hidden_layers):
+        layer = [(f"bert/encoder/layer_{i}/{name}", shape) for name, shape in LAYER_VARIABLES]
+        names.update(_shapes(layer, config))
+    return names
+
+
+def pretraining_head_variables(config):
+    """`{name: shape}` of run_pretraining.py's heads (`cls/...`)."""
+    return _shapes(PRETRAINING_HEAD_VARIABLES, config)
+
+
+def classifier_head_variables(num_labels, hidden_size):
+    """`{name: shape}` of run_classifier.py's head."""
+    return _shapes(CLASSIFIER_HEAD_VARIABLES, num_labels=num_labels, hidden_size=hidden_size)
+
+
+def squad_head_variables(hidden_size):
+    """`{name: shape}` of run_squad.py's head."""
+    return _shapes(SQUAD_HEAD_VARIABLES, hidden_size=hidden_size)

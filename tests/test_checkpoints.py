@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from model_garden import copy_to_model_garden, model_garden_encoder
+from original_bert import encoder_variables, pretraining_head_variables
 from shared import random_inputs
 
 import bert_tf
@@ -14,57 +15,11 @@ from bert_tf.modeling import BertClassifier, BertEncoder, BertPretrainingModel
 from bert_tf.optimization import create_optimizer
 from bert_tf.training.checkpoint_manager import CheckpointManager
 
-# The variables of an original BERT pre-training checkpoint, per layer and
-# outside the layers, written out from google-research/bert's modeling.py.
-LAYER_VARIABLES = [
-    ("attention/self/query/kernel", "HH"),
-    ("attention/self/query/bias", "H"),
-    ("attention/self/key/kernel", "HH"),
-    ("attention/self/key/bias", "H"),
-    ("attention/self/value/kernel", "HH"),
-    ("attention/self/value/bias", "H"),
-    ("attention/output/dense/kernel", "HH"),
-    ("attention/output/dense/bias", "H"),
-    ("attention/output/LayerNorm/gamma", "H"),
-    ("attention/output/LayerNorm/beta", "H"),
-    ("intermediate/dense/kernel", "HI"),
-    ("intermediate/dense/bias", "I"),
-    ("output/dense/kernel", "IH"),
-    ("output/dense/bias", "H"),
-    ("output/LayerNorm/gamma", "H"),
-    ("output/LayerNorm/beta", "H"),
-]
-OTHER_VARIABLES = [
-    ("bert/embeddings/word_embeddings", "VH"),
-    ("bert/embeddings/token_type_embeddings", "TH"),
-    ("bert/embeddings/position_embeddings", "PH"),
-    ("bert/embeddings/LayerNorm/gamma", "H"),
-    ("bert/embeddings/LayerNorm/beta", "H"),
-    ("bert/pooler/dense/kernel", "HH"),
-    ("bert/pooler/dense/bias", "H"),
-    ("cls/predictions/transform/dense/kernel", "HH"),
-    ("cls/predictions/transform/dense/bias", "H"),
-    ("cls/predictions/transform/LayerNorm/gamma", "H"),
-    ("cls/predictions/transform/LayerNorm/beta", "H"),
-    ("cls/predictions/output_bias", "V"),
-    ("cls/seq_relationship/output_weights", "2H"),
-    ("cls/seq_relationship/output_bias", "2"),
-]
-
 
 def original_variables(config):
-    dims = {
-        "H": config.hidden_size,
-        "I": config.intermediate_size,
-        "V": config.vocab_size,
-        "T": config.type_vocab_size,
-        "P": config.max_position_embeddings,
-        "2": 2,
-    }
-    names = dict(OTHER_VARIABLES)
-    for i in range(config.num_hidden_layers):
-        names.update({f"bert/encoder/layer_{i}/{n}": s for n, s in LAYER_VARIABLES})
-    return {name: [dims[d] for d in shape] for name, shape in names.items()}
+    """`{name: shape}` of an original BERT pre-training checkpoint."""
+    names = {**encoder_variables(config), **pretraining_head_variables(config)}
+    return {name: list(shape) for name, shape in names.items()}
 
 
 def pretraining_inputs(config):

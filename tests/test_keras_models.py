@@ -9,7 +9,6 @@ import os
 import re
 import subprocess
 import sys
-import warnings
 import zipfile
 
 import h5py
@@ -434,21 +433,6 @@ def tiny_tokenizer(folder):
     return bert_tf.BertTokenizer(str(vocab_file))
 
 
-def test_keras_file_carries_the_vocabulary_when_the_vocab_file_is_gone(tiny_config, tmp_path):
-    tokenizer = tiny_tokenizer(tmp_path)
-    vocab_file = tmp_path / "vocab.txt"
-    preprocessor = bert_tf.BertPreprocessor(tokenizer, max_seq_length=16)
-    model = bert_tf.BertClassifier(tiny_config, num_labels=3, preprocessor=preprocessor)
-    texts = ["Good films", "bad w7 film"]
-    expected = model.predict(texts, verbose=0)
-    path = str(tmp_path / "model.keras")
-    model.save(path)
-    os.remove(vocab_file)
-    loaded = keras.saving.load_model(path)
-    assert loaded.preprocessor.tokenizer.vocabulary == tokenizer.vocabulary
-    np.testing.assert_array_equal(loaded.predict(texts, verbose=0), expected)
-
-
 def test_entities_on_raw_text_from_the_keras_model_and_its_export(tiny_config, tmp_path):
     from bert_tf.export.tagging import entities, export_tagger
     from bert_tf.text.tags import chunks
@@ -523,26 +507,6 @@ def test_crf_tagger_keras_file_keeps_its_transitions_and_loss(tiny_config, tmp_p
         for m in (model, loaded)
     ]
     assert losses[0] == losses[1] and losses[0] > 0
-
-
-def test_export_tagger_after_training_on_packed_ids_alone(tiny_config, tmp_path):
-    """A tagger fitted on packed ids (its preprocessor never called) exports."""
-    from bert_tf.export.tagging import entities, export_tagger
-
-    inputs = random_inputs(tiny_config, batch=2, seq=6, lengths=[6, 4])
-    preprocessor = bert_tf.BertPreprocessor(tiny_tokenizer(tmp_path), max_seq_length=16)
-    tagger = bert_tf.BertTokenClassifier(tiny_config, 3, preprocessor=preprocessor)
-    tagger.compile()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        tagger.fit(inputs, np.zeros((2, 6), np.int32), verbose=0)
-    # The pooler, unused, is not trained (as in the original), nor warned about.
-    assert [str(w.message) for w in caught if "Gradients do not exist" in str(w.message)] == []
-    assert "bert/pooler/dense/kernel" in checkpoints.tf1_variable_map(tagger)
-    assert not bert_tf.BertSpanLabeler(tiny_config).encoder.pooler.trainable
-    export_dir = str(tmp_path / "tagger")
-    export_tagger(tagger, export_dir, labels=["O", "B-X", "I-X"])
-    assert len(entities(export_dir, ["good film"])) == 1
 
 
 @pytest.mark.large

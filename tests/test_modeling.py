@@ -189,13 +189,6 @@ def test_masked_lm_head_gathers_and_ties_the_word_embeddings(tiny_config):
     assert mlm.embedding_table is model.encoder.embeddings.word_embeddings
 
 
-def test_head_weights_use_the_original_layouts(tiny_config):
-    h = tiny_config.hidden_size
-    assert tuple(BertPretrainingModel(tiny_config).next_sentence.output_weights.shape) == (2, h)
-    assert tuple(BertClassifier(tiny_config, 5).classifier.output_weights.shape) == (5, h)
-    assert tuple(BertSpanLabeler(tiny_config).span.output_weights.shape) == (2, h)
-
-
 MODELS = {
     "pretraining": (lambda c: BertPretrainingModel(c), numpy_bert.pretraining),
     "classifier": (lambda c: BertClassifier(c, 3), numpy_bert.classifier),
@@ -305,27 +298,6 @@ def test_tiny_pretraining_model_loss_falls(tiny_config, calibration):
     losses = [float(step()) for _ in range(30)]
     calibration.record(loss_ratio=losses[-1] / losses[0])
     assert losses[-1] < 0.5 * losses[0]  # 0.025 to 0.026 over 5 seeds and CPU settings
-
-
-@pytest.mark.parametrize(
-    "make",
-    [
-        lambda c: BertEncoder(c),
-        lambda c: BertClassifier(c, 3),
-        lambda c: BertSpanLabeler(c),
-        lambda c: BertPretrainingModel(c),
-    ],
-)
-def test_models_save_and_reload_as_keras_files(tiny_config, tmp_path, make):
-    model = make(tiny_config)
-    inputs = dict(random_inputs(tiny_config), masked_lm_positions=np.zeros((3, 2), np.int32))
-    path = str(tmp_path / "model.keras")
-    model.save(path)
-    loaded = keras.saving.load_model(path)
-    assert type(loaded) is type(model) and loaded.config == model.config
-    a, b = tf.nest.flatten(model(inputs)), tf.nest.flatten(loaded(inputs))
-    for x, y in zip(a, b):
-        assert max_diff(x, y) == 0
 
 
 def test_keras_files_that_name_the_old_models_module_load(tiny_config, tmp_path):
