@@ -44,7 +44,39 @@ _HF_MARKERS = frozenset(
 
 @dataclasses.dataclass(frozen=True)
 class BertConfig:
-    """The fields of the original `bert_config.json`, with its defaults."""
+    """The fields of the original `bert_config.json`, with its defaults.
+
+    Args:
+        vocab_size: Number of tokens in the WordPiece vocabulary (required).
+        hidden_size: Width of the embeddings and of every layer's output.
+        num_hidden_layers: Number of transformer layers.
+        num_attention_heads: Attention heads per layer; must divide `hidden_size`.
+        intermediate_size: Width of each layer's feed-forward hidden layer.
+        hidden_act: The feed-forward activation, one of `ACTIVATIONS`.
+        hidden_dropout_prob: Dropout rate of the embeddings and of each layer's
+            attention and feed-forward outputs.
+        attention_probs_dropout_prob: Dropout rate of the attention probabilities.
+        max_position_embeddings: The longest sequence the model takes.
+        type_vocab_size: Number of token type (segment) ids.
+        initializer_range: Standard deviation of the truncated normal initializer.
+
+    Raises:
+        ConfigError: A size is not a positive integer, a dropout rate is
+            outside [0, 1), `initializer_range` is not positive, `hidden_act`
+            is unknown, or `hidden_size` is not a multiple of
+            `num_attention_heads`.
+
+    Examples:
+        >>> import bert_tf
+        >>> config = bert_tf.BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2,
+        ...                             num_attention_heads=2, intermediate_size=64)
+        >>> config.attention_head_size
+        16
+        >>> bert_tf.BertConfig(vocab_size=100, hidden_size=30, num_attention_heads=4)
+        Traceback (most recent call last):
+        ...
+        bert_tf.errors.ConfigError: hidden_size (30) is not a multiple of num_attention_heads (4)
+    """
 
     vocab_size: int
     hidden_size: int = 768
@@ -92,6 +124,7 @@ class BertConfig:
 
     @property
     def attention_head_size(self):
+        """Width of one attention head: `hidden_size // num_attention_heads`."""
         return self.hidden_size // self.num_attention_heads
 
     @classmethod
@@ -102,6 +135,27 @@ class BertConfig:
         error, except the unused pooler keys of Google's multilingual configs.
         A Hugging Face `config.json` is recognised and translated
         (`from_hf_dict`).
+
+        Args:
+            values: The dict, e.g. a parsed `bert_config.json`.
+            source: What `values` came from, to name in error messages.
+
+        Returns:
+            The `BertConfig`.
+
+        Raises:
+            ConfigError: `values` is not a dict, has an unknown key (the
+                message suggests the closest field), lacks `vocab_size`, or
+                holds an invalid value.
+
+        Examples:
+            >>> from bert_tf import BertConfig
+            >>> BertConfig.from_dict({"vocab_size": 100, "num_hidden_layers": 4}).hidden_size
+            768
+            >>> BertConfig.from_dict({"vocab_size": 100, "num_hiden_layers": 4})
+            Traceback (most recent call last):
+            ...
+            bert_tf.errors.ConfigError: config: unknown field 'num_hiden_layers' (did you mean 'num_hidden_layers'?)
         """
         if not isinstance(values, dict):
             raise ConfigError(f"{source}: expected a JSON object, got {type(values).__name__}")
@@ -126,7 +180,25 @@ class BertConfig:
         """Maps a Hugging Face BERT `config.json` dict to a BertConfig: its
         `gelu` becomes `gelu_exact` (`gelu_new` is the original's tanh
         `gelu`); keys the model does not use are dropped, settings it cannot
-        honour are errors."""
+        honour are errors.
+
+        Args:
+            values: The parsed `config.json`.
+            source: What `values` came from, to name in error messages.
+
+        Returns:
+            The `BertConfig`.
+
+        Raises:
+            ConfigError: An unsupported `hidden_act`, a `layer_norm_eps` other
+                than 1e-12, position embeddings other than absolute, a missing
+                `vocab_size` or an invalid value.
+
+        Examples:
+            >>> from bert_tf import BertConfig
+            >>> BertConfig.from_hf_dict({"model_type": "bert", "vocab_size": 100}).hidden_act
+            'gelu_exact'
+        """
         act = values.get("hidden_act", "gelu")
         if act not in HF_ACTIVATIONS:
             raise ConfigError(f"{source}: unsupported hidden_act {act!r}")
@@ -146,7 +218,26 @@ class BertConfig:
 
     @classmethod
     def from_json_file(cls, path):
-        """Reads an original `bert_config.json` (or a Hugging Face `config.json`)."""
+        """Reads an original `bert_config.json` (or a Hugging Face `config.json`).
+
+        Args:
+            path: The file (local, or any path `tf.io.gfile` reads).
+
+        Returns:
+            The `BertConfig` (see `from_dict`).
+
+        Raises:
+            ConfigError: The file does not exist, is not valid JSON, or its
+                contents are not a valid config.
+
+        Examples:
+            >>> import os, tempfile
+            >>> from bert_tf import BertConfig
+            >>> path = os.path.join(tempfile.mkdtemp(), "bert_config.json")
+            >>> BertConfig(vocab_size=100, hidden_size=64, num_attention_heads=2).to_json_file(path)
+            >>> BertConfig.from_json_file(path).hidden_size
+            64
+        """
         if not files.exists(path) or files.isdir(path):
             raise ConfigError(f"bert config: no such file {path!r}")
         with files.open_file(path) as f:
@@ -157,17 +248,46 @@ class BertConfig:
         return cls.from_dict(values, source=path)
 
     def to_dict(self):
+        """Returns the fields as a dict with the original's keys."""
         return dataclasses.asdict(self)
 
     def to_json_string(self):
+        """Returns the `bert_config.json` text: sorted keys, indented, a final newline."""
         return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
 
     def to_json_file(self, path):
-        """Writes the config atomically, in the original's format."""
+        """Writes the config atomically, in the original's format.
+
+        Args:
+            path: Where to write it, e.g. `<folder>/bert_config.json`.
+
+        Examples:
+            >>> import os, tempfile
+            >>> from bert_tf import BertConfig
+            >>> path = os.path.join(tempfile.mkdtemp(), "bert_config.json")
+            >>> BertConfig(vocab_size=100).to_json_file(path)
+            >>> BertConfig.from_json_file(path) == BertConfig(vocab_size=100)
+            True
+        """
         write_text_atomically(path, self.to_json_string())
 
     def replace(self, **changes):
-        """Returns a copy with some fields changed (validated)."""
+        """Returns a copy with some fields changed (validated).
+
+        Args:
+            **changes: The fields to change, by name.
+
+        Returns:
+            The new `BertConfig`.
+
+        Raises:
+            ConfigError: A changed value is invalid.
+
+        Examples:
+            >>> import bert_tf
+            >>> bert_tf.preset("bert_base").replace(num_hidden_layers=6).num_hidden_layers
+            6
+        """
         return dataclasses.replace(self, **changes)
 
 
@@ -201,7 +321,28 @@ PRESETS.update(
 
 
 def preset(name, vocab_size=30522, **overrides):
-    """Returns the BertConfig of a released model size, e.g. `preset("bert_base")`."""
+    """Returns the BertConfig of a released model size, e.g. `preset("bert_base")`.
+
+    Args:
+        name: One of `PRESETS`: Google's small BERTs
+            (`bert_uncased_L-{2..12}_H-{128..768}_A-{2..12}`), `bert_tiny`,
+            `bert_mini`, `bert_small`, `bert_medium`, `bert_base` or `bert_large`.
+        vocab_size: The vocabulary size, by default that of the uncased
+            English vocabulary.
+        **overrides: `BertConfig` fields to change.
+
+    Returns:
+        The `BertConfig`.
+
+    Raises:
+        ConfigError: `name` is not a preset, or an override is invalid.
+
+    Examples:
+        >>> import bert_tf
+        >>> config = bert_tf.preset("bert_tiny", vocab_size=1000)
+        >>> config.num_hidden_layers, config.hidden_size, config.num_attention_heads
+        (2, 128, 2)
+    """
     if name not in PRESETS:
         raise ConfigError(f"unknown preset {name!r}; expected one of {', '.join(sorted(PRESETS))}")
     return BertConfig(vocab_size=vocab_size, **{**PRESETS[name], **overrides})

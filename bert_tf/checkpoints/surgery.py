@@ -54,7 +54,16 @@ class ExtendReport:
     """What `extend_checkpoint` wrote: the ids of the added words, the words
     skipped as already in the vocab, the added words the tokenizer splits
     (reachable only by id: punctuation, or upper case in an uncased vocab),
-    and the new sizes."""
+    and the new sizes.
+
+    Attributes:
+        output_dir: The folder written.
+        added: `{word: id}` of the words added.
+        known: The words skipped as already in the vocab.
+        split: The added words the tokenizer splits.
+        vocab_size: The new vocabulary size.
+        type_vocab_size: The new number of token types.
+    """
 
     output_dir: str
     added: dict
@@ -227,7 +236,49 @@ def _read_model(o):
 def extend_checkpoint(options):
     """Adds `options.words_file`'s and `options.words`' words to a model's
     vocab and grows its token types (see the module docstring), writing the
-    model to `options.output_dir`. Returns an ExtendReport."""
+    model to `options.output_dir`.
+
+    Args:
+        options: An `ExtendOptions` (extend_checkpoint.py's flags): the
+            model, the new words, where their ids come from, the new number
+            of token types and the output folder.
+
+    Returns:
+        An `ExtendReport`.
+
+    Raises:
+        InputError: An option is invalid; `output_dir` exists without
+            `overwrite`; there is nothing to do; a new word has whitespace
+            inside; the vocab has too few `[unused]` lines for the new words;
+            the vocab's length differs from the checkpoint's rows (`append`);
+            or `type_vocab_size` is smaller than the model's.
+        CheckpointError: `init_checkpoint` holds no checkpoint, or one without
+            the word or token type embeddings.
+
+    Examples:
+        >>> import os, tempfile
+        >>> import bert_tf
+        >>> from bert_tf import checkpoints
+        >>> folder = tempfile.mkdtemp()
+        >>> vocab = ["[PAD]", "[unused0]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "movie"]
+        >>> with open(os.path.join(folder, "vocab.txt"), "w") as f:
+        ...     _ = f.write("".join(token + "\\n" for token in vocab))
+        >>> config = bert_tf.preset("bert_tiny", vocab_size=len(vocab))
+        >>> config.to_json_file(os.path.join(folder, "bert_config.json"))
+        >>> encoder = bert_tf.BertEncoder(config)
+        >>> _ = checkpoints.save_tf1_checkpoint(encoder, os.path.join(folder, "bert_model.ckpt"))
+        >>> options = bert_tf.ExtendOptions(
+        ...     init_checkpoint=folder,
+        ...     output_dir=os.path.join(folder, "extended"),
+        ...     words=("film", "movie"),
+        ...     type_vocab_size=3,
+        ... )
+        >>> report = bert_tf.extend_checkpoint(options)
+        >>> report.added, report.known, report.vocab_size, report.type_vocab_size
+        ({'film': 1}, ['movie'], 8, 3)
+        >>> sorted(os.listdir(report.output_dir))
+        ['bert_config.json', 'bert_model.ckpt.data-00000-of-00001', 'bert_model.ckpt.index', 'vocab.txt']
+    """
     o = options
     _check_options(o)
     fmt = _checkpoint_format(o.init_checkpoint)

@@ -44,20 +44,60 @@ def export_classifier(
 ):
     """Writes `model` (a BertClassifier) as a SavedModel at `export_dir`.
 
-    `vocab_file`, `do_lower_case` and `max_seq_length` default to the
-    model's preprocessor's (`from_pretrained`, `.keras` files);
-    `is_regression` to `num_labels == 1`. `label_names` (one per label, in
-    output order; default the model's `label_names`, else the ids as
-    strings) are the `labels` output.
-    `sentence_pairs` decides whether `serving_default` takes `text_b`.
-    With `long_text_stride`, texts longer than `max_seq_length` are split
-    into overlapping windows whose logits are averaged, as in eval/predict.
-    With `jit_compile` the model runs compiled with XLA (`export.common`).
-    `thresholds` (one per label) makes a multi-label export: sigmoid
-    `probabilities`, bool `label_flags` and as `labels` the names of the
-    flagged labels joined by `|`, instead of softmax, `label_ids` and one name.
     Written to a temporary directory and renamed, so `export_dir` is never
-    left half-written.
+    left half-written. The signatures are the module docstring's.
+
+    Args:
+        model: The `BertClassifier`.
+        export_dir: Where to write the SavedModel.
+        vocab_file: The vocab; by default the model's preprocessor's
+            (`from_pretrained`, `.keras` files).
+        do_lower_case: The casing; by default the preprocessor's (with a
+            `vocab_file`: True).
+        max_seq_length: The longest packed example; by default the
+            preprocessor's.
+        sentence_pairs: Whether `serving_default` takes `text_b`.
+        is_regression: By default `num_labels == 1`.
+        long_text_stride: Texts longer than `max_seq_length` are split into
+            overlapping windows this many tokens apart, whose logits are
+            averaged, as in eval/predict; None truncates them.
+        overwrite: Whether to replace an existing `export_dir`.
+        jit_compile: Whether the model runs compiled with XLA (`export.common`).
+        label_names: One per label, in output order, the `labels` output;
+            by default the model's `label_names`, else the ids as strings.
+        thresholds: One per label, for a multi-label export: sigmoid
+            `probabilities`, bool `label_flags` and as `labels` the names of
+            the flagged labels joined by `|`, instead of softmax, `label_ids`
+            and one name.
+
+    Returns:
+        `export_dir`.
+
+    Raises:
+        InputError: `export_dir` exists and `overwrite` is False, or its
+            folder cannot be written; the model has no preprocessor and no
+            `vocab_file` and `max_seq_length` are given; `do_lower_case`
+            contradicts the preprocessor's; or `max_seq_length` exceeds the
+            model's `max_position_embeddings`.
+        ValueError: `label_names` is not one name per label.
+
+    Examples:
+        >>> import os, tempfile
+        >>> import tensorflow as tf
+        >>> import bert_tf
+        >>> from bert_tf.export import export_classifier
+        >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "movie", "was", "good", "bad"]
+        >>> tokenizer = bert_tf.BertTokenizer(vocabulary=vocab)
+        >>> preprocessor = bert_tf.BertPreprocessor(tokenizer, max_seq_length=16)
+        >>> config = bert_tf.preset("bert_tiny", vocab_size=len(vocab))
+        >>> model = bert_tf.BertClassifier(config, label_names=["neg", "pos"], preprocessor=preprocessor)
+        >>> export_dir = export_classifier(model, os.path.join(tempfile.mkdtemp(), "export"))
+        >>> classify = tf.saved_model.load(export_dir).signatures["serving_default"]
+        >>> outputs = classify(text_a=tf.constant(["the movie was good", "bad"]))
+        >>> sorted(outputs), tuple(outputs["probabilities"].shape)
+        (['label_ids', 'labels', 'probabilities'], (2, 2))
+        >>> set(outputs["labels"].numpy().tolist()) <= {b"neg", b"pos"}
+        True
     """
     check_export_dir(export_dir, overwrite)
     tokenizer, max_seq_length = model_text_settings(

@@ -31,8 +31,43 @@ def export_embedder(
 ):
     """Writes `model` (a BertSentenceEmbedder) as a SavedModel at `export_dir`.
 
-    `vocab_file`, `do_lower_case` and `max_seq_length` default to the
-    model's preprocessor's. Written to a temporary directory and renamed.
+    Written to a temporary directory and renamed. The signatures are the
+    module docstring's.
+
+    Args:
+        model: The `BertSentenceEmbedder`.
+        export_dir: Where to write the SavedModel.
+        vocab_file: The vocab; by default the model's preprocessor's.
+        do_lower_case: The casing; by default the preprocessor's (with a
+            `vocab_file`: True).
+        max_seq_length: The longest packed text; by default the preprocessor's.
+        overwrite: Whether to replace an existing `export_dir`.
+        jit_compile: Whether the model runs compiled with XLA (`export.common`).
+
+    Returns:
+        `export_dir`.
+
+    Raises:
+        InputError: `export_dir` exists and `overwrite` is False, or its
+            folder cannot be written; the model has no preprocessor and no
+            `vocab_file` and `max_seq_length` are given; `do_lower_case`
+            contradicts the preprocessor's; or `max_seq_length` exceeds the
+            model's `max_position_embeddings`.
+
+    Examples:
+        >>> import os, tempfile
+        >>> import tensorflow as tf
+        >>> import bert_tf
+        >>> from bert_tf.export import export_embedder
+        >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "movie", "was", "good", "bad"]
+        >>> tokenizer = bert_tf.BertTokenizer(vocabulary=vocab)
+        >>> preprocessor = bert_tf.BertPreprocessor(tokenizer, max_seq_length=16)
+        >>> config = bert_tf.preset("bert_tiny", vocab_size=len(vocab))
+        >>> model = bert_tf.BertSentenceEmbedder(config, preprocessor=preprocessor)
+        >>> export_dir = export_embedder(model, os.path.join(tempfile.mkdtemp(), "export"))
+        >>> embed = tf.saved_model.load(export_dir).signatures["serving_default"]
+        >>> tuple(embed(text=tf.constant(["the movie was good", "bad"]))["embeddings"].shape)
+        (2, 128)
     """
     check_export_dir(export_dir, overwrite)
     tokenizer, max_seq_length = model_text_settings(

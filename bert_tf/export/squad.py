@@ -364,16 +364,59 @@ def export_span_labeler(
 ):
     """Writes `model` (a BertSpanLabeler) as a SavedModel at `export_dir`.
 
-    See the module docstring for the signatures; the settings are run_squad.py's
-    flags of the same names, by default the model's own (`model.settings`:
-    a `doc_stride` and `max_query_length` it was not given are a third and a
-    sixth of `max_seq_length`). `vocab_file`, `do_lower_case` and
-    `max_seq_length` default to the model's preprocessor's (`from_pretrained`,
-    `.keras` files; without one, the length is 384 or the model's positions
-    when fewer). Written to a temporary directory and renamed, so
-    `export_dir` is never left half-written; an existing `export_dir` is
-    replaced only with `overwrite`. With `jit_compile` the model runs
-    compiled with XLA (`export.common`). Returns `export_dir`.
+    See the module docstring for the signatures. The settings from
+    `doc_stride` to `null_score_diff_threshold` are run_squad.py's flags of
+    the same names, by default the model's own (`model.settings`: a
+    `doc_stride` and `max_query_length` it was not given are a third and a
+    sixth of `max_seq_length`). Written to a temporary directory and
+    renamed, so `export_dir` is never left half-written.
+
+    Args:
+        model: The `BertSpanLabeler`.
+        export_dir: Where to write the SavedModel.
+        vocab_file: The vocab; by default the model's preprocessor's
+            (`from_pretrained`, `.keras` files).
+        do_lower_case: The casing; by default the preprocessor's (with a
+            `vocab_file`: True).
+        max_seq_length: The window length; by default the preprocessor's
+            (without one, 384 or the model's positions when fewer).
+        doc_stride: Tokens between the starts of a context's windows.
+        max_query_length: The question's tokens kept.
+        max_answer_length: The longest answer, in tokens.
+        n_best_size: The start and end positions considered in each window.
+        version_2_with_negative: Whether a question may have no answer
+            (SQuAD 2.0: the `null_score` output).
+        null_score_diff_threshold: By how much `null_score` must exceed
+            `score` for the answer to be "".
+        overwrite: Whether to replace an existing `export_dir`.
+        jit_compile: Whether the model runs compiled with XLA (`export.common`).
+
+    Returns:
+        `export_dir`.
+
+    Raises:
+        InputError: `export_dir` exists and `overwrite` is False, or its
+            folder cannot be written; the model has no preprocessor and no
+            `vocab_file` is given; `do_lower_case` contradicts the
+            preprocessor's; `max_seq_length` exceeds the model's
+            `max_position_embeddings` or does not exceed `max_query_length`
+            + 3; or a setting is invalid.
+
+    Examples:
+        >>> import os, tempfile
+        >>> import bert_tf
+        >>> from bert_tf.export.squad import answer, export_span_labeler
+        >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "the", "movie", "was", "good", "bad", "?"]
+        >>> tokenizer = bert_tf.BertTokenizer(vocabulary=vocab)
+        >>> preprocessor = bert_tf.BertPreprocessor(tokenizer, max_seq_length=32)
+        >>> config = bert_tf.preset("bert_tiny", vocab_size=len(vocab))
+        >>> model = bert_tf.BertSpanLabeler(config, preprocessor=preprocessor)
+        >>> export_dir = export_span_labeler(model, os.path.join(tempfile.mkdtemp(), "export"))
+        >>> [result] = answer(export_dir, ["was the movie good?"], ["the movie was bad"])
+        >>> sorted(result)
+        ['answer', 'end_char', 'score', 'start_char']
+        >>> result["answer"] == "the movie was bad"[result["start_char"] : result["end_char"]]
+        True
     """
     check_export_dir(export_dir, overwrite)
     tokenizer, max_seq_length = _text_settings(model, vocab_file, do_lower_case, max_seq_length)
@@ -416,14 +459,43 @@ def export_span_labeler(
 def answer(model_or_export, questions, contexts, **settings):
     """Answers `questions` (list of str) on `contexts` (list of str, one per question).
 
-    `model_or_export`: a Keras `BertSpanLabeler`, with `vocab_file` and
-    `do_lower_case` (unless the model has a preprocessor) and optionally
-    `export_span_labeler`'s settings as keyword arguments (by default the
-    model's own, as there); or the path of a SavedModel written by
-    `export_span_labeler`, or that SavedModel loaded (no settings: they are
-    fixed in it). Returns one dict per question: `answer` (str),
-    `start_char`, `end_char` (int), `score` (float) and, for SQuAD 2.0,
-    `null_score` (float).
+    The answers are `serving_default`'s (module docstring).
+
+    Args:
+        model_or_export: A Keras `BertSpanLabeler`; or the path of a
+            SavedModel written by `export_span_labeler`, or that SavedModel
+            loaded.
+        questions: The questions, a list of str.
+        contexts: The contexts, a list of str, one per question.
+        **settings: With a Keras model: `vocab_file` and `do_lower_case`
+            (unless the model has a preprocessor), and optionally
+            `max_seq_length` and `export_span_labeler`'s settings (by default
+            the model's own, as there). None with a SavedModel: they are
+            fixed in it.
+
+    Returns:
+        One dict per question: `answer` (str), `start_char`, `end_char`
+            (int; the answer is `context[start_char:end_char]`), `score`
+            (float) and, for SQuAD 2.0, `null_score` (float).
+
+    Raises:
+        InputError: `questions` and `contexts` differ in length; a setting is
+            unknown, or a Keras model without a preprocessor lacks
+            `vocab_file` or `do_lower_case`; or settings are given with a
+            SavedModel.
+
+    Examples:
+        >>> import bert_tf
+        >>> from bert_tf.export.squad import answer
+        >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "the", "movie", "was", "good", "bad", "?"]
+        >>> preprocessor = bert_tf.BertPreprocessor(bert_tf.BertTokenizer(vocabulary=vocab))
+        >>> config = bert_tf.preset("bert_tiny", vocab_size=len(vocab))
+        >>> model = bert_tf.BertSpanLabeler(config, preprocessor=preprocessor)
+        >>> results = answer(model, ["was the movie good?", "was it bad?"], ["the movie was bad"] * 2)
+        >>> [sorted(result) for result in results]
+        [['answer', 'end_char', 'score', 'start_char'], ['answer', 'end_char', 'score', 'start_char']]
+        >>> all(result["answer"] in "the movie was bad" for result in results)
+        True
     """
     questions, contexts = list(questions), list(contexts)
     if len(questions) != len(contexts):

@@ -163,12 +163,52 @@ def export_tagger(
     jit_compile=False,
 ):
     """Writes `model` (logits `[batch, seq, len(labels)]`, decoded by its
-    `crf` when it has one) as a SavedModel at
-    `export_dir` (module docstring); `labels` are the tag names in id order,
-    by default the model's `label_names`; `vocab_file`, `do_lower_case` and
-    `max_seq_length` default to the model's preprocessor's. Written to a temporary directory and renamed, an
-    existing `export_dir` replaced only with `overwrite`; with `jit_compile`
-    the model runs compiled with XLA (`export.common`)."""
+    `crf` when it has one) as a SavedModel at `export_dir` (module
+    docstring). Written to a temporary directory and renamed.
+
+    Args:
+        model: The tagger (a `BertTokenClassifier` or `BertFeatureTagger`).
+        export_dir: Where to write the SavedModel.
+        vocab_file: The vocab; by default the model's preprocessor's.
+        do_lower_case: The casing; by default the preprocessor's (with a
+            `vocab_file`: True).
+        max_seq_length: The window length; by default the preprocessor's.
+        labels: The tag names in id order; by default the model's
+            `label_names`.
+        overwrite: Whether to replace an existing `export_dir`.
+        jit_compile: Whether the model runs compiled with XLA (`export.common`).
+
+    Returns:
+        `export_dir`.
+
+    Raises:
+        InputError: There are no `labels` (nor `label_names`), or not one per
+            tag; `export_dir` exists and `overwrite` is False, or its
+            folder cannot be written; the model has no preprocessor and no
+            `vocab_file` and `max_seq_length` are given; `do_lower_case`
+            contradicts the preprocessor's; or `max_seq_length` exceeds the
+            model's `max_position_embeddings`.
+
+    Examples:
+        >>> import os, tempfile
+        >>> import tensorflow as tf
+        >>> import bert_tf
+        >>> from bert_tf.export import export_tagger
+        >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "movie", "was", "good", "bad"]
+        >>> tokenizer = bert_tf.BertTokenizer(vocabulary=vocab)
+        >>> preprocessor = bert_tf.BertPreprocessor(tokenizer, max_seq_length=16)
+        >>> config = bert_tf.preset("bert_tiny", vocab_size=len(vocab))
+        >>> model = bert_tf.BertTokenClassifier(
+        ...     config, label_names=["O", "B-X", "I-X"], preprocessor=preprocessor
+        ... )
+        >>> export_dir = export_tagger(model, os.path.join(tempfile.mkdtemp(), "export"))
+        >>> tag = tf.saved_model.load(export_dir).signatures["serving_default"]
+        >>> outputs = tag(text=tf.constant(["the movie was good", "bad"]))
+        >>> outputs["word_starts"].numpy().tolist(), outputs["word_ends"].numpy().tolist()
+        ([[0, 4, 10, 14], [0, -1, -1, -1]], [[3, 9, 13, 18], [3, -1, -1, -1]])
+        >>> tuple(outputs["tags"].shape)
+        (2, 4)
+    """
     check_export_dir(export_dir, overwrite)
     labels = _tag_names(model, labels, "export_tagger")
     tokenizer, max_seq_length = model_text_settings(
@@ -194,14 +234,42 @@ def export_tagger(
 def entities(model_or_export, texts, labels=None, max_seq_length=None):
     """The entities tagged in each of `texts` (list of str).
 
-    `model_or_export`: a Keras token classifier with a preprocessor (from
-    `from_pretrained`) and `labels`, its tag names in id order (by default
-    its `label_names`); or the path of an `export_tagger` SavedModel, or
-    that SavedModel loaded. Words and tags are as `serving_default`'s
-    (module docstring); entities are the chunks of CoNLL's scorer
-    (`text.tags.chunks`) in the tags' scheme (`text.tags.detect_scheme` of
-    `labels`, else of the tags found: BIO, BIOES or BMES). Returns per text
-    a list of dicts: `type`, `text`, `start_char`, `end_char` (code points).
+    Words and tags are as `serving_default`'s (module docstring); entities
+    are the chunks of CoNLL's scorer (`text.tags.chunks`) in the tags' scheme
+    (`text.tags.detect_scheme` of `labels`, else of the tags found: BIO,
+    BIOES or BMES).
+
+    Args:
+        model_or_export: A Keras token classifier with a preprocessor (from
+            `from_pretrained`); or the path of an `export_tagger`
+            SavedModel, or that SavedModel loaded.
+        texts: The sentences, a list of str.
+        labels: A Keras model's tag names in id order; by default its
+            `label_names`.
+        max_seq_length: A Keras model's window length; by default its
+            preprocessor's.
+
+    Returns:
+        Per text a list of dicts: `type`, `text`, `start_char`, `end_char`
+            (code points).
+
+    Raises:
+        InputError: A Keras model without `labels` (nor `label_names`), or
+            not one per tag; or without a preprocessor.
+
+    Examples:
+        >>> import bert_tf
+        >>> from bert_tf.export.tagging import entities
+        >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "paris", "is", "in", "france"]
+        >>> preprocessor = bert_tf.BertPreprocessor(bert_tf.BertTokenizer(vocabulary=vocab))
+        >>> config = bert_tf.preset("bert_tiny", vocab_size=len(vocab))
+        >>> # A model of one tag, B-LOC, which it gives every word: each word is an entity.
+        >>> model = bert_tf.BertTokenClassifier(config, label_names=["B-LOC"], preprocessor=preprocessor)
+        >>> found = entities(model, ["Paris is in France", "France"])
+        >>> found[0][0]
+        {'type': 'LOC', 'text': 'Paris', 'start_char': 0, 'end_char': 5}
+        >>> [[entity["text"] for entity in text_entities] for text_entities in found]
+        [['Paris', 'is', 'in', 'France'], ['France']]
     """
     texts = list(texts)
     if isinstance(model_or_export, keras.Model):

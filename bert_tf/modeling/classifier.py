@@ -28,6 +28,33 @@ class BertClassifier(TaskModel):
     float `[batch, num_labels]`. `label_names` (one per label, in id order),
     or else the sorted names `fit` first meets as labels, travel with the
     model: `.keras` files, `predict_labels`, `export_classifier`'s `labels`.
+
+    Args:
+        config: The `BertConfig` (or its dict).
+        num_labels: Number of labels (1: regression).
+        multi_label: Whether the labels are independent (above).
+        label_names: The labels' names, one per label, in id order.
+        num_classes: Keras-hub's name of `num_labels`.
+        **kwargs: `preprocessor` (a `BertPreprocessor`, for raw text),
+            `recompute` (the encoder's), and Keras model arguments (`name`).
+
+    Raises:
+        InputError: No number of labels is given (`num_labels`,
+            `num_classes` or `label_names`), they differ, or one is not a
+            positive integer.
+
+    Examples:
+        >>> import bert_tf
+        >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "movie", "was", "good", "bad"]
+        >>> preprocessor = bert_tf.BertPreprocessor(bert_tf.BertTokenizer(vocabulary=vocab))
+        >>> model = bert_tf.BertClassifier(
+        ...     bert_tf.preset("bert_tiny", vocab_size=len(vocab)),
+        ...     label_names=["negative", "positive"],
+        ...     preprocessor=preprocessor,
+        ... )
+        >>> logits = model(preprocessor(["the movie was good", "bad"]))
+        >>> tuple(logits.shape), logits.dtype.name
+        ((2, 2), 'float32')
     """
 
     text_layout = TEXTS
@@ -67,7 +94,25 @@ class BertClassifier(TaskModel):
     def label_ids(self, y):
         """Label names (a list or 1-D array of str) -> int32 ids `[n]`; the
         first names seen, sorted, become `label_names` if it is None. Other
-        `y` as it is."""
+        `y` as it is.
+
+        Args:
+            y: The labels, as `fit` takes them.
+
+        Returns:
+            The ids, or `y` itself when it is not label names (or the model
+                is multi-label).
+
+        Raises:
+            InputError: `y` has a name not in `label_names`, or, to set them,
+                not `num_labels` distinct names.
+
+        Examples:
+            >>> import bert_tf
+            >>> model = bert_tf.BertClassifier(bert_tf.preset("bert_tiny", vocab_size=100), num_labels=2)
+            >>> model.label_ids(["pos", "neg", "pos"]).tolist(), model.label_names
+            ([1, 0, 1], ('neg', 'pos'))
+        """
         names = _label_strings(y)
         if names is None or self.multi_label:
             return y
@@ -90,7 +135,35 @@ class BertClassifier(TaskModel):
     def predict_labels(self, x, batch_size=None, **kwargs):
         """The label names predicted for `x` (what `predict` takes): one per
         example, or for a multi-label model a list of those whose
-        probability reaches 0.5; no texts, no names."""
+        probability reaches 0.5; no texts, no names.
+
+        Args:
+            x: Raw text (texts, or pairs `(texts_a, texts_b)`, with a
+                preprocessor) or packed inputs.
+            batch_size: As `predict`'s.
+            **kwargs: Keras `predict` arguments (`verbose` defaults to 0).
+
+        Returns:
+            A list of label names, one per example (multi-label: a list of
+                names per example).
+
+        Raises:
+            InputError: The model has no `label_names`, or takes raw text
+                without a preprocessor.
+
+        Examples:
+            >>> import bert_tf
+            >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "movie", "was", "good", "bad"]
+            >>> preprocessor = bert_tf.BertPreprocessor(bert_tf.BertTokenizer(vocabulary=vocab))
+            >>> model = bert_tf.BertClassifier(
+            ...     bert_tf.preset("bert_tiny", vocab_size=len(vocab)),
+            ...     label_names=["negative", "positive"],
+            ...     preprocessor=preprocessor,
+            ... )
+            >>> labels = model.predict_labels(["the movie was good", "bad"])
+            >>> len(labels), set(labels) <= {"negative", "positive"}
+            (2, True)
+        """
         if self.label_names is None:
             raise InputError(
                 f"{self.name} has no label_names: pass them to the model or fit it on label names"

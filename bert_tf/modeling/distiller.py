@@ -38,6 +38,36 @@ class Distiller(keras.Model):
     `fit` without labels (`y=None`: text the teacher labels) trains on `D`
     alone. Raw text goes through the student's preprocessor. Save, export
     and serve `distiller.student` as any task model.
+
+    Args:
+        student: The task model to train.
+        teacher: A fine-tuned model of the same class and labels; frozen.
+        temperature: The softmax temperature of the distillation loss.
+        distillation_weight: The weight of `D` in the loss, in [0, 1].
+        **kwargs: Keras model arguments (`name`).
+
+    Raises:
+        InputError: `distillation_weight` is outside [0, 1], or the teacher
+            is of another class than the student, or has other numbers of
+            labels or choices, or other label names.
+
+    Examples:
+        >>> import bert_tf
+        >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "movie", "was", "good", "bad"]
+        >>> preprocessor = bert_tf.BertPreprocessor(bert_tf.BertTokenizer(vocabulary=vocab))
+        >>> config = bert_tf.preset("bert_tiny", vocab_size=len(vocab))
+        >>> teacher = bert_tf.BertClassifier(config, label_names=["neg", "pos"])
+        >>> student = bert_tf.BertClassifier(
+        ...     config.replace(num_hidden_layers=1), label_names=["neg", "pos"], preprocessor=preprocessor
+        ... )
+        >>> distiller = bert_tf.Distiller(student, teacher, temperature=2.0)
+        >>> distiller.compile(learning_rate=1e-4)
+        >>> tuple(distiller(preprocessor(["the movie was good"])).shape)
+        (1, 2)
+        >>> bert_tf.Distiller(student, bert_tf.BertClassifier(config, num_labels=3))
+        Traceback (most recent call last):
+        ...
+        bert_tf.errors.InputError: Distiller: the teacher's num_labels 3 differ from the student's 2
     """
 
     def __init__(self, student, teacher, temperature=2.0, distillation_weight=0.5, **kwargs):
@@ -69,7 +99,27 @@ class Distiller(keras.Model):
         **kwargs,
     ):
         """Keras `compile` with the task models' defaults for "auto" (see
-        `TaskModel.compile`); the loss is the distiller's own."""
+        `TaskModel.compile`); the loss is the distiller's own.
+
+        Args:
+            optimizer: A Keras optimizer, or "auto": the original AdamW.
+            metrics: Keras metrics, or "auto": the student's task's.
+            learning_rate: The peak learning rate of the "auto" optimizer.
+            num_train_steps: The updates the "auto" schedule spans; None keeps
+                the learning rate constant after the warm-up.
+            warmup_proportion: The share of `num_train_steps` spent warming up.
+            **kwargs: Keras `compile` arguments (`jit_compile`, ...).
+
+        Examples:
+            >>> import bert_tf
+            >>> config = bert_tf.preset("bert_tiny", vocab_size=100)
+            >>> teacher = bert_tf.BertClassifier(config, num_labels=2)
+            >>> student = bert_tf.BertClassifier(config.replace(num_hidden_layers=1), num_labels=2)
+            >>> distiller = bert_tf.Distiller(student, teacher)
+            >>> distiller.compile(learning_rate=1e-4, num_train_steps=100)
+            >>> type(distiller.optimizer).__name__
+            'AdamW'
+        """
         if isinstance(optimizer, str) and optimizer == "auto":
             optimizer = optimization.default_optimizer(
                 learning_rate, num_train_steps, warmup_proportion
@@ -140,5 +190,25 @@ class Distiller(keras.Model):
         return super().evaluate(x, y, batch_size=batch_size, sample_weight=sample_weight, **kwargs)
 
     def predict(self, x, batch_size=None, **kwargs):
-        """The student's predictions."""
+        """The student's predictions.
+
+        Args:
+            x: What the student's `predict` takes (raw text with its
+                preprocessor, or packed inputs).
+            batch_size: As Keras `predict`'s.
+            **kwargs: Keras `predict` arguments (`verbose`, ...).
+
+        Returns:
+            `distiller.student.predict(x, ...)`.
+
+        Examples:
+            >>> import bert_tf
+            >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "movie", "was", "good", "bad"]
+            >>> preprocessor = bert_tf.BertPreprocessor(bert_tf.BertTokenizer(vocabulary=vocab))
+            >>> config = bert_tf.preset("bert_tiny", vocab_size=len(vocab))
+            >>> teacher = bert_tf.BertClassifier(config, num_labels=2)
+            >>> student = bert_tf.BertClassifier(config, num_labels=2, preprocessor=preprocessor)
+            >>> bert_tf.Distiller(student, teacher).predict(["the movie was good"], verbose=0).shape
+            (1, 2)
+        """
         return self.student.predict(x, batch_size=batch_size, **kwargs)

@@ -22,6 +22,31 @@ class BertSentenceEmbedder(TaskModel):
     are concatenated: `[batch, hidden * len(layers)]`. `normalize` scales
     each vector to unit L2 norm. No weights besides the encoder's; with a
     preprocessor, `predict` takes raw text.
+
+    Args:
+        config: The `BertConfig` (or its dict).
+        pooling: "mean", "first" or "pooled" (above).
+        layers: The encoder layers whose hidden states are pooled.
+        normalize: Whether to scale each vector to unit L2 norm.
+        **kwargs: `preprocessor` (a `BertPreprocessor`, for raw text),
+            `recompute` (the encoder's), and Keras model arguments (`name`).
+
+    Raises:
+        InputError: `pooling` is none of the modes, or a layer index is out
+            of the encoder's range.
+
+    Examples:
+        >>> import numpy as np
+        >>> import bert_tf
+        >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "movie", "was", "good", "bad"]
+        >>> preprocessor = bert_tf.BertPreprocessor(bert_tf.BertTokenizer(vocabulary=vocab))
+        >>> config = bert_tf.preset("bert_tiny", vocab_size=len(vocab))
+        >>> model = bert_tf.BertSentenceEmbedder(
+        ...     config, layers=(-1, -2), normalize=True, preprocessor=preprocessor
+        ... )
+        >>> vectors = model(preprocessor(["the movie was good", "bad"])).numpy()
+        >>> vectors.shape, np.linalg.norm(vectors, axis=-1).round(3).tolist()
+        ((2, 256), [1.0, 1.0])
     """
 
     text_layout = TEXTS

@@ -31,6 +31,25 @@ class BertEncoder(keras.Model):
     `[batch, heads, seq, seq]` attention scores and probabilities; "none"
     keeps everything. Losses and gradients are the same. Set it before the
     training step is first traced (`fit`, or the constructor).
+
+    Args:
+        config: The `BertConfig` (or its dict).
+        recompute: "none", "layer" or "attention" (above).
+        **kwargs: Keras model arguments (`name`, ...).
+
+    Raises:
+        ConfigError: `config` is a dict that is not a valid config.
+        InputError: `recompute` is none of the modes.
+
+    Examples:
+        >>> import tensorflow as tf
+        >>> import bert_tf
+        >>> encoder = bert_tf.BertEncoder(bert_tf.preset("bert_tiny", vocab_size=100))
+        >>> outputs = encoder({"input_word_ids": tf.constant([[2, 10, 11, 3]])})
+        >>> tuple(outputs["sequence_output"].shape), tuple(outputs["pooled_output"].shape)
+        ((1, 4, 128), (1, 128))
+        >>> len(outputs["encoder_outputs"])
+        2
     """
 
     def __init__(self, config, recompute="none", **kwargs):
@@ -62,7 +81,40 @@ class BertEncoder(keras.Model):
 
     @classmethod
     def from_pretrained(cls, path, **kwargs):
-        """The encoder with the weights at `path` (see `bert_tf.checkpoints.loading.load_pretrained`)."""
+        """The encoder with the weights at `path` (see `bert_tf.checkpoints.loading.load_pretrained`).
+
+        Args:
+            path: Any checkpoint the scripts take: a Google release folder or
+                `bert_model.ckpt` prefix, a run's output folder (its newest
+                checkpoint), a Model Garden checkpoint or a Hugging Face folder.
+            **kwargs: `bert_config_file` (the config to build the encoder as;
+                by default the one beside the checkpoint), and the
+                encoder's own arguments (`recompute`, `name`).
+
+        Returns:
+            The `BertEncoder`; `load_report` says what was loaded and what in
+                the checkpoint was unused (e.g. its pre-training heads).
+
+        Raises:
+            CheckpointError: `path` holds no checkpoint, no config is beside it
+                and none is given, or its `bert/` weights do not fit the config.
+            ConfigError: The config file is invalid.
+
+        Examples:
+            >>> import os, tempfile
+            >>> import bert_tf
+            >>> from bert_tf import checkpoints
+            >>> folder = tempfile.mkdtemp()
+            >>> config = bert_tf.preset("bert_tiny", vocab_size=100)
+            >>> config.to_json_file(os.path.join(folder, "bert_config.json"))
+            >>> model = bert_tf.BertPretrainingModel(config)
+            >>> _ = checkpoints.save_tf1_checkpoint(model, os.path.join(folder, "bert_model.ckpt"))
+            >>> encoder = bert_tf.BertEncoder.from_pretrained(folder)
+            >>> encoder.config == config
+            True
+            >>> encoder.load_report.unused[:2]
+            ['cls/predictions/output_bias', 'cls/predictions/transform/LayerNorm/beta']
+        """
         return load_pretrained(cls, path, **kwargs)
 
     def build(self, input_shape=None):
@@ -73,16 +125,40 @@ class BertEncoder(keras.Model):
         self.built = True
 
     def call(self, inputs, training=None, skip_padding=False, pooled_only=False):
-        """`skip_padding` and `pooled_only` speed up inference (they change
-        nothing when training):
-          - `skip_padding`: the position-wise layers run on the real tokens
-            alone; `sequence_output` and `encoder_outputs` are then zeros at
-            padded positions (the original's values there mean nothing).
-            Not under TPUStrategy, which needs static shapes.
-          - `pooled_only`: returns `pooled_output` alone, and the last layer
-            runs for each sequence's first token only (Model Garden's
-            `output_range=1`).
-        Real tokens' outputs equal the plain call's up to float rounding.
+        """Runs the encoder (the class docstring has its inputs and outputs).
+
+        `skip_padding` and `pooled_only` speed up inference (they change
+        nothing when training). Real tokens' outputs equal the plain call's
+        up to float rounding.
+
+        Args:
+            inputs: A dict of int tensors `[batch, seq]`: `input_word_ids`,
+                and optionally `input_mask` and `input_type_ids`.
+            training: Whether dropout is on.
+            skip_padding: The position-wise layers run on the real tokens
+                alone; `sequence_output` and `encoder_outputs` are then zeros
+                at padded positions (the original's values there mean
+                nothing). Not under TPUStrategy, which needs static shapes.
+            pooled_only: Returns `pooled_output` alone, and the last layer
+                runs for each sequence's first token only (Model Garden's
+                `output_range=1`).
+
+        Returns:
+            The dict of `sequence_output`, `pooled_output`, `encoder_outputs`
+                and `embedding_output`; with `pooled_only`, of
+                `pooled_output` alone.
+
+        Examples:
+            >>> import tensorflow as tf
+            >>> import bert_tf
+            >>> encoder = bert_tf.BertEncoder(bert_tf.preset("bert_tiny", vocab_size=100))
+            >>> inputs = {
+            ...     "input_word_ids": tf.constant([[2, 10, 11, 3], [2, 12, 3, 0]]),
+            ...     "input_mask": tf.constant([[1, 1, 1, 1], [1, 1, 1, 0]]),
+            ... }
+            >>> outputs = encoder(inputs, pooled_only=True, skip_padding=True)
+            >>> list(outputs), tuple(outputs["pooled_output"].shape)
+            (['pooled_output'], (2, 128))
         """
         word_ids = inputs["input_word_ids"]
         mask = inputs.get("input_mask")

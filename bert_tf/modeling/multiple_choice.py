@@ -21,6 +21,27 @@ class BertMultipleChoice(TaskModel):
     `(contexts [batch], choices [batch, num_choices])`. The encoder runs on
     `[batch * num_choices, seq]`. Returns float32 logits `[batch, num_choices]`.
     TF1 names: top-level `output_weights [1, hidden]` and `output_bias [1]`.
+
+    Args:
+        config: The `BertConfig` (or its dict).
+        num_choices: Number of choices per example.
+        **kwargs: `preprocessor` (a `BertPreprocessor`, for raw text),
+            `recompute` (the encoder's), and Keras model arguments (`name`).
+
+    Raises:
+        InputError: `num_choices` is not a positive integer.
+
+    Examples:
+        >>> import bert_tf
+        >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "movie", "was", "good", "bad"]
+        >>> preprocessor = bert_tf.BertPreprocessor(bert_tf.BertTokenizer(vocabulary=vocab))
+        >>> config = bert_tf.preset("bert_tiny", vocab_size=len(vocab))
+        >>> model = bert_tf.BertMultipleChoice(config, num_choices=2, preprocessor=preprocessor)
+        >>> inputs = preprocessor((["the movie was", "the movie was"], [["good", "bad"], ["bad", "good"]]))
+        >>> tuple(inputs["input_word_ids"].shape)
+        (2, 2, 8)
+        >>> tuple(model(inputs).shape)
+        (2, 2)
     """
 
     text_layout = CHOICES

@@ -21,6 +21,22 @@ class BertPretrainingModel(TaskModel):
     Inputs: the encoder's dict plus `masked_lm_positions` int `[batch, num]`.
     Outputs: `masked_lm_logits` float32 `[batch, num, vocab]`,
     `next_sentence_logits` float32 `[batch, 2]` (label 1 = random next).
+
+    Args:
+        config: The `BertConfig` (or its dict).
+        **kwargs: `preprocessor` (a `BertPreprocessor`, for `fill_mask`),
+            `recompute` (the encoder's), and Keras model arguments (`name`).
+
+    Examples:
+        >>> import tensorflow as tf
+        >>> import bert_tf
+        >>> model = bert_tf.BertPretrainingModel(bert_tf.preset("bert_tiny", vocab_size=100))
+        >>> outputs = model({
+        ...     "input_word_ids": tf.constant([[2, 10, 4, 11, 3]]),
+        ...     "masked_lm_positions": tf.constant([[2]]),
+        ... })
+        >>> tuple(outputs["masked_lm_logits"].shape), tuple(outputs["next_sentence_logits"].shape)
+        ((1, 1, 100), (1, 2))
     """
 
     # What `from_pretrained` refuses to start without.
@@ -50,11 +66,33 @@ class BertPretrainingModel(TaskModel):
     def fill_mask(self, texts, top_k=5):
         """The `top_k` tokens for each `[MASK]` of each text, best first.
 
-        `texts`: strings in which `[MASK]` stands for a masked token (the
-        rest is tokenized as the original does). Needs a preprocessor
-        (`from_pretrained` finds the vocab). Returns, per text, per `[MASK]`
-        (in order; those past `max_seq_length` dropped), a list of
-        `(token, probability)`.
+        Needs a preprocessor (`from_pretrained` finds the vocab).
+
+        Args:
+            texts: Strings (or one string) in which `[MASK]` stands for a
+                masked token (the rest is tokenized as the original does).
+            top_k: How many tokens to return for each `[MASK]`.
+
+        Returns:
+            Per text, per `[MASK]` (in order; those past `max_seq_length`
+                dropped), a list of `(token, probability)`.
+
+        Raises:
+            InputError: The model has no preprocessor, or its vocabulary no
+                `[MASK]`.
+
+        Examples:
+            >>> import bert_tf
+            >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "movie", "was", "good", "bad"]
+            >>> preprocessor = bert_tf.BertPreprocessor(bert_tf.BertTokenizer(vocabulary=vocab))
+            >>> config = bert_tf.preset("bert_tiny", vocab_size=len(vocab))
+            >>> model = bert_tf.BertPretrainingModel(config, preprocessor=preprocessor)
+            >>> results = model.fill_mask(["the [MASK] was good", "[MASK] [MASK]"], top_k=3)
+            >>> [[len(best) for best in masks] for masks in results]
+            [[3], [3, 3]]
+            >>> token, probability = results[0][0][0]
+            >>> token in vocab, 0.0 < probability < 1.0
+            (True, True)
         """
         preprocessor = self._preprocessor_for("fill_mask")
         tokenizer = preprocessor.tokenizer

@@ -23,6 +23,27 @@ class BertSpanLabeler(TaskModel):
     (see `modeling.span_text`; `settings` are `span_text.SpanSettings`,
     run_squad.py's flags of the same names). `evaluate` on raw text returns
     the loss and eval_results.json's scores.
+
+    Args:
+        config: The `BertConfig` (or its dict).
+        **kwargs: The `settings`, by name (`doc_stride`, `max_query_length`,
+            `max_answer_length`, `n_best_size`, `version_2_with_negative`,
+            `null_score_diff_threshold`, `eval_metric`); `preprocessor` (a
+            `BertPreprocessor`, for raw text), `recompute` (the encoder's),
+            and Keras model arguments (`name`).
+
+    Raises:
+        InputError: A setting is invalid.
+
+    Examples:
+        >>> import bert_tf
+        >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "movie", "was", "good", "bad"]
+        >>> preprocessor = bert_tf.BertPreprocessor(bert_tf.BertTokenizer(vocabulary=vocab))
+        >>> config = bert_tf.preset("bert_tiny", vocab_size=len(vocab))
+        >>> model = bert_tf.BertSpanLabeler(config, max_answer_length=10, preprocessor=preprocessor)
+        >>> logits = model(preprocessor((["was the movie good"], ["the movie was bad"])))
+        >>> {name: tuple(value.shape) for name, value in logits.items()}
+        {'start_logits': (1, 16), 'end_logits': (1, 16)}
     """
 
     text_layout = span_text.RAW_TEXT
@@ -85,7 +106,34 @@ class BertSpanLabeler(TaskModel):
 
     def predict(self, x, batch_size=None, **kwargs):
         """Packed inputs -> logits; raw `(questions, contexts)` -> one
-        answer dict per question (`span_text.answers`)."""
+        answer dict per question (`span_text.answers`).
+
+        Args:
+            x: Packed inputs, or raw `(questions, contexts)`, two lists of str.
+            batch_size: As Keras `predict`'s.
+            **kwargs: Keras `predict` arguments (`verbose`, ...).
+
+        Returns:
+            For packed inputs, `start_logits` and `end_logits`, float32
+                `[batch, seq]`; for raw text, per question a dict: `answer`
+                (predictions.json's text), its `probability` and `score`
+                (start + end logit), `nbest` and, for SQuAD 2.0, `null_odds`.
+
+        Raises:
+            InputError: Raw text without a preprocessor.
+
+        Examples:
+            >>> import bert_tf
+            >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "movie", "was", "good", "bad"]
+            >>> preprocessor = bert_tf.BertPreprocessor(bert_tf.BertTokenizer(vocabulary=vocab))
+            >>> config = bert_tf.preset("bert_tiny", vocab_size=len(vocab))
+            >>> model = bert_tf.BertSpanLabeler(config, preprocessor=preprocessor)
+            >>> answers = model.predict((["was the movie good"], ["the movie was bad"]), verbose=0)
+            >>> sorted(answers[0])
+            ['answer', 'nbest', 'probability', 'score']
+            >>> type(answers[0]["answer"]).__name__, type(answers[0]["score"]).__name__
+            ('str', 'float')
+        """
         if not span_text.is_raw(x):
             return super().predict(x, batch_size=batch_size, **kwargs)
         self._preprocessor_for("raw text")

@@ -74,6 +74,31 @@ class BertTokenClassifier(TaskModel):
     classifier's `[loss, accuracy]`). `label_names` (the
     tags in id order), or else run_ner.py's label list of the tags `fit`
     first meets ("O" first, then sorted), travel with the model.
+
+    Args:
+        config: The `BertConfig` (or its dict).
+        num_labels: Number of tags.
+        use_crf: Whether a linear-chain CRF decodes the tags (above).
+        label_names: The tags' names in id order.
+        num_classes: Keras-hub's name of `num_labels`.
+        **kwargs: `preprocessor` (a `BertPreprocessor`, for raw text),
+            `recompute` (the encoder's), and Keras model arguments (`name`).
+
+    Raises:
+        InputError: No number of tags is given (`num_labels`, `num_classes`
+            or `label_names`), they differ, or one is not a positive integer.
+
+    Examples:
+        >>> import bert_tf
+        >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "movie", "was", "good", "bad"]
+        >>> preprocessor = bert_tf.BertPreprocessor(bert_tf.BertTokenizer(vocabulary=vocab))
+        >>> config = bert_tf.preset("bert_tiny", vocab_size=len(vocab))
+        >>> model = bert_tf.BertTokenClassifier(
+        ...     config, label_names=["O", "B-X", "I-X"], preprocessor=preprocessor
+        ... )
+        >>> logits = model(preprocessor(["the movie was good", "bad"]))
+        >>> tuple(logits.shape)
+        (2, 8, 3)
     """
 
     text_layout = tagging_text.RAW_TEXT
@@ -164,7 +189,35 @@ class BertTokenClassifier(TaskModel):
 
     def predict(self, x, batch_size=None, **kwargs):
         """Packed inputs -> logits; raw sentences -> per sentence the tag
-        names of its words."""
+        names of its words.
+
+        Args:
+            x: Packed inputs, or raw sentences: each a str (split into words
+                on whitespace and around CJK ideographs) or a list of words.
+            batch_size: As Keras `predict`'s.
+            **kwargs: Keras `predict` arguments (`verbose`, ...).
+
+        Returns:
+            For packed inputs, the logits `[batch, seq, num_labels]`; for raw
+                sentences, per sentence a list of tag names, one per word.
+
+        Raises:
+            InputError: Raw sentences without a preprocessor or `label_names`.
+
+        Examples:
+            >>> import bert_tf
+            >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "movie", "was", "good", "bad"]
+            >>> preprocessor = bert_tf.BertPreprocessor(bert_tf.BertTokenizer(vocabulary=vocab))
+            >>> config = bert_tf.preset("bert_tiny", vocab_size=len(vocab))
+            >>> model = bert_tf.BertTokenClassifier(
+            ...     config, label_names=["O", "B-X", "I-X"], preprocessor=preprocessor
+            ... )
+            >>> tags = model.predict(["the movie was good", ["bad", "movie"]], verbose=0)
+            >>> [len(sentence) for sentence in tags]
+            [4, 2]
+            >>> {tag for sentence in tags for tag in sentence} <= {"O", "B-X", "I-X"}
+            True
+        """
         if not tagging_text.is_raw(x):
             return super().predict(x, batch_size=batch_size, **kwargs)
         self._preprocessor_for("raw text")
@@ -218,6 +271,32 @@ class BertFeatureTagger(TaskModel):
     a 2-layer BiLSTM of `lstm_units` per direction over the real tokens and
     a linear tagger. Returns float32 logits `[batch, seq, num_labels]`; with
     `use_crf`, a CRF's emissions, as BertTokenClassifier's.
+
+    Args:
+        config: The `BertConfig` (or its dict).
+        num_labels: Number of tags.
+        layers: The encoder layers whose hidden states are used (negative:
+            from the top).
+        combine: "concat" or "sum" (above).
+        lstm_units: Units of each LSTM direction.
+        use_crf: Whether a linear-chain CRF decodes the tags.
+        **kwargs: `preprocessor` (a `BertPreprocessor`), `recompute` (the
+            encoder's), and Keras model arguments (`name`).
+
+    Raises:
+        InputError: `combine` is neither mode, `num_labels` is not a positive
+            integer, or a layer index is out of the encoder's range.
+
+    Examples:
+        >>> import bert_tf
+        >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "movie", "was", "good", "bad"]
+        >>> preprocessor = bert_tf.BertPreprocessor(bert_tf.BertTokenizer(vocabulary=vocab))
+        >>> config = bert_tf.preset("bert_tiny", vocab_size=len(vocab))
+        >>> from bert_tf.modeling import BertFeatureTagger
+        >>> model = BertFeatureTagger(config, num_labels=3, layers=(-1, -2), lstm_units=16)
+        >>> logits = model(preprocessor(["the movie was good", "bad"]))
+        >>> tuple(logits.shape)
+        (2, 8, 3)
     """
 
     def __init__(
@@ -262,7 +341,25 @@ class BertFeatureTagger(TaskModel):
         return _crf_variables(self.crf)  # the original has no feature-based tagger
 
     def features(self, inputs):
-        """The combined hidden states `[batch, seq, width]` of the frozen encoder."""
+        """The combined hidden states `[batch, seq, width]` of the frozen encoder.
+
+        Args:
+            inputs: The encoder's dict of int tensors `[batch, seq]`.
+
+        Returns:
+            The features, `[batch, seq, hidden * len(layers)]` concatenated
+                or `[batch, seq, hidden]` summed.
+
+        Examples:
+            >>> import bert_tf
+            >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "movie", "was", "good", "bad"]
+            >>> preprocessor = bert_tf.BertPreprocessor(bert_tf.BertTokenizer(vocabulary=vocab))
+            >>> config = bert_tf.preset("bert_tiny", vocab_size=len(vocab))
+            >>> from bert_tf.modeling import BertFeatureTagger
+            >>> model = BertFeatureTagger(config, num_labels=3, layers=(-1, -2), lstm_units=16)
+            >>> tuple(model.features(preprocessor(["the movie was good"])).shape)
+            (1, 8, 256)
+        """
         states = self.encoder(inputs, training=False, skip_padding=True)["encoder_outputs"]
         chosen = [ops.stop_gradient(states[i]) for i in self.layers_used]
         if self.combine == "concat":

@@ -51,7 +51,56 @@ class TaskModel(keras.Model):
 
     @classmethod
     def from_pretrained(cls, path, **kwargs):
-        """The model with the weights at `path` (see `bert_tf.checkpoints.loading.load_pretrained`)."""
+        """The model with the weights at `path` (see `bert_tf.checkpoints.loading.load_pretrained`).
+
+        The encoder must load whole; a head the checkpoint lacks (a new
+        classifier) starts initialised as the original initialises it, except
+        the pre-training model's, which must be there.
+
+        Args:
+            path: Any checkpoint the scripts take: a Google release folder or
+                `bert_model.ckpt` prefix, a run's output folder (its newest
+                checkpoint), a Model Garden checkpoint or a Hugging Face folder.
+            **kwargs: `bert_config_file` (the config to build the model as; by
+                default the one beside the checkpoint), `vocab_file` (by
+                default the `vocab.txt` beside it; with a vocab the model gets
+                a `BertPreprocessor`), `do_lower_case` (by default what the
+                folder says, else True), `max_seq_length` (of the
+                preprocessor: by default 128, or the model's positions when
+                fewer), and the model's own arguments (`num_labels`, ...).
+
+        Returns:
+            The model; `load_report` says what was loaded, left initialised
+                and unused.
+
+        Raises:
+            CheckpointError: `path` holds no checkpoint, no config is beside
+                it and none is given, or the checkpoint lacks weights the
+                model needs or has them in other shapes.
+            ConfigError: The config file is invalid.
+            InputError: `max_seq_length` is below 2 or past the model's
+                positions, or `do_lower_case` contradicts the folder.
+
+        Examples:
+            >>> import os, tempfile
+            >>> import bert_tf
+            >>> from bert_tf import checkpoints
+            >>> folder = tempfile.mkdtemp()  # a release folder, as Google's
+            >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "movie", "good"]
+            >>> with open(os.path.join(folder, "vocab.txt"), "w") as f:
+            ...     _ = f.write("".join(token + "\\n" for token in vocab))
+            >>> config = bert_tf.preset("bert_tiny", vocab_size=len(vocab))
+            >>> config.to_json_file(os.path.join(folder, "bert_config.json"))
+            >>> encoder = bert_tf.BertEncoder(config)
+            >>> _ = checkpoints.save_tf1_checkpoint(encoder, os.path.join(folder, "bert_model.ckpt"))
+            >>> model = bert_tf.BertClassifier.from_pretrained(folder, num_labels=2)
+            >>> model.load_report.left_initialised
+            ['output_bias', 'output_weights']
+            >>> model.preprocessor.max_seq_length
+            128
+            >>> tuple(model(model.preprocessor(["the movie", "good"])).shape)
+            (2, 2)
+        """
         return load_pretrained(cls, path, **kwargs)
 
     def get_config(self):
@@ -112,7 +161,29 @@ class TaskModel(keras.Model):
         AdamW (weight decay 0.01 off LayerNorm and biases, epsilon 1e-6,
         gradients clipped to global norm 1.0) with `learning_rate` warmed up
         over `warmup_proportion` of `num_train_steps` and decayed linearly to
-        0 (constant without `num_train_steps`); the task's loss and metrics."""
+        0 (constant without `num_train_steps`); the task's loss and metrics.
+
+        Args:
+            optimizer: A Keras optimizer, or "auto" (above).
+            loss: A Keras loss, or "auto": the task's (`default_loss`).
+            metrics: Keras metrics, or "auto": the task's.
+            learning_rate: The peak learning rate of the "auto" optimizer.
+            num_train_steps: The updates the "auto" schedule spans; None keeps
+                the learning rate constant after the warm-up.
+            warmup_proportion: The share of `num_train_steps` spent warming up.
+            **kwargs: Keras `compile` arguments (`jit_compile`, ...).
+
+        Raises:
+            InputError: `loss="auto"` for a model with no default loss (a
+                feature-based tagger, a sentence embedder).
+
+        Examples:
+            >>> import bert_tf
+            >>> model = bert_tf.BertClassifier(bert_tf.preset("bert_tiny", vocab_size=100), num_labels=3)
+            >>> model.compile(learning_rate=2e-5, num_train_steps=1000)
+            >>> type(model.optimizer).__name__, type(model.loss).__name__
+            ('AdamW', 'SoftmaxCrossEntropy')
+        """
         if isinstance(optimizer, str) and optimizer == "auto":
             optimizer = optimization.default_optimizer(
                 learning_rate, num_train_steps, warmup_proportion
@@ -134,7 +205,29 @@ class TaskModel(keras.Model):
         """Keras `save`. `include_optimizer=False` leaves out the optimizer's
         state (AdamW's two slots per weight: two thirds of the file) and the
         compile settings, as Keras 2 did: the file loads uncompiled, to
-        predict, export, or `compile()` again and train anew."""
+        predict, export, or `compile()` again and train anew.
+
+        Args:
+            filepath: The `.keras` file to write.
+            overwrite: Whether to replace an existing file.
+            zipped: As Keras's `save`.
+            include_optimizer: Whether to save the optimizer's state and the
+                compile settings.
+            **kwargs: Keras `save` arguments.
+
+        Examples:
+            >>> import os, tempfile
+            >>> import keras
+            >>> import bert_tf
+            >>> config = bert_tf.preset("bert_tiny", vocab_size=100)
+            >>> model = bert_tf.BertClassifier(config, label_names=["neg", "pos"])
+            >>> model.compile()
+            >>> path = os.path.join(tempfile.mkdtemp(), "classifier.keras")
+            >>> model.save(path, include_optimizer=False)
+            >>> loaded = keras.saving.load_model(path)
+            >>> loaded.label_names, loaded.compiled
+            (('neg', 'pos'), False)
+        """
         if include_optimizer or not self.compiled:
             return super().save(filepath, overwrite, zipped, **kwargs)
         # Keras saves a compiled model's optimizer and compile config: uncompiled for the save.

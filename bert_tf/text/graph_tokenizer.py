@@ -160,8 +160,35 @@ class BertTokenizer(keras.layers.Layer):
     `vocabulary`, a list of tokens in id order. A `.keras` file carries it as
     an asset too, so it loads where `vocab_file` does not exist.
 
-    Attributes: `vocab_size`, `cls_id`, `sep_id`, `unk_id`, `pad_id` (0, as
-    the original pads with id 0) and `mask_id` (None without `[MASK]`).
+    Args:
+        vocab_file: The vocab file, one token a line in id order.
+        do_lower_case: Whether to lower-case and strip accents, as the
+            original's uncased models do.
+        vocabulary: The tokens in id order, instead of `vocab_file`.
+        **kwargs: Keras layer arguments (`name`, ...).
+
+    Attributes:
+        vocab_size: Number of tokens.
+        cls_id: Id of `[CLS]`.
+        sep_id: Id of `[SEP]`.
+        unk_id: Id of `[UNK]`.
+        pad_id: 0, as the original pads with id 0.
+        mask_id: Id of `[MASK]`, None without it.
+
+    Raises:
+        InputError: The vocab file is missing or empty; the vocabulary lacks
+            `[UNK]`, `[CLS]` or `[SEP]`, repeats a token or has one with
+            surrounding whitespace. When called: no vocabulary was given, or
+            the input is not of shape `[batch]`.
+
+    Examples:
+        >>> import bert_tf
+        >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "movie", "was", "good", "##s"]
+        >>> tokenizer = bert_tf.BertTokenizer(vocabulary=vocab)
+        >>> tokenizer(["The movies was good!"]).to_list()
+        [[5, 6, 9, 7, 8, 1]]
+        >>> tokenizer.cls_id, tokenizer.sep_id, tokenizer.mask_id
+        (2, 3, 4)
     """
 
     def __init__(self, vocab_file=None, do_lower_case=True, vocabulary=None, **kwargs):
@@ -194,7 +221,22 @@ class BertTokenizer(keras.layers.Layer):
         )
 
     def set_vocabulary(self, vocabulary):
-        """Uses `vocabulary` (tokens in id order) instead of the vocab file."""
+        """Uses `vocabulary` (tokens in id order) instead of the vocab file.
+
+        Args:
+            vocabulary: The tokens in id order.
+
+        Raises:
+            InputError: The vocabulary lacks `[UNK]`, `[CLS]` or `[SEP]`,
+                repeats a token or has one with surrounding whitespace.
+
+        Examples:
+            >>> import bert_tf
+            >>> tokenizer = bert_tf.BertTokenizer(vocabulary=["[PAD]", "[UNK]", "[CLS]", "[SEP]"])
+            >>> tokenizer.set_vocabulary(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "good"])
+            >>> tokenizer.vocab_size, tokenizer(["good"]).to_list()
+            (5, [[4]])
+        """
         tokens = [str(token) for token in vocabulary]
         _check_vocab_lines("vocabulary", enumerate(tokens, start=1))
         missing = [t for t in tokenization.REQUIRED_TOKENS if t not in tokens]
@@ -229,7 +271,13 @@ class BertTokenizer(keras.layers.Layer):
 
     @property
     def vocabulary(self):
-        """The tokens in id order."""
+        """The tokens in id order.
+
+        Examples:
+            >>> import bert_tf
+            >>> bert_tf.BertTokenizer(vocabulary=["[PAD]", "[UNK]", "[CLS]", "[SEP]"]).vocabulary
+            ['[PAD]', '[UNK]', '[CLS]', '[SEP]']
+        """
         return list(self._token_ids)
 
     def save_assets(self, dir_path):
@@ -264,7 +312,24 @@ class BertTokenizer(keras.layers.Layer):
         return super().__call__(self._text_batch(inputs), **kwargs)
 
     def tokenize_words(self, inputs):
-        """tf.string [batch] -> basic tokens, tf.string RaggedTensor [batch, (words)]."""
+        """Splits texts into the original's basic tokens (before WordPiece).
+
+        Args:
+            inputs: Texts, tf.string `[batch]` (or a list of str).
+
+        Returns:
+            The basic tokens, tf.string RaggedTensor `[batch, (words)]`.
+
+        Raises:
+            InputError: The tokenizer has no vocabulary, or `inputs` is not
+                of shape `[batch]`.
+
+        Examples:
+            >>> import bert_tf
+            >>> tokenizer = bert_tf.BertTokenizer(vocabulary=["[PAD]", "[UNK]", "[CLS]", "[SEP]"])
+            >>> tokenizer.tokenize_words(["The movies, good!"]).to_list()
+            [[b'the', b'movies', b',', b'good', b'!']]
+        """
         return basic_tokenize(self._text_batch(inputs), self.do_lower_case)
 
     def call(self, inputs):
@@ -284,15 +349,28 @@ class BertTokenizer(keras.layers.Layer):
         """Words -> WordPiece ids and where each token lies in its word.
 
         Args:
-          words: tf.string `[n]`, each without whitespace (e.g. a context's
-            words), tokenized one by one as `call` tokenizes texts.
+            words: tf.string `[n]`, each without whitespace (e.g. a context's
+                words), tokenized one by one as `call` tokenizes texts.
+
         Returns:
-          (ids, begins, ends), int32 RaggedTensors `[n, (tokens)]`: token j
-          of word i spells `words[i]`'s code points `begins[i, j]` to
-          `ends[i, j]` (exclusive); `[UNK]` spans its whole basic token.
-          Where the basic tokenizer changed a word's number of characters
-          (decomposed accents removed, control characters deleted, a
-          no-break space), its tokens all span the whole word.
+            `(ids, begins, ends)`, int32 RaggedTensors `[n, (tokens)]`: token j
+                of word i spells `words[i]`'s code points `begins[i, j]` to
+                `ends[i, j]` (exclusive); `[UNK]` spans its whole basic token.
+                Where the basic tokenizer changed a word's number of characters
+                (decomposed accents removed, control characters deleted, a
+                no-break space), its tokens all span the whole word.
+
+        Raises:
+            InputError: The tokenizer has no vocabulary, or `words` is not of
+                shape `[n]`.
+
+        Examples:
+            >>> import bert_tf
+            >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "movie", "good", "##s"]
+            >>> tokenizer = bert_tf.BertTokenizer(vocabulary=vocab)
+            >>> ids, begins, ends = tokenizer.tokenize_with_offsets(["Movies", "good!"])
+            >>> ids.to_list(), begins.to_list(), ends.to_list()
+            ([[4, 6], [5, 1]], [[0, 5], [0, 4]], [[5, 6], [4, 5]])
         """
         words = self._text_batch(words)
         pieces = basic_tokenize(words, self.do_lower_case)  # [n, (basic tokens)]

@@ -64,6 +64,33 @@ class BertPreprocessor(keras.layers.Layer):
     `max_seq_length`, padded to the batch's longest example rounded up to
     `length_multiple` (a compiled model then sees few shapes). `tokenizer` is
     a `BertTokenizer`; a `.keras` file carries its vocabulary.
+
+    Args:
+        tokenizer: The `BertTokenizer` (or its Keras config, as a `.keras`
+            file holds it).
+        max_seq_length: The longest packed example, at least 2.
+        length_multiple: What each batch's length is rounded up to.
+        **kwargs: Keras layer arguments (`name`, ...).
+
+    Raises:
+        InputError: `max_seq_length` is not an integer of at least 2. When
+            called: the input is none of the layouts above, or
+            `max_seq_length` leaves no room for the text of each segment.
+
+    Examples:
+        >>> import bert_tf
+        >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "the", "movie", "was", "good", "bad"]
+        >>> tokenizer = bert_tf.BertTokenizer(vocabulary=vocab)
+        >>> preprocessor = bert_tf.BertPreprocessor(tokenizer, max_seq_length=16)
+        >>> inputs = preprocessor(["the movie was good", "bad"])
+        >>> inputs["input_word_ids"].numpy().tolist()
+        [[2, 4, 5, 6, 7, 3, 0, 0], [2, 8, 3, 0, 0, 0, 0, 0]]
+        >>> pair = preprocessor((["the movie"], ["was good"]))
+        >>> pair["input_type_ids"].numpy().tolist()
+        [[0, 0, 0, 0, 1, 1, 1, 0]]
+        >>> choices = preprocessor((["the movie was"], [["good", "bad"]]))
+        >>> tuple(choices["input_word_ids"].shape)
+        (1, 2, 8)
     """
 
     def __init__(self, tokenizer, max_seq_length=128, length_multiple=8, **kwargs):
@@ -109,7 +136,18 @@ class BertPreprocessor(keras.layers.Layer):
 
     def python_tokenizer(self):
         """The scripts' `tokenization.FullTokenizer` over this vocabulary and
-        casing (the same tokens as `tokenizer`), for features made in Python."""
+        casing (the same tokens as `tokenizer`), for features made in Python.
+
+        Returns:
+            The `FullTokenizer`.
+
+        Examples:
+            >>> import bert_tf
+            >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "the", "movie", "##s"]
+            >>> preprocessor = bert_tf.BertPreprocessor(bert_tf.BertTokenizer(vocabulary=vocab))
+            >>> preprocessor.python_tokenizer().tokenize("The movies")
+            ['the', 'movie', '##s']
+        """
         tokenizer = self.tokenizer
         return tokenization.FullTokenizer(
             tokenizer.vocab_file, tokenizer.do_lower_case, vocabulary=tokenizer.vocabulary

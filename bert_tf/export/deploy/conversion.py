@@ -18,9 +18,48 @@ def report_path(output_file):
 
 
 def convert_saved_model(options):
-    """Converts as `options` say; returns the accuracy report (None without
-    --task_name). Past --max_accuracy_drop, raises InputError and writes only
-    the report."""
+    """Converts as `options` say. Past --max_accuracy_drop, raises InputError
+    and writes only the report.
+
+    Args:
+        options: An `ExportModelOptions` (export_model.py's flags): the
+            SavedModel, the format (`litert` or `onnx`, `int8`), the output
+            file and, for the dev accuracy check, the task and its data.
+
+    Returns:
+        The accuracy report (a dict, also written beside the output file as
+            `<output_file>.accuracy.json`), or None without `task_name`.
+
+    Raises:
+        InputError: The format is unknown, or its runtimes (the `deploy`
+            extra) are not installed; `saved_model_dir` holds no SavedModel;
+            `output_file` exists without `overwrite`, or cannot be written;
+            only one of `task_name` and `data_dir` is given, or the task is
+            not single-label classification; or the converted model loses
+            more than `max_accuracy_drop` points.
+
+    Examples:
+        >>> import os, tempfile
+        >>> import bert_tf
+        >>> from bert_tf.export import export_classifier
+        >>> from bert_tf.export.deploy.conversion import convert_saved_model
+        >>> from bert_tf.tasks.options import ExportModelOptions
+        >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "movie", "was", "good", "bad"]
+        >>> preprocessor = bert_tf.BertPreprocessor(bert_tf.BertTokenizer(vocabulary=vocab))
+        >>> config = bert_tf.preset("bert_tiny", vocab_size=len(vocab))
+        >>> model = bert_tf.BertClassifier(config, label_names=["neg", "pos"], preprocessor=preprocessor)
+        >>> folder = tempfile.mkdtemp()
+        >>> saved_model_dir = export_classifier(model, os.path.join(folder, "export"))
+        >>> options = ExportModelOptions(
+        ...     saved_model_dir=saved_model_dir,
+        ...     export_format="onnx",
+        ...     output_file=os.path.join(folder, "classifier.onnx"),
+        ... )
+        >>> print(convert_saved_model(options))
+        None
+        >>> os.path.exists(os.path.join(folder, "classifier.onnx"))
+        True
+    """
     fmt = format_name(options.export_format, options.int8)
     check_conversion(options.saved_model_dir, options.export_format)
     if exists(options.output_file) and not options.overwrite:
