@@ -28,7 +28,6 @@ from bert_tf.tasks.distillation import teacher_of
 from bert_tf.tasks.model_setup import text_settings
 from bert_tf.tasks.runner import TaskRunner
 
-
 # The contract of a fine-tuning task (CONTRIBUTING.md's recipe): the hooks
 # every task defines, and those it may add or change where it needs to. The
 # rest of `FineTuningRunner` and `TaskRunner` is the skeleton's, which a task
