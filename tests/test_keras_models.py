@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import warnings
 import zipfile
 
 import h5py
@@ -372,6 +373,26 @@ def test_readme_keras_examples_run_as_written(tmp_path, monkeypatch):
 
 
 @pytest.mark.numerics
+@pytest.mark.parametrize("pooling", ["mean", "first", "pooled"])
+def test_an_embedder_trains_its_pooler_only_when_it_pools_with_it(pooling):
+    """With "mean" or "first" nothing reaches the pooler: it is frozen, so
+    `fit` trains the rest without Keras's "Gradients do not exist" warning."""
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "movie", "was", "good"]
+    preprocessor = bert_tf.BertPreprocessor(bert_tf.BertTokenizer(vocabulary=vocab), 8)
+    config = bert_tf.preset("bert_tiny", vocab_size=len(vocab))
+    model = bert_tf.BertSentenceEmbedder(config, pooling=pooling, preprocessor=preprocessor)
+    model.compile(loss="mse")
+    texts = ["the movie was good", "good"]
+    targets = np.ones((2, config.hidden_size), np.float32)
+    pooler = [w.numpy() for w in model.encoder.pooler.weights]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(texts, targets, epochs=1, verbose=0)
+    assert not [w for w in caught if "Gradients do not exist" in str(w.message)]
+    moved = [not np.array_equal(a, w.numpy()) for a, w in zip(pooler, model.encoder.pooler.weights)]
+    assert moved == [pooling == "pooled"] * 2
+
+
 def test_sentence_embeddings_equal_extract_features_and_the_served_model(tmp_path):
     texts = ["The movie was great.", "A dull, long film with a twist nobody saw coming!"]
     (tmp_path / "input.txt").write_text("\n".join(texts) + "\n")

@@ -20,8 +20,9 @@ class BertSentenceEmbedder(TaskModel):
     state) or "pooled" (the encoder's `pooled_output`, tanh(dense(first
     token)); `layers` is then unused). `layers` (negative: from the top)
     are concatenated: `[batch, hidden * len(layers)]`. `normalize` scales
-    each vector to unit L2 norm. No weights besides the encoder's; with a
-    preprocessor, `predict` takes raw text.
+    each vector to unit L2 norm. No weights besides the encoder's (with
+    "mean" or "first" its pooler, which nothing then reaches, is not
+    trained); with a preprocessor, `predict` takes raw text.
 
     Args:
         config: The `BertConfig` (or its dict).
@@ -57,6 +58,8 @@ class BertSentenceEmbedder(TaskModel):
         if pooling not in POOLINGS:
             raise InputError(f"pooling={pooling!r}: expected one of {', '.join(POOLINGS)}")
         self.pooling = pooling
+        if pooling != "pooled":
+            self.freeze_unused_pooler()
         self.layers_used = check_layers(list(layers), self.config.num_hidden_layers)
         self.normalize = normalize
         self.built = True
