@@ -31,6 +31,7 @@ OBJECTS = (
     "bert_tf.text.preprocessor.BertPreprocessor",
     "bert_tf.text.preprocessor.BertPreprocessor.python_tokenizer",
     "bert_tf.checkpoints.surgery.extend_checkpoint",
+    "bert_tf.tasks.options.ExtendOptions",
     "bert_tf.modeling.distiller.Distiller",
     "bert_tf.modeling.distiller.Distiller.compile",
     "bert_tf.modeling.distiller.Distiller.predict",

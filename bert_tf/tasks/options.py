@@ -175,7 +175,19 @@ class ExportModelOptions(Options):
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class ExtendOptions(Options):
     """What `extend_checkpoint` reads, changes and writes: the flags of
-    extend_checkpoint.py."""
+    extend_checkpoint.py, one field each (the field's help is the flag's).
+
+    Examples:
+        >>> import bert_tf
+        >>> from bert_tf.options import build
+        >>> options = bert_tf.ExtendOptions(
+        ...     init_checkpoint="uncased_L-12_H-768_A-12", output_dir="extended", words=("covid",)
+        ... )
+        >>> options.word_ids, options.init
+        ('unused', 'truncated_normal')
+        >>> build(bert_tf.ExtendOptions, init_checkpoint="m", output_dir="o", init="mean").init
+        'mean'
+    """
 
     init_checkpoint: str = option(
         help="The model to extend: Google's bert_model.ckpt prefix or its release folder, "
