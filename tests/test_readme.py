@@ -3,7 +3,6 @@ is run by a test or says why it cannot be run here, and every script command
 in them uses flags the script defines."""
 
 import ast
-import importlib
 import json
 import os
 import re
@@ -22,7 +21,7 @@ from readme_blocks import (
     optional_flags,
     script_flags,
 )
-from shared import minilm_dir, write_release
+from shared import minilm_dir, resolve, write_release
 
 # Apache Beam's pipeline options, which create_pretraining_data.py passes on to Beam.
 BEAM_OPTIONS = {
@@ -273,18 +272,11 @@ def test_every_bert_tf_name_the_docs_give_exists():
 
 
 def resolves(dotted):
-    parts = dotted.split(".")
-    for split in range(len(parts), 0, -1):
-        try:
-            found = importlib.import_module(".".join(parts[:split]))
-        except ModuleNotFoundError:
-            continue
-        for attribute in parts[split:]:
-            if not hasattr(found, attribute):
-                return False
-            found = getattr(found, attribute)
-        return True
-    return False
+    try:
+        resolve(dotted)
+    except (ImportError, AttributeError):
+        return False
+    return True
 
 
 def test_every_export_function_imports_from_bert_tf_export():

@@ -155,9 +155,10 @@ class FineTuningRunner(TaskRunner):
         self.text.tokenizer.check_unknown_share()
 
     def split_dataset_fn(self, path, batch_size, is_training):
-        """The Trainer's `dataset_fn` over the feature file at `path`."""
-        if path not in self.feature_paths:
-            self.feature_paths.append(path)
+        """The Trainer's `dataset_fn` over the feature file at `path` (or the
+        list of files `path`, read together)."""
+        paths = [path] if isinstance(path, str) else path
+        self.feature_paths.extend(p for p in paths if p not in self.feature_paths)
         return self.dataset_fn(
             self.make_dataset, path, batch_size, is_training, **self.dataset_arguments()
         )
@@ -193,14 +194,10 @@ class FineTuningRunner(TaskRunner):
     def train_dataset_fn(self):
         """Batches of the train set (and a distilled run's unlabelled text,
         shuffled together)."""
-        batch_size = self.options.training.train_batch_size
-        if self.unlabeled_file is None:
-            return self.split_dataset_fn(self.train_file.path, batch_size, True)
-        paths = [self.train_file.path, self.unlabeled_file.path]
-        self.feature_paths.extend(p for p in paths if p not in self.feature_paths)
-        return self.dataset_fn(
-            self.make_dataset, paths, batch_size, True, **self.dataset_arguments()
-        )
+        path = self.train_file.path
+        if self.unlabeled_file is not None:
+            path = [path, self.unlabeled_file.path]
+        return self.split_dataset_fn(path, self.options.training.train_batch_size, True)
 
     def predict_split(self, trainer, split, batch_size):
         """What `score` and `write_predictions` take. Default: the model's
