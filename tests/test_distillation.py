@@ -102,6 +102,42 @@ def test_a_student_cut_from_the_teacher_starts_from_its_top_layer(teacher, tmp_p
         np.testing.assert_array_equal(student[name], taught[name], err_msg=name)
 
 
+def test_intermediate_losses_alone_train_the_encoder_and_a_projection_not_the_head(
+    teacher, tmp_path
+):
+    """A student of hidden 16 (the teacher's 32) distilled on hidden states
+    and attention alone (TinyBERT's first stage): the projection to the
+    teacher's width is trained and checkpointed; the classifier head and
+    the pooler, which those losses do not reach, stay as they started."""
+    model_files, _, teacher_dir, _ = teacher
+    narrow = tiny_model_files(
+        str(tmp_path), [*SPECIAL, *WORDS], hidden_size=16, intermediate_size=32
+    )[1]
+    flags = dict(
+        bert_config_file=narrow,
+        teacher_config_file=model_files[1],
+        hidden_distillation_weight=1.0,
+        attention_distillation_weight=1.0,
+        num_train_epochs=0.5,
+        do_train=True,
+        intermediate_only=True,
+    )
+    # The same seed's start: updates of lr 1e-30 leave the weights as they were.
+    run_classifier(distil(teacher, str(tmp_path / "start"), learning_rate=1e-30, **flags))
+    start = tensors(tf.train.latest_checkpoint(str(tmp_path / "start")))
+    run_classifier(distil(teacher, str(tmp_path / "alone"), **flags))
+    alone = tensors(tf.train.latest_checkpoint(str(tmp_path / "alone")))
+    assert alone["distillation/hidden_projection/kernel"].shape == (16, 32)
+    assert "distillation/embedding_projection/kernel" not in alone
+    for name in ("output_weights", "output_bias", "bert/pooler/dense/kernel"):
+        np.testing.assert_array_equal(alone[name], start[name], err_msg=name)
+    for name in (
+        "bert/encoder/layer_1/attention/self/query/kernel",
+        "distillation/hidden_projection/kernel",
+    ):
+        assert not np.allclose(alone[name], start[name]), name
+
+
 @pytest.mark.large
 def test_distillation_writes_the_fine_tuning_outputs_and_resumes_like_an_uninterrupted_run(
     teacher, tmp_path
@@ -221,6 +257,20 @@ def script_flags(teacher, output_dir, *more):
         (["--teacher_config_file="], ["--teacher_config_file is needed", "no config beside it"]),
         (["--student_num_layers=3"], ["--student_num_layers=3", "only 2 layers"]),
         (["--unlabeled_file=/no/such.txt"], ["--unlabeled_file", "/no/such.txt"]),
+        (
+            ["--hidden_distillation_weight=1", "--layer_map=0:2"],
+            ["--layer_map=0:2: 0:2 does not fit a student of 2 layers and a teacher of 2"],
+        ),
+        (
+            ["--cosine_distillation_weight=1", "--layer_map=1:1,1:0"],
+            ["--layer_map=1:1,1:0: a student layer is mapped twice"],
+        ),
+        (["--layer_map=0:1"], ["--layer_map: add a weight of an intermediate loss"]),
+        (["--intermediate_only"], ["--intermediate_only: add a weight of an intermediate loss"]),
+        (
+            ["--attention_distillation_weight=-1"],
+            ["--attention_distillation_weight=-1.0: expected a number >= 0"],
+        ),
     ],
 )
 def test_bad_distillation_flags_are_one_error_before_any_work(
@@ -236,6 +286,8 @@ def test_distillation_flags_without_a_teacher_are_one_error(server, teacher, tmp
     flags = [f for f in script_flags(teacher, str(tmp_path / "out")) if "teacher" not in f]
     finished = server.run(CLASSIFIER, *flags, "--unlabeled_file=more.txt")
     assert_one_error(finished, "--unlabeled_file is for distillation: add --teacher")
+    finished = server.run(CLASSIFIER, *flags, "--hidden_distillation_weight=0.5")
+    assert_one_error(finished, "--hidden_distillation_weight is for distillation: add --teacher")
 
 
 def test_a_teacher_of_other_labels_another_task_or_vocab_is_one_error(server, teacher, tmp_path):

@@ -9,7 +9,7 @@ from bert_tf.errors import InputError
 from bert_tf.modeling.heads import CLASSIFIER_DROPOUT
 from bert_tf.modeling.layers import OutputProjection
 from bert_tf.modeling.losses import SigmoidCrossEntropy, classification_loss
-from bert_tf.modeling.task_model import TaskModel, accuracy, label_count
+from bert_tf.modeling.task_model import TaskModel, accuracy, label_count, with_states
 from bert_tf.text.preprocessor import TEXTS
 
 
@@ -85,11 +85,10 @@ class BertClassifier(TaskModel):
     def tf1_head_variables(self):
         return self.classifier.tf1_variables()
 
-    def call(self, inputs, training=None):
-        pooled = self.encoder(inputs, training=training, skip_padding=True, pooled_only=True)[
-            "pooled_output"
-        ]
-        return self.classifier(self.dropout(pooled, training=training))
+    def call(self, inputs, training=None, return_states=False):
+        encoded = self.encode(inputs, training, return_states, skip_padding=True, pooled_only=True)
+        logits = self.classifier(self.dropout(encoded["pooled_output"], training=training))
+        return with_states(logits, encoded, inputs, return_states)
 
     def label_ids(self, y):
         """Label names (a list or 1-D array of str) -> int32 ids `[n]`; the

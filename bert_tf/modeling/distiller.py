@@ -7,7 +7,11 @@ import tensorflow as tf
 
 from bert_tf import optimization
 from bert_tf.errors import InputError
+from bert_tf.modeling.layer_distillation import LayerDistillation, masked_mean, parse_layer_map
 from bert_tf.modeling.losses import distillation_loss, keyed
+
+# The key of a training call's outputs under which the intermediate losses travel.
+_LAYERS = "layer_distillation"
 
 
 def check_same_task(student, teacher):
@@ -39,17 +43,32 @@ class Distiller(keras.Model):
     alone. Raw text goes through the student's preprocessor. Save, export
     and serve `distiller.student` as any task model.
 
+    `intermediate_weights` adds losses between the models' hidden states
+    and attention (`modeling.layer_distillation`: `hidden`, `cosine`,
+    `embedding`, `attention`, `value_relation`) on the `layer_map` layers,
+    each weighted and averaged over the real tokens; `intermediate_only`
+    trains on those alone (TinyBERT's first stage). A projection to the
+    teacher's width, where the widths differ, is trained with the student
+    (`distiller.projections`).
+
     Args:
         student: The task model to train.
         teacher: A fine-tuned model of the same class and labels; frozen.
         temperature: The softmax temperature of the distillation loss.
         distillation_weight: The weight of `D` in the loss, in [0, 1].
+        intermediate_weights: `{loss name: weight}` of intermediate losses.
+        layer_map: `[(student_layer, teacher_layer), ...]` (0-based) or
+            "s:t,s:t"; None: every student layer to the teacher's evenly
+            spaced ones, the top to the top.
+        intermediate_only: Train on the intermediate losses alone.
         **kwargs: Keras model arguments (`name`).
 
     Raises:
         InputError: `distillation_weight` is outside [0, 1], or the teacher
             is of another class than the student, or has other numbers of
-            labels or choices, or other label names.
+            labels or choices, or other label names, or the intermediate
+            losses do not fit the models (an unknown loss, a layer past
+            either model's, widths that do not divide into the heads).
 
     Examples:
         >>> import bert_tf
@@ -70,7 +89,17 @@ class Distiller(keras.Model):
         bert_tf.errors.InputError: Distiller: the teacher's num_labels 3 differ from the student's 2
     """
 
-    def __init__(self, student, teacher, temperature=2.0, distillation_weight=0.5, **kwargs):
+    def __init__(
+        self,
+        student,
+        teacher,
+        temperature=2.0,
+        distillation_weight=0.5,
+        intermediate_weights=None,
+        layer_map=None,
+        intermediate_only=False,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         if not 0 <= distillation_weight <= 1:
             raise InputError(f"distillation_weight must be in [0, 1], got {distillation_weight}")
@@ -84,9 +113,37 @@ class Distiller(keras.Model):
         self.distillation_losses = {
             key: distillation_loss(loss, temperature) for key, loss in self.label_losses.items()
         }
+        if isinstance(layer_map, str):
+            layer_map = parse_layer_map(
+                layer_map,
+                student.config.num_hidden_layers,
+                teacher.config.num_hidden_layers,
+                flag="layer_map",
+            )
+        self.layer_losses = LayerDistillation(
+            student.config, teacher.config, dict(intermediate_weights or {}), layer_map
+        )
+        if intermediate_only and not self.layer_losses:
+            raise InputError("Distiller: intermediate_only needs intermediate_weights")
+        self.intermediate_only = bool(intermediate_only)
+        self.layer_losses.create_variables()
+        self.projections = list(self.layer_losses.projections.values())
 
     def call(self, inputs, training=False):
-        return self.student(inputs, training=training)
+        if not (training and self.layer_losses):
+            return self.student(inputs, training=training)
+        outputs, states = self.student(inputs, training=True, return_states=True)
+        teacher, teacher_states = self.teacher(inputs, training=False, return_states=True)
+        teacher_states = tf.nest.map_structure(tf.stop_gradient, teacher_states)
+        errors = self.layer_losses.errors(
+            states, teacher_states, self.student.encoder, self.teacher.encoder
+        )
+        mask = states["input_mask"]
+        return {
+            "student": outputs,
+            "teacher": teacher,
+            _LAYERS: masked_mean(self.layer_losses.weighted_errors(errors), mask),
+        }
 
     def compile(
         self,
@@ -128,14 +185,19 @@ class Distiller(keras.Model):
             metrics = self.student.default_metrics()
         super().compile(optimizer=optimizer, metrics=metrics, **kwargs)
 
-    def teacher_outputs(self, x):
-        """The teacher's outputs on the packed inputs `x`, keyed like the loss."""
-        outputs = keyed(self.teacher(x, training=False))
-        return {key: tf.stop_gradient(tf.cast(value, tf.float32)) for key, value in outputs.items()}
+    def teacher_outputs(self, x, outputs=None):
+        """The teacher's outputs on the packed inputs `x` (or `outputs`,
+        already computed), keyed like the loss."""
+        if outputs is None:
+            outputs = self.teacher(x, training=False)
+        return {
+            key: tf.stop_gradient(tf.cast(value, tf.float32))
+            for key, value in keyed(outputs).items()
+        }
 
-    def distillation(self, x, y_pred):
+    def distillation(self, x, y_pred, teacher=None):
         """`D`: each output's distillation loss, weighted and added."""
-        teacher, student = self.teacher_outputs(x), keyed(y_pred)
+        teacher, student = self.teacher_outputs(x, teacher), keyed(y_pred)
         total = 0.0
         for key, loss in self.distillation_losses.items():
             mask = x["input_mask"] if getattr(loss, "per_token", False) else None
@@ -153,13 +215,23 @@ class Distiller(keras.Model):
         return total
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        distilled = self.distillation(x, y_pred)
+        teacher, intermediate = None, 0.0
+        if _is_layered(y_pred):
+            replicas = tf.distribute.get_strategy().num_replicas_in_sync
+            intermediate = y_pred[_LAYERS] * (1.0 / replicas)
+            if self.intermediate_only:
+                return intermediate
+            teacher, y_pred = y_pred["teacher"], y_pred["student"]
+        distilled = self.distillation(x, y_pred, teacher)
         if y is None:
-            return distilled
+            return distilled + intermediate
         weight = self.distillation_weight
-        return weight * distilled + (1.0 - weight) * self.labels_loss(y, y_pred, sample_weight)
+        labels = self.labels_loss(y, y_pred, sample_weight)
+        return weight * distilled + (1.0 - weight) * labels + intermediate
 
     def compute_metrics(self, x, y, y_pred, sample_weight=None):
+        if _is_layered(y_pred):
+            y_pred = y_pred["student"]
         if y is None:  # text without labels: only the loss
             return {m.name: m.result() for m in self.metrics if m.name == "loss"}
         return super().compute_metrics(x, y, y_pred, sample_weight)
@@ -212,3 +284,8 @@ class Distiller(keras.Model):
             (1, 2)
         """
         return self.student.predict(x, batch_size=batch_size, **kwargs)
+
+
+def _is_layered(y_pred):
+    """Whether `y_pred` is a training call's outputs with intermediate losses."""
+    return isinstance(y_pred, dict) and _LAYERS in y_pred

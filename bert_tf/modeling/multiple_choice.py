@@ -7,7 +7,7 @@ from keras import ops
 from bert_tf.modeling.heads import CLASSIFIER_DROPOUT
 from bert_tf.modeling.layers import OutputProjection
 from bert_tf.modeling.losses import classification_loss
-from bert_tf.modeling.task_model import TaskModel, accuracy, positive_count
+from bert_tf.modeling.task_model import TaskModel, accuracy, positive_count, with_states
 from bert_tf.text.preprocessor import CHOICES
 
 
@@ -58,17 +58,17 @@ class BertMultipleChoice(TaskModel):
     def tf1_head_variables(self):
         return self.classifier.tf1_variables()
 
-    def call(self, inputs, training=None):
+    def call(self, inputs, training=None, return_states=False):
         seq = ops.shape(inputs["input_word_ids"])[-1]
         flat = {
             name: ops.reshape(inputs[name], (-1, seq))
             for name in ("input_word_ids", "input_mask", "input_type_ids")
         }
-        pooled = self.encoder(flat, training=training, skip_padding=True, pooled_only=True)[
-            "pooled_output"
-        ]
-        logits = self.classifier(self.dropout(pooled, training=training))
-        return ops.reshape(logits, (-1, self.num_choices))
+        encoded = self.encode(flat, training, return_states, skip_padding=True, pooled_only=True)
+        logits = self.classifier(self.dropout(encoded["pooled_output"], training=training))
+        return with_states(
+            ops.reshape(logits, (-1, self.num_choices)), encoded, flat, return_states
+        )
 
     def default_loss(self):
         return classification_loss(self.num_choices)

@@ -9,7 +9,7 @@ from bert_tf.errors import InputError
 from bert_tf.modeling import span_text
 from bert_tf.modeling.layers import OutputProjection
 from bert_tf.modeling.losses import SPAN_LOSS_WEIGHTS, span_losses
-from bert_tf.modeling.task_model import TaskModel
+from bert_tf.modeling.task_model import TaskModel, with_states
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -63,10 +63,11 @@ class BertSpanLabeler(TaskModel):
     def tf1_head_variables(self):
         return self.span.tf1_variables("cls/squad/")
 
-    def call(self, inputs, training=None):
-        sequence = self.encoder(inputs, training=training)["sequence_output"]
-        logits = self.span(sequence)
-        return {"start_logits": logits[:, :, 0], "end_logits": logits[:, :, 1]}
+    def call(self, inputs, training=None, return_states=False):
+        encoded = self.encoder(inputs, training=training)
+        logits = self.span(encoded["sequence_output"])
+        outputs = {"start_logits": logits[:, :, 0], "end_logits": logits[:, :, 1]}
+        return with_states(outputs, encoded, inputs, return_states)
 
     def default_loss(self):
         """The original's (start + end) / 2 softmax cross-entropy; `y` is

@@ -15,7 +15,7 @@ from bert_tf.modeling.crf import LinearChainCrf
 from bert_tf.modeling.heads import CLASSIFIER_DROPOUT
 from bert_tf.modeling.layers import OutputProjection
 from bert_tf.modeling.losses import CrfLoss, TokenCrossEntropy
-from bert_tf.modeling.task_model import TaskModel, label_count, positive_count
+from bert_tf.modeling.task_model import TaskModel, label_count, positive_count, with_states
 
 COMBINE_MODES = ("concat", "sum")
 
@@ -131,9 +131,10 @@ class BertTokenClassifier(TaskModel):
     def tf1_head_variables(self):
         return {**self.classifier.tf1_variables(), **_crf_variables(self.crf)}
 
-    def call(self, inputs, training=None):
-        sequence = self.encoder(inputs, training=training)["sequence_output"]
-        return self.classifier(self.dropout(sequence, training=training))
+    def call(self, inputs, training=None, return_states=False):
+        encoded = self.encoder(inputs, training=training)
+        logits = self.classifier(self.dropout(encoded["sequence_output"], training=training))
+        return with_states(logits, encoded, inputs, return_states)
 
     def default_loss(self):
         """run_ner.py's (`bert_tf.modeling.losses`): cross-entropy averaged

@@ -111,6 +111,13 @@ class TaskModel(keras.Model):
             config["preprocessor"] = keras.saving.serialize_keras_object(self.preprocessor)
         return config
 
+    def encode(self, inputs, training, return_states, **options):
+        """The encoder's outputs on `inputs`; with `return_states`, every
+        layer's, whatever `options` (`pooled_only`) say."""
+        if return_states:
+            options.pop("pooled_only", None)
+        return self.encoder(inputs, training=training, **options)
+
     def freeze_unused_pooler(self):
         """For heads on the sequence output: the pooler (whose weights
         checkpoints still hold) is not trained, as in the original, which
@@ -335,6 +342,20 @@ class TaskModel(keras.Model):
     def predict(self, x, batch_size=None, **kwargs):
         x, _, _, batch_size = self._text_data(x, None, None, batch_size, False)
         return super().predict(x, batch_size=batch_size, **kwargs)
+
+
+def with_states(outputs, encoded, inputs, return_states):
+    """`outputs`, or with `return_states` `(outputs, states)`: the encoder's
+    `hidden_states` (the embedding output, then every layer's) and the
+    `input_mask` they cover, as intermediate-layer distillation compares
+    them (`modeling.layer_distillation`)."""
+    if not return_states:
+        return outputs
+    mask = inputs.get("input_mask")
+    if mask is None:
+        mask = tf.ones_like(inputs["input_word_ids"])
+    states = [encoded["embedding_output"], *encoded["encoder_outputs"]]
+    return outputs, {"hidden_states": states, "input_mask": mask}
 
 
 def label_count(num_labels, num_classes=None, label_names=None):

@@ -29,6 +29,12 @@ from absl import logging
 from bert_tf import checkpoints, files
 from bert_tf.config import BertConfig, checkpoint_folder, config_file_beside
 from bert_tf.errors import CheckpointError, InputError
+from bert_tf.modeling.layer_distillation import (
+    LOSSES,
+    LayerDistillation,
+    chosen_layers,
+    parse_layer_map,
+)
 from bert_tf.tasks.model_setup import check_model_fits, config_file_of
 from bert_tf.text.model_text import same_vocab, vocab_file_beside
 from bert_tf.training.distillation import DistillationObjective
@@ -37,12 +43,6 @@ from bert_tf.training.distillation import DistillationObjective
 # fingerprint says the teacher's labels and vocab.
 TRAIN_FEATURES = "train.tf_record"
 _LAYER = re.compile(r"^bert/encoder/layer_(\d+)/")
-
-
-def chosen_layers(teacher_layers, student_layers):
-    """The teacher's layer each student layer starts from: evenly spaced,
-    the top one always (12 -> 6: 1, 3, 5, 7, 9, 11; 6 -> 3: 1, 3, 5)."""
-    return [(i + 1) * teacher_layers // student_layers - 1 for i in range(student_layers)]
 
 
 def student_weights(weights, layers):
@@ -90,9 +90,9 @@ def teacher_of(options):
     if d is None:
         return None
     if d.teacher is None:
-        for name in ("teacher_config_file", "student_num_layers", "unlabeled_file"):
-            if getattr(d, name) is not None:
-                raise InputError(f"--{name} is for distillation: add --teacher")
+        for field in dataclasses.fields(d):
+            if field.name != "teacher" and getattr(d, field.name) != field.default:
+                raise InputError(f"--{field.name} is for distillation: add --teacher")
         return None
     return Teacher(options)
 
@@ -105,6 +105,7 @@ class Teacher:
         self.options = options
         self.flags = options.distillation
         self.config = None  # its BertConfig, from `student_config`
+        self.layers = None  # the intermediate losses, from `student_config`
         self.model = None  # from `build`
 
     def validate(self):
@@ -127,7 +128,23 @@ class Teacher:
             config = dataclasses.replace(self.config, num_hidden_layers=d.student_num_layers)
             check_model_fits(self.options, config, f"--teacher={d.teacher}'s config")
         self._check_vocab(config)
+        self.layers = self._layer_distillation(config)
         return config
+
+    def _layer_distillation(self, student_config):
+        d = self.flags
+        weights = {name: getattr(d, f"{name}_distillation_weight") for name in LOSSES}
+        layers = parse_layer_map(
+            d.layer_map, student_config.num_hidden_layers, self.config.num_hidden_layers
+        )
+        if d.intermediate_only and not any(weights.values()):
+            raise InputError(
+                "--intermediate_only: add a weight of an intermediate loss "
+                "(--hidden_distillation_weight, --attention_distillation_weight, ...)"
+            )
+        if d.layer_map and not any(weights.values()):
+            raise InputError("--layer_map: add a weight of an intermediate loss")
+        return LayerDistillation(student_config, self.config, weights, layers)
 
     def _config_file(self):
         d = self.flags
@@ -205,7 +222,13 @@ class Teacher:
         """The task's objective mixed with the loss to the teacher's outputs."""
         d = self.flags
         return DistillationObjective(
-            self.model, task_objective, d.temperature, d.distillation_weight, labelled
+            self.model,
+            task_objective,
+            d.temperature,
+            d.distillation_weight,
+            labelled,
+            layers=self.layers,
+            intermediate_only=d.intermediate_only,
         )
 
     def initial_weights(self, model):

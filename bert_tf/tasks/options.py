@@ -117,6 +117,49 @@ class DistillationOptions(Options):
         "With --teacher: comma-separated files of unlabelled text (one example a line; "
         "text_a<TAB>text_b for pairs) that the teacher labels, trained on with the train set.",
     )
+    hidden_distillation_weight: float = option(
+        0.0,
+        "With --teacher: the weight of the mean squared error between the student's and the "
+        "teacher's hidden states on the --layer_map layers (TinyBERT; through a learned "
+        "projection when the widths differ), added to the loss.",
+        at_least=0,
+    )
+    cosine_distillation_weight: float = option(
+        0.0,
+        "With --teacher: the weight of 1 - cosine between the student's and the teacher's "
+        "hidden states, token by token, on the --layer_map layers (DistilBERT).",
+        at_least=0,
+    )
+    embedding_distillation_weight: float = option(
+        0.0,
+        "With --teacher: the weight of the mean squared error between the embedding outputs.",
+        at_least=0,
+    )
+    attention_distillation_weight: float = option(
+        0.0,
+        "With --teacher: the weight of the KL divergence from the teacher's self-attention "
+        "distributions to the student's on the --layer_map layers (MiniLM), split into the "
+        "student's number of heads.",
+        at_least=0,
+    )
+    value_relation_distillation_weight: float = option(
+        0.0,
+        "With --teacher: the weight of the KL divergence between the value-value relations "
+        "softmax(V V^T / sqrt(d)) on the --layer_map layers (MiniLM).",
+        at_least=0,
+    )
+    layer_map: str | None = option(
+        None,
+        "With intermediate distillation weights: student:teacher layer pairs, 0-based "
+        "(e.g. 0:1,1:3,2:5); default every student layer to the teacher's evenly spaced "
+        "layers, the top one to the top one.",
+    )
+    intermediate_only: bool = option(
+        False,
+        "With intermediate distillation weights: train on those losses alone, not on the "
+        "teacher's outputs nor the labels (TinyBERT's first stage; then distil the outputs "
+        "from this run with --init_checkpoint).",
+    )
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -5,8 +5,9 @@ original TF1 names (`bert/...`, `cls/...`, `output_weights`), so any tool that
 reads Google's checkpoints reads ours as `--init_checkpoint`, plus the
 training state: `global_step` and the optimizer's variables under
 `optimizer/<k>/<name>`, and the model's other state (the dropout
-seed generators, so a resumed run draws the same masks) as `model_state/N`.
-The `checkpoint` index file (TF1's text format, so
+seed generators, so a resumed run draws the same masks) as `model_state/N`,
+and what the objective trains beside the model (a distilled student's
+projections to its teacher's width, `distillation/...`). The `checkpoint` index file (TF1's text format, so
 `tf.train.latest_checkpoint` works) is replaced only after the new files are
 complete: a crash during a save leaves the previous checkpoint as the latest.
 """
@@ -63,25 +64,37 @@ def write_state(output_dir, prefixes):
 
 
 class CheckpointManager:
-    """Saves and restores model + optimizer + global step in `output_dir`.
+    """Saves and restores model + optimizer + global step in `output_dir`,
+    and `extra_variables` (`{name: variable}` trained beside the model).
 
     Keeps the newest `max_to_keep` checkpoints. Only the chief writes
     (`is_chief=False` on the other workers of a multi-worker job).
     """
 
-    def __init__(self, output_dir, model, optimizer, global_step, max_to_keep=5, is_chief=True):
+    def __init__(
+        self,
+        output_dir,
+        model,
+        optimizer,
+        global_step,
+        max_to_keep=5,
+        is_chief=True,
+        extra_variables=None,
+    ):
         self.output_dir = output_dir
         self.model = model
         self.optimizer = optimizer
         self.global_step = global_step
         self.max_to_keep = max_to_keep
         self.is_chief = is_chief
+        self.extra_variables = dict(extra_variables or {})
 
     def _variables(self):
         variables = dict(tf1_variable_map(self.model))
         weights = {id(v) for v in variables.values()}
         other_state = [v for v in self.model.variables if id(v) not in weights]
         variables.update({f"model_state/{i}": v for i, v in enumerate(other_state)})
+        variables.update(self.extra_variables)
         if self.optimizer is not None:
             variables.update(_optimizer_names(self.optimizer))
         variables["global_step"] = self.global_step

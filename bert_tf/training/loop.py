@@ -73,6 +73,15 @@ class Objective:
         the global-batch losses, normalised with the global `totals`."""
         raise NotImplementedError
 
+    def outputs(self, model, features):
+        """The model's outputs in a train step, as `loss` takes them."""
+        return model(features, training=True)
+
+    def create_variables(self):
+        """`{checkpoint name: variable}` the objective trains beside the
+        model, made here (in the strategy's scope); none by default."""
+        return {}
+
     def eval_sums(self, outputs, features):
         """A dict of float32 sums over this batch, added up over the eval set."""
         raise NotImplementedError
@@ -208,8 +217,9 @@ class Trainer(Predictor):
         self.config = config
         with strategy.scope():
             self.global_step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
+            self.objective_variables = objective.create_variables()
             if optimizer is not None:
-                optimizer.build(model.trainable_variables)
+                optimizer.build(self._trained_variables())
         self.checkpoints = CheckpointManager(
             config.output_dir,
             model,
@@ -217,6 +227,7 @@ class Trainer(Predictor):
             self.global_step,
             config.keep_checkpoint_max,
             is_chief=is_chief(strategy),
+            extra_variables=self.objective_variables,
         )
         if config.gradient_accumulation_steps < 1:
             raise BertTfError(
@@ -234,6 +245,9 @@ class Trainer(Predictor):
 
     # -- steps ------------------------------------------------------------
 
+    def _trained_variables(self):
+        return self.model.trainable_variables + list(self.objective_variables.values())
+
     def _global_totals(self, features):
         context = tf.distribute.get_replica_context()
         return {
@@ -242,9 +256,9 @@ class Trainer(Predictor):
         }
 
     def _compute_losses_and_gradients(self, features, totals):
-        variables = self.model.trainable_variables
+        variables = self._trained_variables()
         with tf.GradientTape() as tape:
-            outputs = self.model(features, training=True)
+            outputs = self.objective.outputs(self.model, features)
             losses = self.objective.loss(outputs, features, totals)
             scaled = self.optimizer.scale_loss(losses["loss"])
         return losses, tape.gradient(scaled, variables)
@@ -254,7 +268,7 @@ class Trainer(Predictor):
         averaged (densified when there are several), applied once; returns the
         micro-batches' mean losses. Variables the loss does not reach (the
         pooler of a span labeler) are left alone, as in the original."""
-        variables = self.model.trainable_variables
+        variables = self._trained_variables()
         losses, gradients = self._compute(batches[0], self._global_totals(batches[0]))
         trained = [i for i, g in enumerate(gradients) if g is not None]
         gradients = [gradients[i] for i in trained]
