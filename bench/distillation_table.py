@@ -157,6 +157,7 @@ def sweep(work, name):
             f"--export_dir={output_dir}/export",
             *(flag.format(**fill) for flag in row_flags),
         ]
+        os.makedirs(os.path.dirname(output_dir), exist_ok=True)
         with open(output_dir + ".log", "a", encoding="utf-8") as log:
             if subprocess.run(command, stdout=log, stderr=subprocess.STDOUT).returncode:
                 sys.exit(f"error: {name}'s sweep failed (log: {output_dir}.log)")
