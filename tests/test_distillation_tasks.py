@@ -101,6 +101,7 @@ def assert_resumes(output_dir, last, earlier, run):
 
 @pytest.mark.large
 def test_ner_distillation_runs_end_to_end_and_resumes(ner_setup, tmp_path):
+    """With intermediate losses (hidden states, attention) on the tokens."""
     vocab, config, data, teacher, unlabelled = ner_setup
 
     def run(output_dir):
@@ -113,6 +114,8 @@ def test_ner_distillation_runs_end_to_end_and_resumes(ner_setup, tmp_path):
                 teacher=teacher,
                 student_num_layers=1,
                 unlabeled_file=unlabelled,
+                hidden_distillation_weight=1.0,
+                attention_distillation_weight=1.0,
                 num_train_epochs=1.0,
                 save_checkpoints_steps=5,
                 deterministic=True,
@@ -149,6 +152,7 @@ def write_squad(path, rng, count, answers=True):
 
 @pytest.mark.large
 def test_squad_distillation_runs_end_to_end_and_resumes(tmp_path):
+    """With intermediate losses (cosine, value relations, embeddings)."""
     vocab, config = tiny_model_files(str(tmp_path), [*SPECIAL, *FILLER, *CODES, *QUESTION, "code"])
     rng = random.Random(0)
     train = write_squad(tmp_path / "train.json", rng, 40)
@@ -184,6 +188,9 @@ def test_squad_distillation_runs_end_to_end_and_resumes(tmp_path):
                 teacher=teacher,
                 student_num_layers=1,
                 unlabeled_file=unlabelled,
+                cosine_distillation_weight=1.0,
+                value_relation_distillation_weight=1.0,
+                embedding_distillation_weight=1.0,
                 num_train_epochs=1.0,
                 save_checkpoints_steps=4,
                 deterministic=True,
