@@ -243,8 +243,10 @@ def test_losses_that_do_not_fit_the_models_are_refused(tiny_config):
         LayerDistillation(student_config, tiny_config, {"attention": 1.0})
     with pytest.raises(InputError, match="unknown intermediate losses"):
         LayerDistillation(student_config, tiny_config, {"hiden": 1.0})
-    with pytest.raises(InputError, match="does not fit"):
+    with pytest.raises(InputError, match=r"layer_map=\[\(0, 2\)\]: 0:2 does not fit"):
         LayerDistillation(student_config, tiny_config, {"hidden": 1.0}, layers=[(0, 2)])
+    with pytest.raises(InputError, match="layer_map=\\[\\]: no layers mapped"):
+        LayerDistillation(student_config, tiny_config, {"hidden": 1.0}, layers=[])
     assert not LayerDistillation(student_config, tiny_config, {"hidden": 0.0})
 
 

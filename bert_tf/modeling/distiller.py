@@ -83,6 +83,9 @@ class Distiller(keras.Model):
         >>> distiller.compile(learning_rate=1e-4)
         >>> tuple(distiller(preprocessor(["the movie was good"])).shape)
         (1, 2)
+        >>> layered = bert_tf.Distiller(student, teacher, intermediate_weights={"hidden": 1.0})
+        >>> layered.layer_losses.layers  # (student layer, teacher layer): the top to the top
+        [(0, 1)]
         >>> bert_tf.Distiller(student, bert_tf.BertClassifier(config, num_labels=3))
         Traceback (most recent call last):
         ...

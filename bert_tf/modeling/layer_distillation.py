@@ -43,8 +43,7 @@ def chosen_layers(teacher_layers, student_layers):
 def parse_layer_map(text, student_layers, teacher_layers, flag="--layer_map"):
     """`[(student_layer, teacher_layer), ...]` (0-based) from "s:t,s:t"; None
     or "" maps every student layer to `chosen_layers`. InputError (naming
-    `flag`) on a malformed pair, a layer past either model's, or a student
-    layer mapped twice."""
+    `flag`) on a malformed pair or a map `check_layer_map` refuses."""
     if not text:
         return list(enumerate(chosen_layers(teacher_layers, student_layers)))
     pairs = []
@@ -55,15 +54,24 @@ def parse_layer_map(text, student_layers, teacher_layers, flag="--layer_map"):
                 f"{flag}={text}: expected student:teacher layer pairs, 0-based, e.g. 0:1,1:3,2:5"
             )
         pairs.append((int(student), int(teacher)))
+    return check_layer_map(pairs, student_layers, teacher_layers, f"{flag}={text}")
+
+
+def check_layer_map(pairs, student_layers, teacher_layers, what="layer_map"):
+    """`pairs` as a list, or InputError (naming `what`) on a layer past
+    either model's or a student layer mapped twice."""
+    pairs = [(int(student), int(teacher)) for student, teacher in pairs]
+    if not pairs:
+        raise InputError(f"{what}: no layers mapped")
     for student, teacher in pairs:
-        if student >= student_layers or teacher >= teacher_layers:
+        if not (0 <= student < student_layers and 0 <= teacher < teacher_layers):
             raise InputError(
-                f"{flag}={text}: {student}:{teacher} does not fit a student of "
+                f"{what}: {student}:{teacher} does not fit a student of "
                 f"{student_layers} layers and a teacher of {teacher_layers} (0-based)"
             )
     students = [student for student, _ in pairs]
     if len(set(students)) != len(students):
-        raise InputError(f"{flag}={text}: a student layer is mapped twice")
+        raise InputError(f"{what}: a student layer is mapped twice")
     return pairs
 
 
@@ -139,8 +147,10 @@ class LayerDistillation:
         self.student_width = student_config.hidden_size
         self.teacher_width = teacher_config.hidden_size
         s_layers, t_layers = student_config.num_hidden_layers, teacher_config.num_hidden_layers
-        self.layers = list(layers or parse_layer_map(None, s_layers, t_layers))
-        parse_layer_map(",".join(f"{s}:{t}" for s, t in self.layers), s_layers, t_layers)
+        if layers is None:
+            self.layers = parse_layer_map(None, s_layers, t_layers)
+        else:
+            self.layers = check_layer_map(layers, s_layers, t_layers, f"layer_map={layers}")
         self.heads = heads or student_config.num_attention_heads
         if {"attention", "value_relation"} & set(self.weights):
             for who, width in (("student", self.student_width), ("teacher", self.teacher_width)):
