@@ -69,6 +69,18 @@ ROWS = {
         2,
         [*STUDENT, "--teacher={teacher}", *UNLABELLED, "--hidden_distillation_weight=1"],
     ),
+    "lr_1e-4": (
+        "round one at twice the learning rate",
+        "1e-4",
+        2,
+        [*STUDENT, "--teacher={teacher}", *UNLABELLED],
+    ),
+    "epochs_4": (
+        "round one for 4 epochs",
+        "5e-5",
+        4,
+        [*STUDENT, "--teacher={teacher}", *UNLABELLED],
+    ),
     "minilm": (
         "L3, outputs + attention and value relations (weight 1 each) with the unlabelled text",
         "5e-5",
