@@ -459,3 +459,26 @@ def test_writing_a_feature_file_says_how_far_it_has_got(tmp_path, monkeypatch):
         b"record 1",
         b"record 2",
     ]
+
+
+def test_a_small_file_trained_with_a_large_one_is_spread_over_the_epoch(tmp_path, tokenizer):
+    """A distilled run's 40 labelled features beside 2,000 unlabelled ones,
+    with a shuffle buffer (100) far below the total, as the default 10,000
+    is below a large unlabelled file: each tenth of an epoch holds some of
+    the labelled ones (read one file after the other through one buffer,
+    they would all come in the first tenth), and each file's records go
+    round in their own shuffled order."""
+    small, large = str(tmp_path / "train.tf_record"), str(tmp_path / "unlabelled.tf_record")
+    for path, count, label in ((small, 40, LABELS[0]), (large, 2000, LABELS[1])):
+        examples = [dataclasses.replace(e, label=label) for e in make_examples(count)]
+        cf.write_features_tfrecord(examples, LABELS, 16, tokenizer, path)
+    train = cf.make_dataset([small, large], 16, 8, True, seed=3, shuffle_buffer_size=100)
+    batches = list(train.take(4 * 2040 // 8).as_numpy_iterator())
+    labels = np.concatenate([b["label_ids"] for b in batches])
+    indexes = np.concatenate([b["example_index"] for b in batches])
+    from_small = labels == 0
+    tenths = [int(from_small[i * 204 : (i + 1) * 204].sum()) for i in range(10)]
+    assert sum(tenths) > 20 and min(tenths) >= 1, tenths
+    drawn = indexes[from_small]
+    assert sorted(drawn[:40]) == list(range(40)) and sorted(drawn[40:80]) == list(range(40))
+    assert list(drawn[:40]) != list(drawn[40:80])  # each round a new order

@@ -212,7 +212,9 @@ def make_dataset(
     training shuffles the files, repeats them and shuffles records in a buffer
     of `shuffle_buffer_size`. `shard_by="records"` (one feature file of a
     fine-tuning task): each pipeline reads every n-th record; training
-    shuffles each epoch anew, then repeats.
+    shuffles each epoch anew, then repeats. Several such files (a distilled
+    run's train set and unlabelled text) are each shuffled and repeated on
+    their own, and training draws from them in proportion to their sizes.
 
     Dynamic padding: with `length_multiple=m` the `per_token` features of
     each batch are cut to its longest example rounded up to a multiple of `m`
@@ -247,15 +249,14 @@ def make_dataset(
     elif shard_by == "records":
         if skip_damaged:
             raise ValueError("skip_damaged needs shard_by='files'")
-        dataset = tf.data.TFRecordDataset(files).enumerate()
-        if input_context is not None and input_context.num_input_pipelines > 1:
-            dataset = dataset.shard(
-                input_context.num_input_pipelines, input_context.input_pipeline_id
-            )
-        if is_training:
-            dataset = dataset.shuffle(
-                shuffle_buffer_size, seed=seed, reshuffle_each_iteration=True
-            ).repeat()
+        if is_training and len(files) > 1:
+            dataset = _mixed_records(files, input_context, seed, shuffle_buffer_size)
+        else:
+            dataset = _sharded(tf.data.TFRecordDataset(files).enumerate(), input_context)
+            if is_training:
+                dataset = dataset.shuffle(
+                    shuffle_buffer_size, seed=seed, reshuffle_each_iteration=True
+                ).repeat()
         chunk = batch_size * SORT_WINDOW_BATCHES if group_by_length else batch_size
         dataset = dataset.batch(chunk, drop_remainder=not group_by_length)
         dataset = dataset.map(
@@ -315,6 +316,32 @@ def _sort_by_length(batch, lengths_of):
     """The batch's rows ordered by `lengths_of(batch)` (stable)."""
     order = tf.argsort(lengths_of(batch), stable=True)
     return {name: tf.gather(value, order) for name, value in batch.items()}
+
+
+def _sharded(dataset, input_context):
+    if input_context is not None and input_context.num_input_pipelines > 1:
+        return dataset.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
+    return dataset
+
+
+def _mixed_records(files, input_context, seed, shuffle_buffer_size):
+    """Training records of several feature files (a distilled run's train
+    set and unlabelled text), each file shuffled and repeated on its own and
+    drawn in proportion to its size: a small file is spread over the whole
+    epoch however large the others are, which one shuffle buffer over the
+    files read one after the other does not do."""
+    counts = [int(tf.data.TFRecordDataset(path).reduce(0, lambda n, _: n + 1)) for path in files]
+    parts, weights = [], []
+    for index, (path, count) in enumerate(zip(files, counts)):
+        if count:
+            part = _sharded(tf.data.TFRecordDataset(path).enumerate(), input_context)
+            part_seed = None if seed is None else seed + index
+            part = part.shuffle(
+                min(shuffle_buffer_size, count), seed=part_seed, reshuffle_each_iteration=True
+            )
+            parts.append(part.repeat())
+            weights.append(count / sum(counts))
+    return tf.data.Dataset.sample_from_datasets(parts, weights, seed=seed)
 
 
 def _records_by_file(files, is_training, input_context, seed, shuffle_buffer_size):

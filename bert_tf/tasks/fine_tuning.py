@@ -193,7 +193,7 @@ class FineTuningRunner(TaskRunner):
 
     def train_dataset_fn(self):
         """Batches of the train set (and a distilled run's unlabelled text,
-        shuffled together)."""
+        drawn in proportion to the sizes: `features.make_dataset`)."""
         path = self.train_file.path
         if self.unlabeled_file is not None:
             path = [path, self.unlabeled_file.path]
