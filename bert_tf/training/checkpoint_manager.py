@@ -7,9 +7,10 @@ training state: `global_step` and the optimizer's variables under
 `optimizer/<k>/<name>`, and the model's other state (the dropout
 seed generators, so a resumed run draws the same masks) as `model_state/N`,
 and what the objective trains beside the model (a distilled student's
-projections to its teacher's width, `distillation/...`). The `checkpoint` index file (TF1's text format, so
-`tf.train.latest_checkpoint` works) is replaced only after the new files are
-complete: a crash during a save leaves the previous checkpoint as the latest.
+projections to its teacher's width, `distillation/...`). The `checkpoint`
+index file (TF1's text format, so `tf.train.latest_checkpoint` works) is
+replaced only after the new files are complete: a crash during a save
+leaves the previous checkpoint as the latest.
 """
 
 import os
