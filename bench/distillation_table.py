@@ -280,8 +280,8 @@ def table(rows, speeds):
     between labels alone and the teacher it recovers, and serving figures."""
     teacher, labels = rows.get("teacher"), rows.get("labels")
     lines = [
-        "| row | dev accuracy, mean ± sd | gap recovered | lr | int8 accuracy "
-        "| examples/s float32 | examples/s int8 |",
+        "| row | dev accuracy, mean ± sd | gap recovered | lr "
+        "| chosen run: float32, int8 | examples/s float32 | examples/s int8 |",
         "|---|---|---|---|---|---|---|",
     ]
     for name, row in rows.items():
@@ -295,7 +295,8 @@ def table(rows, speeds):
             f"({', '.join(f'{v:.3f}' for v in row['values'])}) | {recovered} "
             f"| {row['learning_rate']:g} | "
             + (
-                f"{speed['int8_accuracy']:.4f} | {speed['examples_per_s']:.0f} "
+                f"{speed['saved_model_accuracy']:.4f}, {speed['int8_accuracy']:.4f} "
+                f"| {speed['examples_per_s']:.0f} "
                 f"| {speed['int8_examples_per_s']:.0f} |"
                 if speed
                 else "| | |"

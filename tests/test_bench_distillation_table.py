@@ -63,9 +63,17 @@ def test_the_table_says_the_share_of_the_gap_a_row_recovers():
         "labels": {"mean": 0.60, "std": 0.0, "values": [0.6, 0.6], "learning_rate": 5e-5},
         "round_one": {"mean": 0.675, "std": 0.0, "values": [0.675], "learning_rate": 1e-4},
     }
-    text = bench(f"print(json.dumps(b.table({rows!r}, {{}})))")
-    lines = text.splitlines()
-    assert (
-        lines[2].startswith("| teacher: ") and "| 0.7000 ± 0.0100 (0.690, 0.710) |  |" in lines[2]
+    speeds = {
+        "round_one": {
+            "saved_model_accuracy": 0.68,
+            "int8_accuracy": 0.67,
+            "examples_per_s": 1300.4,
+            "int8_examples_per_s": 3000.6,
+        }
+    }
+    lines = bench(f"print(json.dumps(b.table({rows!r}, {speeds!r})))").splitlines()
+    assert lines[2].startswith("| teacher: ")
+    assert lines[2].endswith("| 0.7000 ± 0.0100 (0.690, 0.710) |  | 5e-05 | | | |")
+    assert lines[4].endswith(
+        "| 0.6750 ± 0.0000 (0.675) | 75% | 0.0001 | 0.6800, 0.6700 | 1300 | 3001 |"
     )
-    assert "| 0.6750 ± 0.0000 (0.675) | 75% | 0.0001 |" in lines[4]
