@@ -81,6 +81,18 @@ ROWS = {
         4,
         [*STUDENT, "--teacher={teacher}", *UNLABELLED],
     ),
+    "temperature_1": (
+        "round one at temperature 1",
+        "5e-5",
+        2,
+        [*STUDENT, "--teacher={teacher}", *UNLABELLED, "--temperature=1"],
+    ),
+    "weight_1": (
+        "round one on the teacher's outputs alone (distillation weight 1)",
+        "5e-5",
+        2,
+        [*STUDENT, "--teacher={teacher}", *UNLABELLED, "--distillation_weight=1"],
+    ),
     "minilm": (
         "L3, outputs + attention and value relations (weight 1 each) with the unlabelled text",
         "5e-5",
