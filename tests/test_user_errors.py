@@ -746,6 +746,23 @@ def test_pretraining_records_and_the_readme_glob(server, pretraining_records):
     ]
 
 
+def test_records_of_another_vocab_are_one_error(server, pretraining_records):
+    """Records whose token ids run past the config's vocab_size (made with
+    a larger vocab.txt): one line naming the file, before any step."""
+    tmp_path, made, config = pretraining_records
+    small = str(tmp_path / "small_vocab_config.json")
+    BertConfig.from_json_file(config).replace(vocab_size=12).to_json_file(small)
+    first = tmp_path / "data" / "train.tfrecord-0"
+    stopped = server.run(
+        "run_pretraining.py",
+        *pretraining_flags(
+            first, small, tmp_path / "small_out", "--do_train", "--num_train_steps=2"
+        ),
+    )
+    assert_one_error(stopped, f"{first}: token id", "past the model's vocab_size 12")
+    assert not os.path.exists(tmp_path / "small_out" / "model.ckpt-2.index")
+
+
 def _record_offsets(path):
     """The byte offset of each record of a TFRecord file, and its data length."""
     offsets = []

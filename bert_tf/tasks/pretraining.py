@@ -100,6 +100,7 @@ class PretrainingRunner(TaskRunner):
             [p for p in record_files if p not in self.damaged or self.damaged[p].record],
             options.model.max_seq_length,
             options.max_predictions_per_seq,
+            config.vocab_size,
         )
         if options.run.do_train:
             # The checkpoints' architecture beside them: fine-tuning from
