@@ -47,8 +47,9 @@ INT8 = "litert_int8"
 
 STUDENT = ["--student_num_layers=3"]
 UNLABELLED = ["--unlabeled_file={work}/task/unlabeled.txt"]
-# name: (what it is, learning rates, epochs, flags). {work} and {teacher}
-# are filled in; every student is cut from the teacher.
+# name: (what it is, learning rates, epochs, flags). {work}, {teacher} and
+# {minilm} are filled in; every student is cut from the teacher (two_stages
+# from stage_one's, so stage_one runs first).
 ROWS = {
     "teacher": ("MiniLM-L6 fine-tuned", "5e-5", 3, ["--init_checkpoint={minilm}"]),
     "labels": (
@@ -92,6 +93,32 @@ ROWS = {
         "5e-5",
         2,
         [*STUDENT, "--teacher={teacher}", *UNLABELLED, "--distillation_weight=1"],
+    ),
+    "stage_one": (
+        "TinyBERT's first stage alone: hidden states and attention (weight 1 each), "
+        "no outputs, no labels, with the unlabelled text (its head stays untrained)",
+        "5e-5",
+        2,
+        [
+            *STUDENT,
+            "--teacher={teacher}",
+            *UNLABELLED,
+            "--hidden_distillation_weight=1",
+            "--attention_distillation_weight=1",
+            "--intermediate_only",
+        ],
+    ),
+    "two_stages": (
+        "stage_one's chosen run, then round one from it (TinyBERT's two stages)",
+        "5e-5",
+        2,
+        [
+            "--init_checkpoint={work}/runs/stage_one/best",
+            "--bert_config_file={work}/student_config.json",
+            "--teacher_config_file={minilm}/config.json",
+            "--teacher={teacher}",
+            *UNLABELLED,
+        ],
     ),
     "minilm": (
         "L3, outputs + attention and value relations (weight 1 each) with the unlabelled text",
@@ -325,6 +352,10 @@ def main(argv):
     work = os.path.abspath(FLAGS.work_dir)
     if not os.path.exists(os.path.join(work, "task", "unlabeled.txt")):
         write_task(FLAGS.corpora_dir, os.path.join(work, "task"))
+    with open(os.path.join(minilm_folder(), "config.json")) as f:
+        student = {**json.load(f), "num_hidden_layers": 3}
+    with open(os.path.join(work, "student_config.json"), "w") as f:
+        json.dump(student, f, indent=1)
     names = ["teacher", *(name for name in FLAGS.rows if name != "teacher")]
     rows = {}
     for name in names:
