@@ -76,6 +76,24 @@ ROWS = {
         2,
         [*STUDENT, "--teacher={teacher}", *UNLABELLED],
     ),
+    "labels_lr_1e-4": (
+        "labels alone at twice the learning rate",
+        "1e-4",
+        3,
+        [*STUDENT, "--teacher={teacher}", "--distillation_weight=0"],
+    ),
+    "lr_2e-4": (
+        "round one at four times the learning rate",
+        "2e-4",
+        2,
+        [*STUDENT, "--teacher={teacher}", *UNLABELLED],
+    ),
+    "hidden_lr_1e-4": (
+        "hidden at twice the learning rate",
+        "1e-4",
+        2,
+        [*STUDENT, "--teacher={teacher}", *UNLABELLED, "--hidden_distillation_weight=1"],
+    ),
     "epochs_4": (
         "round one for 4 epochs",
         "5e-5",
