@@ -115,7 +115,7 @@ ROWS = {
     "stage_one": (
         "TinyBERT's first stage alone: hidden states and attention (weight 1 each), "
         "no outputs, no labels, with the unlabelled text (its head stays untrained)",
-        "5e-5",
+        "1e-4",
         2,
         [
             *STUDENT,
@@ -128,7 +128,7 @@ ROWS = {
     ),
     "two_stages": (
         "stage_one's chosen run, then round one from it (TinyBERT's two stages)",
-        "5e-5",
+        "1e-4",
         2,
         [
             "--init_checkpoint={work}/runs/stage_one/best",
