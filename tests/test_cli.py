@@ -236,6 +236,13 @@ DISTILLATION = {
     "temperature": 2.0,
     "distillation_weight": 0.5,
     "unlabeled_file": None,
+    "hidden_distillation_weight": 0.0,
+    "cosine_distillation_weight": 0.0,
+    "embedding_distillation_weight": 0.0,
+    "attention_distillation_weight": 0.0,
+    "value_relation_distillation_weight": 0.0,
+    "layer_map": None,
+    "intermediate_only": False,
 }
 SCRIPT_DEFAULTS = {
     "run_classifier.py": {
