@@ -164,6 +164,7 @@ flags.DEFINE_integer("threads", 2, "Threads of every runtime when serving.")
 flags.DEFINE_integer("rounds", 3, "Alternating serving rounds; the best counts.")
 flags.DEFINE_float("seconds", 3.0, "Serving time per model per round (at least one call).")
 flags.DEFINE_bool("speed", True, "Measure int8 accuracy and examples/s of the chosen runs.")
+flags.DEFINE_list("speed_rows", None, "The rows whose speed is measured (default: all).")
 FLAGS = flags.FLAGS
 
 
@@ -385,7 +386,7 @@ def main(argv):
             "values": values,
             "learning_rate": chosen["learning_rate"],
         }
-    speeds = serving(work, names) if FLAGS.speed else {}
+    speeds = serving(work, FLAGS.speed_rows or names) if FLAGS.speed else {}
     with open(os.path.join(work, "results.json"), "w") as f:
         json.dump({"rows": rows, "serving": speeds}, f, indent=1)
     text = table(rows, speeds)
