@@ -52,6 +52,12 @@ UNLABELLED = ["--unlabeled_file={work}/task/unlabeled.txt"]
 # from stage_one's, so stage_one runs first).
 ROWS = {
     "teacher": ("MiniLM-L6 fine-tuned", "5e-5", 3, ["--init_checkpoint={minilm}"]),
+    "teacher_lr_1e-4": (
+        "MiniLM-L6 fine-tuned at twice the learning rate (not the students' teacher)",
+        "1e-4",
+        3,
+        ["--init_checkpoint={minilm}"],
+    ),
     "labels": (
         "L3 cut from the teacher, labels alone",
         "5e-5",
@@ -79,6 +85,12 @@ ROWS = {
     "labels_lr_1e-4": (
         "labels alone at twice the learning rate",
         "1e-4",
+        3,
+        [*STUDENT, "--teacher={teacher}", "--distillation_weight=0"],
+    ),
+    "labels_lr_2e-4": (
+        "labels alone at four times the learning rate",
+        "2e-4",
         3,
         [*STUDENT, "--teacher={teacher}", "--distillation_weight=0"],
     ),
