@@ -100,6 +100,12 @@ ROWS = {
         2,
         [*STUDENT, "--teacher={teacher}", *UNLABELLED, "--hidden_distillation_weight=1"],
     ),
+    "hidden_lr_2e-4": (
+        "hidden at four times the learning rate",
+        "2e-4",
+        2,
+        [*STUDENT, "--teacher={teacher}", *UNLABELLED, "--hidden_distillation_weight=1"],
+    ),
     "epochs_4": (
         "round one for 4 epochs",
         "5e-5",
