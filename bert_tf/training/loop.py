@@ -217,7 +217,7 @@ class Trainer(Predictor):
         self.config = config
         with strategy.scope():
             self.global_step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
-            self.objective_variables = objective.create_variables()
+            self.objective_variables = objective.create_variables() if objective is not None else {}
             if optimizer is not None:
                 optimizer.build(self._trained_variables())
         self.checkpoints = CheckpointManager(
