@@ -240,3 +240,19 @@ def resolve(dotted):
             found = getattr(found, attribute)
         return found
     raise ImportError(dotted)
+
+
+def assert_resumes(output_dir, last, earlier, run):
+    """`output_dir` copied as a kill after checkpoint `earlier` leaves it,
+    run again: the same metrics and weights at `last`."""
+    killed = output_dir + "_killed"
+    shutil.copytree(output_dir, killed, ignore=shutil.ignore_patterns(f"model.ckpt-{last}.*"))
+    with open(os.path.join(killed, "checkpoint"), "w") as f:
+        f.write(f'model_checkpoint_path: "model.ckpt-{earlier}"\n')
+    resumed = run(killed)
+    a = checkpoints.read_tensors(os.path.join(output_dir, f"model.ckpt-{last}"))
+    b = checkpoints.read_tensors(os.path.join(killed, f"model.ckpt-{last}"))
+    assert set(a) == set(b)
+    for name in a:
+        np.testing.assert_allclose(a[name], b[name], rtol=1e-6, atol=1e-7, err_msg=name)
+    return resumed

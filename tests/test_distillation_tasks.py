@@ -6,12 +6,10 @@ loss is the teacher's per-token (NER) and start/end (SQuAD) distributions."""
 import json
 import os
 import random
-import shutil
 
-import numpy as np
 import pytest
 import tensorflow as tf
-from shared import tiny_model_files
+from shared import assert_resumes, tiny_model_files
 
 from bert_tf.checkpoints import read_tensors
 from bert_tf.errors import InputError
@@ -81,22 +79,6 @@ def ner_options(vocab, config, data, output_dir, **more):
         do_eval=True,
         **more,
     )
-
-
-def assert_resumes(output_dir, last, earlier, run):
-    """`output_dir` copied as a kill after checkpoint `earlier` leaves it,
-    run again: the same metrics and weights at `last`."""
-    killed = output_dir + "_killed"
-    shutil.copytree(output_dir, killed, ignore=shutil.ignore_patterns(f"model.ckpt-{last}.*"))
-    with open(os.path.join(killed, "checkpoint"), "w") as f:
-        f.write(f'model_checkpoint_path: "model.ckpt-{earlier}"\n')
-    resumed = run(killed)
-    a = read_tensors(os.path.join(output_dir, f"model.ckpt-{last}"))
-    b = read_tensors(os.path.join(killed, f"model.ckpt-{last}"))
-    assert set(a) == set(b)
-    for name in a:
-        np.testing.assert_allclose(a[name], b[name], rtol=1e-6, atol=1e-7, err_msg=name)
-    return resumed
 
 
 @pytest.mark.large
