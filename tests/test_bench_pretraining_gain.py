@@ -81,6 +81,7 @@ def test_english_bench_runs_resumes_and_keeps_dev_texts_out(tmp_path):
         "--restarts=2",
         "--fine_tuning_epochs=1",
         "--fine_tuning_learning_rates=1e-3,3e-4",
+        "--max_train_examples=0,20",
     ]
     run = subprocess.run(command, capture_output=True, text=True, timeout=HANG_TIMEOUT)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
@@ -91,23 +92,31 @@ def test_english_bench_runs_resumes_and_keeps_dev_texts_out(tmp_path):
     assert not [text for text in dev[1:] if text in pretraining_text]
 
     results = json.loads((work / "results.json").read_text())
-    rows = results["rows"]
-    assert list(rows) == [
-        "small BERT, random weights",
-        "small BERT, pre-trained here (2 steps)",
-        "small BERT, pre-trained here (4 steps)",
-    ]
-    for row in rows.values():
-        assert len(row["values"]) == 2 and row["learning_rate"] in (1e-3, 3e-4)
-        assert row["min"] <= row["mean"] <= row["max"]
+    tables = results["tables"]
+    assert list(tables) == ["0", "20"]
+    assert [table["train_examples"] for table in tables.values()] == [48, 20]
+    for table in tables.values():
+        assert list(table["rows"]) == [
+            "small BERT, random weights",
+            "small BERT, pre-trained here (2 steps)",
+            "small BERT, pre-trained here (4 steps)",
+        ]
+        for row in table["rows"].values():
+            assert len(row["values"]) == 2 and row["learning_rate"] in (1e-3, 3e-4)
+            assert row["min"] <= row["mean"] <= row["max"]
+    # Each number of examples is a run of its own, on that many examples.
+    log = (work / "fine_tuned" / "random_20_labels.log").read_text()
+    assert ": 20 features of 20 examples" in log, log[-2000:]
     assert results["pretraining"]["small BERT, pre-trained here (4 steps)"]["global_step"] == 4
     history = (work / "pretrained_4" / "eval_history.csv").read_text().splitlines()
     assert [line.split(",")[0] for line in history] == ["step", "2", "4"]
     assert (work / "table.png").stat().st_size > 0
     table = (work / "table.md").read_text()
     assert "| small BERT, pre-trained here (4 steps) |" in table and "| 4 steps" in table
+    assert "fine-tuned on 48 labelled examples" in table
+    assert "fine-tuned on 20 labelled examples" in table
 
     # Every stage's output is there: a second run redoes none of them.
     again = subprocess.run(command, capture_output=True, text=True, timeout=HANG_TIMEOUT)
     assert again.returncode == 0 and "..." not in again.stdout, again.stdout
-    assert json.loads((work / "results.json").read_text())["rows"] == rows
+    assert json.loads((work / "results.json").read_text())["tables"] == tables
