@@ -9,7 +9,10 @@ time. Workloads: `train`, the pre-training step of bench/train_vs_pytorch.py
 (random init, AdamW, dropout 0.1, float32 weights and optimizer either way);
 `infer`, the encoder's pooled output on a batch with a quarter of padding
 (bert_tf: a tf.function over `BertEncoder`; PyTorch: `BertModel` in inference
-mode). Prints sequences/second, bfloat16's speed-up over float32 on each side,
+mode); `products`, the encoder's dense products alone on infer's tokens (per
+layer [tokens, H] x [H, H] four times, [H, I] and [I, H], inputs and weights
+already in the dtype): the most bfloat16 can give a model of these shapes on
+this CPU, the ceiling for the two workloads above. Prints sequences/second, bfloat16's speed-up over float32 on each side,
 and bert_tf / PyTorch in bfloat16. The setting AVX512_CORE_BF16 hides AMX,
 AVX512_CORE_VNNI hides AVX512_BF16 too, AVX2 all of AVX-512.
 
@@ -36,7 +39,7 @@ flags.DEFINE_string(
 )
 flags.DEFINE_list("isa", ["native", "AVX512_CORE_VNNI"], "ONEDNN_MAX_CPU_ISA settings.")
 flags.DEFINE_list("models", ["base", "minilm"], "Models (minilm: L6 H384, 12 heads).")
-flags.DEFINE_list("workloads", ["train", "infer"], "train and / or infer.")
+flags.DEFINE_list("workloads", ["train", "infer", "products"], "train, infer, products.")
 flags.DEFINE_integer("train_batch", 8, "Sequences per training step.")
 flags.DEFINE_integer("infer_batch", 32, "Sequences per forward pass.")
 flags.DEFINE_integer("seq_length", 128, "Sequence length.")
@@ -66,11 +69,39 @@ def bert_tf_runner(config_path, batch_path, workload, dtype):
     batch = dict(np.load(batch_path))
     if workload == "train":
         return bert_tf_step(config, batch, FLAGS.jit_compile)
+    if workload == "products":
+        return bert_tf_products(config, batch["input_word_ids"].size, dtype)
     forward = bert_tf_forward(BertEncoder(config), batch, FLAGS.jit_compile)
 
     def run(steps):
         for _ in range(steps):
             forward()
+
+    return run
+
+
+def bert_tf_products(config, tokens, dtype):
+    """`run(steps)` of the encoder's dense products on `tokens` rows, in `dtype`."""
+    import tensorflow as tf
+
+    h, i = config.hidden_size, config.intermediate_size
+    shapes = [(h, h)] * 4 + [(h, i), (i, h)]
+    # Variables, not constants, or the graph optimizer folds the products away.
+    random = lambda shape: tf.Variable(tf.cast(tf.random.normal(shape), dtype))  # noqa: E731
+    inputs = {k: random([tokens, k]) for k in (h, i)}
+    weights = [random(shape) for shape in shapes]
+
+    @tf.function
+    def layers():
+        total = 0.0
+        for _ in range(config.num_hidden_layers):
+            for w in weights:
+                total += tf.cast(tf.matmul(inputs[w.shape[0]], w)[0, 0], tf.float32)
+        return total
+
+    def run(steps):
+        for _ in range(steps):
+            layers().numpy()
 
     return run
 
@@ -115,7 +146,7 @@ def measure(name, workload, isa, tmp):
     if workload == "train":
         batch_size = FLAGS.train_batch
         batch = make_batch(config, batch_size, FLAGS.seq_length, FLAGS.predictions)
-    else:
+    else:  # infer and products: the same tokens
         batch_size = FLAGS.infer_batch
         batch = make_inputs(config, batch_size, FLAGS.seq_length)
     np.savez(batch_path, **batch)

@@ -7,6 +7,8 @@ Random init from the same bert_config.json (no download).
   positions only; AdamW (weight decay 0.01, epsilon 1e-6) with global-norm
   clipping at 1.0, dropout 0.1, as bert_tf's step.
 - `infer`: BertModel's pooled output, in `torch.inference_mode`.
+- `products`: the encoder's dense products alone (bench/bfloat16_cpu.py's),
+  inputs and weights in the dtype.
 
 With `bfloat16`, the forward pass runs under `torch.autocast("cpu",
 torch.bfloat16)`: matmuls in bfloat16, float32 weights and optimizer, as
@@ -14,7 +16,7 @@ Keras's `mixed_bfloat16`.
 
 Protocol: bench/workers.py's (`serve`).
 
-    python bench/torch_peer.py CONFIG_JSON BATCH_NPZ [train|infer] [float32|bfloat16]
+    python bench/torch_peer.py CONFIG_JSON BATCH_NPZ [train|infer|products] [float32|bfloat16]
 """
 
 import contextlib
@@ -91,12 +93,36 @@ def forward_fn(model, batch, dtype):
     return forward
 
 
+def products_fn(config_path, batch, dtype):
+    with open(config_path) as f:
+        config = json.load(f)
+    h, i = config["hidden_size"], config["intermediate_size"]
+    tokens = batch["input_word_ids"].size
+    kind = {"float32": torch.float32, "bfloat16": torch.bfloat16}[dtype]
+    inputs = {k: torch.randn(tokens, k).to(kind) for k in (h, i)}
+    weights = [torch.randn(shape).to(kind) for shape in [(h, h)] * 4 + [(h, i), (i, h)]]
+
+    def products():
+        with torch.inference_mode():
+            total = 0.0
+            for _ in range(config["num_hidden_layers"]):
+                for w in weights:
+                    total += float((inputs[w.shape[0]] @ w)[0, 0])
+            return total
+
+    return products
+
+
 def main(config_path, batch_path, mode="train", dtype="float32"):
     torch.manual_seed(0)
-    make = {"train": step_fn, "infer": forward_fn}[mode]
 
     def build_run():
-        step = make(build(config_path), dict(np.load(batch_path)), dtype)
+        batch = dict(np.load(batch_path))
+        if mode == "products":
+            step = products_fn(config_path, batch, dtype)
+        else:
+            make = {"train": step_fn, "infer": forward_fn}[mode]
+            step = make(build(config_path), batch, dtype)
 
         def run(steps):
             for _ in range(steps):
