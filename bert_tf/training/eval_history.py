@@ -74,6 +74,7 @@ def figure(rows):
     900 x 450 pixels: a panel of the metrics named `*loss`, one of the rest."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
 
     names = sorted({k for row in rows for k in row} - {"step"})
     panels = [
@@ -89,6 +90,9 @@ def figure(rows):
             points = [(row["step"], row[name]) for row in rows if _finite(row.get(name))]
             if points:
                 axes.plot(*zip(*points), "o-", markersize=3, label=name)
+        # Few, comma-grouped steps: a long run's 5-digit ticks ran together.
+        axes.xaxis.set_major_locator(MaxNLocator(nbins=5, integer=True))
+        axes.xaxis.set_major_formatter(FuncFormatter(lambda step, _: f"{step:,.0f}"))
         axes.set_xlabel("step", fontsize=11)
         axes.set_ylabel(f"eval {label}", fontsize=11)
         axes.grid(color="#dddddd")
