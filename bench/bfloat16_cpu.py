@@ -12,8 +12,9 @@ time. Workloads: `train`, the pre-training step of bench/train_vs_pytorch.py
 mode); `products`, the encoder's dense products alone on infer's tokens (per
 layer [tokens, H] x [H, H] four times, [H, I] and [I, H], inputs and weights
 already in the dtype): the most bfloat16 can give a model of these shapes on
-this CPU, the ceiling for the two workloads above. Prints sequences/second, bfloat16's speed-up over float32 on each side,
-and bert_tf / PyTorch in bfloat16. The setting AVX512_CORE_BF16 hides AMX,
+this CPU, the ceiling for the two workloads above. Prints sequences/second,
+bfloat16's speed-up over float32 on each side, and bert_tf / PyTorch in
+bfloat16. The setting AVX512_CORE_BF16 hides AMX,
 AVX512_CORE_VNNI hides AVX512_BF16 too, AVX2 all of AVX-512.
 
     python bench/bfloat16_cpu.py --peer_python=.venv-peers/bin/python \\

