@@ -258,11 +258,11 @@ def pretrain(stages, records, output_dir, steps, batch_size, learning_rate, mode
     )
 
 
-def fine_tune(work, stages, name, examples, learning_rates, epochs, model_flags):
-    """Fine-tunes `name` on the first `examples` train examples (0: all) over
-    --restarts seeds at each of `learning_rates`; returns the dev accuracy of
-    the rate with the best mean (as the paper chooses one): mean, sd, min,
-    max, values and that rate."""
+def fine_tune(work, stages, name, task, examples, learning_rates, epochs, model_flags):
+    """Fine-tunes `name` on the folder `task` (`_task_dir(work, examples)`)
+    over --restarts seeds at each of `learning_rates`; returns the dev
+    accuracy of the rate with the best mean (as the paper chooses one): mean,
+    sd, min, max, values and that rate."""
     if examples:
         name = f"{name}_{examples}_labels"
     output_dir = os.path.join(work, "fine_tuned", name)
@@ -273,7 +273,7 @@ def fine_tune(work, stages, name, examples, learning_rates, epochs, model_flags)
             output_dir + ".log",
             "run_classifier.py",
             "--task_name=generic",
-            f"--data_dir={_task_dir(work, examples)}",
+            f"--data_dir={task}",
             "--text_a_column=text",
             "--label_column=label",
             "--labels=neg,pos",
@@ -319,14 +319,14 @@ def _task_dir(work, examples):
     return folder
 
 
-def tfidf_baseline(work, examples):
+def tfidf_baseline(task):
     """TF-IDF of word 1-2-grams (characters 1-3 for Chinese) + logistic regression."""
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
 
     splits = {}
     for split in ("train", "dev"):
-        with open(os.path.join(_task_dir(work, examples), f"{split}.tsv"), encoding="utf-8") as f:
+        with open(os.path.join(task, f"{split}.tsv"), encoding="utf-8") as f:
             rows = list(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE))[1:]
         splits[split] = ([r[0] for r in rows], [r[1] for r in rows])
     if FLAGS.language == "chinese":
@@ -446,13 +446,14 @@ def main(argv):
         pretraining["MiniLM-L6 continued here"] = heldout_metrics(stages, continued)
     tables = {}
     for examples in map(int, FLAGS.max_train_examples):
+        task = _task_dir(work, examples)
         tables[str(examples)] = {
-            "train_examples": count_lines(os.path.join(_task_dir(work, examples), "train.tsv")) - 1,
+            "train_examples": count_lines(os.path.join(task, "train.tsv")) - 1,
             "rows": {
-                row: fine_tune(work, stages, name, examples, rates, row_epochs, model_flags)
+                row: fine_tune(work, stages, name, task, examples, rates, row_epochs, model_flags)
                 for row, name, rates, row_epochs, model_flags in models
             },
-            "tfidf_logistic_regression": tfidf_baseline(work, examples),
+            "tfidf_logistic_regression": tfidf_baseline(task),
         }
     results = {
         "language": FLAGS.language,

@@ -13,6 +13,7 @@ import tensorflow as tf
 from script_runs import ScriptServer
 from shared import WORDS, assert_one_error, assert_resumes, options, tiny_model_files, write_mrpc
 
+from bert_tf.checkpoints import read_tensors
 from bert_tf.options import replace
 from bert_tf.tasks.classifier import run_classifier
 from bert_tf.tasks.distillation import chosen_layers, student_weights
@@ -70,11 +71,6 @@ def distil(teacher, output_dir, **flags):
     return replace(options(model_files, "mrpc", data_dir, output_dir), **flags)
 
 
-def tensors(prefix):
-    reader = tf.train.load_checkpoint(prefix)
-    return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()}
-
-
 def test_a_student_cut_from_the_teacher_starts_from_its_top_layer(teacher, tmp_path):
     """With a learning rate of 1e-30 (updates far below a float32 ulp of the
     weights; 0 is refused) the student's checkpoint is its start: the
@@ -90,8 +86,8 @@ def test_a_student_cut_from_the_teacher_starts_from_its_top_layer(teacher, tmp_p
             do_train=True,
         )
     )
-    student = tensors(tf.train.latest_checkpoint(out))
-    taught = tensors(tf.train.latest_checkpoint(teacher[2]))
+    student = read_tensors(tf.train.latest_checkpoint(out))
+    taught = read_tensors(tf.train.latest_checkpoint(teacher[2]))
     layers = {n for n in student if n.startswith("bert/encoder/layer_")}
     assert layers and all(n.startswith("bert/encoder/layer_0/") for n in layers)
     for name in layers:
@@ -124,9 +120,9 @@ def test_intermediate_losses_alone_train_the_encoder_and_a_projection_not_the_he
     )
     # The same seed's start: updates of lr 1e-30 leave the weights as they were.
     run_classifier(distil(teacher, str(tmp_path / "start"), learning_rate=1e-30, **flags))
-    start = tensors(tf.train.latest_checkpoint(str(tmp_path / "start")))
+    start = read_tensors(tf.train.latest_checkpoint(str(tmp_path / "start")))
     run_classifier(distil(teacher, str(tmp_path / "alone"), **flags))
-    alone = tensors(tf.train.latest_checkpoint(str(tmp_path / "alone")))
+    alone = read_tensors(tf.train.latest_checkpoint(str(tmp_path / "alone")))
     assert alone["distillation/hidden_projection/kernel"].shape == (16, 32)
     assert "distillation/embedding_projection/kernel" not in alone
     for name in ("output_weights", "output_bias", "bert/pooler/dense/kernel"):
@@ -169,8 +165,8 @@ def test_distillation_writes_the_fine_tuning_outputs_and_resumes_like_an_uninter
     resumed = run_classifier(distil(teacher, killed, **flags))
     assert resumed == metrics
     a, b = (
-        tensors(os.path.join(whole, "model.ckpt-42")),
-        tensors(os.path.join(killed, "model.ckpt-42")),
+        read_tensors(os.path.join(whole, "model.ckpt-42")),
+        read_tensors(os.path.join(killed, "model.ckpt-42")),
     )
     assert set(a) == set(b)
     for name in a:
@@ -201,7 +197,7 @@ def test_a_narrower_student_resumes_its_projections_like_an_uninterrupted_run(te
     metrics = run_classifier(distil(teacher, whole, **flags))
     last = metrics["global_step"]
     assert last == (240 + 437) // 16 // 2
-    a = tensors(os.path.join(whole, f"model.ckpt-{last}"))
+    a = read_tensors(os.path.join(whole, f"model.ckpt-{last}"))
     projections = [n for n in a if n.startswith("distillation/")]
     assert len(projections) == 4 and any(
         n.startswith("optimizer/") and "projection" in n for n in a
